@@ -1,0 +1,7 @@
+"""capeval: image-caption metrics, exact and fast, with meta-evaluation against people."""
+from ._version import __version__
+from .api import score
+from .metrics.registry import list_metrics
+from .result import Result
+
+__all__ = ["__version__", "score", "list_metrics", "Result"]

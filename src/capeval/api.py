@@ -1,0 +1,107 @@
+"""``capeval.score``: validate → tokenize once → each metric family once → one Result."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .metrics.registry import family_for
+from .result import Result
+from .signature import Signature, nrefs_field
+from .text import tokenize_corpus, tokenizer_id
+from .validation import validate_corpus
+
+DEFAULT_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cider_d")
+
+
+def _group_by_family(metrics: Sequence[str]):
+    groups: dict[type, list[str]] = {}
+    for name in metrics:
+        groups.setdefault(family_for(name), []).append(name)
+    return groups
+
+
+def score(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    metrics: Sequence[str] | None = None,
+    *,
+    tokenizer: str = "ptb",
+    ids: Sequence | None = None,
+    allow_empty: bool = False,
+    options: dict[str, dict[str, Any]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Result:
+    """Score candidates against their references.
+
+    Parameters
+    ----------
+    candidates : list of str
+        One caption per scoring unit.
+    references : list of list of str
+        References for each candidate (at least one each).
+    metrics : list of str, optional
+        Output names (``bleu1``..``bleu4``, ``meteor``, ``rouge_l``, ``cider_d``, ``cider``,
+        ``ter``, ...). Default: the coco set. ``capeval.list_metrics()`` lists them all.
+    tokenizer : {"ptb", "ptb-java", "none"}
+        Applied to candidates and references before n-gram metrics, as pycocoevalcap does.
+        Model-based metrics receive the raw text.
+    ids : list, optional
+        Item ids, used in error messages and checked for duplicates.
+    allow_empty : bool
+        Score empty candidates (pycocoevalcap gives them 0) instead of raising.
+    options : dict, optional
+        Per-family constructor options, e.g. ``{"cider_d": {"df": "path/to/df.json"}}``.
+    progress : callable, optional
+        Called with a family name before it runs (the CLI drives a progress bar with it).
+
+    Returns
+    -------
+    Result
+        ``.corpus[name]``, ``.per_caption[name]`` (input order) and ``.signatures[name]``.
+    """
+    metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
+    if not metrics:
+        raise ValueError("no metrics requested")
+    cands, refs = validate_corpus(candidates, references, ids=ids, allow_empty=allow_empty)
+    groups = _group_by_family(metrics)
+    options = options or {}
+
+    tokenized = None
+    if any(cls.text_input == "tokenized" for cls in groups):
+        tokenized = tokenize_corpus(cands, refs, tokenizer)
+    tok = tokenizer_id(tokenizer)
+    nrefs = nrefs_field(refs)
+
+    corpus: dict[str, float] = {}
+    per_caption: dict[str, np.ndarray] = {}
+    signatures: dict[str, str] = {}
+    details: dict[str, Any] = {}
+    for cls, names in groups.items():
+        if progress is not None:
+            progress(cls.family)
+        metric = cls(**options.get(cls.family, {}))
+        try:
+            if cls.text_input == "tokenized":
+                out = metric.compute(*tokenized)
+                tok_field = tok
+            else:
+                out = metric.compute(cands, refs)
+                tok_field = "none"
+        finally:
+            metric.close()
+        for name in names:
+            corpus[name] = float(out.corpus[name])
+            per_caption[name] = np.asarray(out.per_caption[name], dtype=float)
+            sig = Signature.make(
+                cls.variant, out=name, tok=tok_field, nrefs=nrefs, **out.signature_fields
+            )
+            signatures[name] = str(sig)
+        if out.details:
+            details[cls.family] = out.details
+    # Keep the user's order.
+    corpus = {m: corpus[m] for m in metrics}
+    per_caption = {m: per_caption[m] for m in metrics}
+    signatures = {m: signatures[m] for m in metrics}
+    return Result(corpus=corpus, per_caption=per_caption, signatures=signatures, n=len(cands), details=details)

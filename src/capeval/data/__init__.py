@@ -1,0 +1,1 @@
+"""capeval.data."""

@@ -1,0 +1,24 @@
+"""Exception types. Every error names the offending item so users can find it."""
+
+
+class CapevalError(Exception):
+    """Base class for capeval errors."""
+
+
+class InputError(CapevalError, ValueError):
+    """Bad candidates, references, ratings or files; the message names the item."""
+
+
+class ResourceNotFound(CapevalError, FileNotFoundError):
+    """A model, vector set, jar or dataset could not be located; the message says what to install."""
+
+
+class ExternalToolError(CapevalError, RuntimeError):
+    """A subprocess (Java METEOR, PTB jar, SPICE) failed or timed out."""
+
+
+class UnknownMetricError(CapevalError, KeyError):
+    """A metric name that is not registered."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else "unknown metric"

@@ -1,0 +1,140 @@
+"""Locate external things (jars, word vectors, encoders, WordNet) without downloading.
+
+Order: an explicit path argument → the resource's environment variable → a file inside an
+installed Python package → a default path. When nothing is found the error says exactly what
+to install or which variable to set. Nothing here touches the network.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ResourceNotFound
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """How to find one resource.
+
+    name : registry key (``"meteor-jar"``).
+    env : environment variable holding a path that overrides everything else.
+    package, relpath : a file or directory inside an importable package (namespace packages ok).
+    finder : optional callable returning a Path or None (for packages with their own API).
+    defaults : extra candidate paths, tried last.
+    install_hint : what the user should install or set, shown when missing.
+    """
+
+    name: str
+    env: str
+    install_hint: str
+    package: str | None = None
+    relpath: str | None = None
+    finder: Callable[[], Path | None] | None = None
+    defaults: tuple[str, ...] = field(default_factory=tuple)
+
+
+_SPECS: dict[str, ResourceSpec] = {}
+
+
+def register_resource(spec: ResourceSpec) -> ResourceSpec:
+    _SPECS[spec.name] = spec
+    return spec
+
+
+def list_resources() -> list[ResourceSpec]:
+    return [_SPECS[k] for k in sorted(_SPECS)]
+
+
+def _package_dir(package: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    if spec.origin:
+        return Path(spec.origin).parent
+    return None
+
+
+def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
+    """Return the path of resource ``name`` or raise :class:`ResourceNotFound`."""
+    if name not in _SPECS:
+        raise ResourceNotFound(f"unknown resource {name!r}; known: {', '.join(sorted(_SPECS))}")
+    spec = _SPECS[name]
+    tried: list[str] = []
+    if path is not None:
+        p = Path(path).expanduser()
+        if p.exists():
+            return p
+        raise ResourceNotFound(f"{name}: the path given does not exist: {p}")
+    env_val = os.environ.get(spec.env)
+    if env_val:
+        p = Path(env_val).expanduser()
+        if p.exists():
+            return p
+        raise ResourceNotFound(f"{name}: ${spec.env} points to a missing path: {p}")
+    tried.append(f"${spec.env} (unset)")
+    if spec.package:
+        base = _package_dir(spec.package)
+        if base is not None:
+            p = base / spec.relpath if spec.relpath else base
+            if p.exists():
+                return p
+            tried.append(str(p))
+        else:
+            tried.append(f"package {spec.package} (not installed)")
+    if spec.finder is not None:
+        p = spec.finder()
+        if p is not None and Path(p).exists():
+            return Path(p)
+        tried.append(f"{spec.name} finder")
+    for d in spec.defaults:
+        p = Path(d).expanduser()
+        if p.exists():
+            return p
+        tried.append(str(p))
+    raise ResourceNotFound(
+        f"{name} not found (tried: {'; '.join(tried)}). {spec.install_hint}"
+    )
+
+
+# Resources the foundation needs. Other modules register theirs next to the code using them.
+register_resource(
+    ResourceSpec(
+        name="meteor-jar",
+        env="CAPEVAL_METEOR_JAR",
+        package="pycocoevalcap",
+        relpath="meteor/meteor-1.5.jar",
+        install_hint="Install pycocoevalcap==1.2 (pip install 'capeval[java]') or set "
+        "CAPEVAL_METEOR_JAR to coco's meteor-1.5.jar (its data/paraphrase-en.gz must sit beside it).",
+    )
+)
+register_resource(
+    ResourceSpec(
+        name="ptb-jar",
+        env="CAPEVAL_PTB_JAR",
+        package="pycocoevalcap",
+        relpath="tokenizer/stanford-corenlp-3.4.1.jar",
+        install_hint="Install pycocoevalcap==1.2 (pip install 'capeval[java]') or set "
+        "CAPEVAL_PTB_JAR to stanford-corenlp-3.4.1.jar.",
+    )
+)
+
+
+def java_executable() -> str:
+    """Path of ``java``; clear error when Java is missing."""
+    import shutil
+
+    java = os.environ.get("CAPEVAL_JAVA") or shutil.which("java")
+    if not java:
+        raise ResourceNotFound(
+            "Java was not found on PATH (needed by METEOR and the ptb-java tokenizer). Install a "
+            "JRE >= 8 (Debian: apt install default-jre-headless) or set CAPEVAL_JAVA to the java binary."
+        )
+    return java

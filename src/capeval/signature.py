@@ -1,0 +1,55 @@
+"""sacrebleu-style signatures: ``name|key:value|...|version:X``.
+
+A signature records everything that changes a number: variant, tokenizer, number of
+references, constants, df source, model and revision, seed. Version always comes last.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ._version import __version__
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Plain-data signature; ``str(sig)`` gives the sacrebleu-style line."""
+
+    name: str
+    fields: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    version: str = __version__
+
+    @classmethod
+    def make(cls, name: str, **fields: object) -> "Signature":
+        items = tuple((k, _fmt(v)) for k, v in fields.items() if v is not None)
+        return cls(name=name, fields=items)
+
+    def with_fields(self, **fields: object) -> "Signature":
+        merged = dict(self.fields)
+        merged.update({k: _fmt(v) for k, v in fields.items() if v is not None})
+        return Signature(self.name, tuple(merged.items()), self.version)
+
+    def as_dict(self) -> dict[str, str]:
+        out = {"name": self.name}
+        out.update(dict(self.fields))
+        out["version"] = self.version
+        return out
+
+    def __str__(self) -> str:
+        parts = [self.name] + [f"{k}:{v}" for k, v in self.fields] + [f"version:{self.version}"]
+        return "|".join(parts)
+
+
+def nrefs_field(references) -> str:
+    """``nrefs`` as sacrebleu writes it: the count, or ``var`` when it varies."""
+    counts = {len(r) for r in references}
+    if len(counts) == 1:
+        return str(counts.pop())
+    return "var"

@@ -1,0 +1,63 @@
+"""Tokenizers by name. Every tokenizer maps one caption to one space-joined token string.
+
+``ptb``      pure-Python emulation of pycocoevalcap's PTBTokenizer pipeline (default).
+``ptb-java`` the CoreNLP 3.4.1 jar shipped in pycocoevalcap, with line-count checks.
+``none``     text passed through unchanged (for pre-tokenized input).
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+
+from .._version import __version__
+from ..errors import InputError
+
+_TOKENIZERS = {
+    "ptb": ("capeval.text.ptb", "tokenize"),
+    "ptb-java": ("capeval.text.ptb_java", "tokenize"),
+}
+
+
+def available_tokenizers() -> list[str]:
+    return ["ptb", "ptb-java", "none"]
+
+
+def tokenizer_id(name: str) -> str:
+    """The value stamped in signatures' ``tok`` field."""
+    if name == "ptb":
+        return f"ptb-py@{__version__}"
+    if name == "ptb-java":
+        return "ptb-java-3.4.1"
+    if name == "none":
+        return "none"
+    raise InputError(f"unknown tokenizer {name!r}; choose from {available_tokenizers()}")
+
+
+def tokenize(texts: Sequence[str], tokenizer: str = "ptb") -> list[str]:
+    """Tokenize ``texts``; each distinct string is tokenized once (captions repeat a lot)."""
+    tokenizer_id(tokenizer)
+    if tokenizer == "none":
+        return list(texts)
+    module, attr = _TOKENIZERS[tokenizer]
+    fn = getattr(importlib.import_module(module), attr)
+    unique = list(dict.fromkeys(texts))
+    mapping = dict(zip(unique, fn(unique)))
+    return [mapping[t] for t in texts]
+
+
+def tokenize_corpus(
+    candidates: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str = "ptb"
+) -> tuple[list[str], list[list[str]]]:
+    """Tokenize candidates and references in one pass over their distinct strings."""
+    flat = list(candidates)
+    for refs in references:
+        flat.extend(refs)
+    toks = tokenize(flat, tokenizer)
+    n = len(candidates)
+    cand_t = toks[:n]
+    ref_t: list[list[str]] = []
+    pos = n
+    for refs in references:
+        ref_t.append(toks[pos : pos + len(refs)])
+        pos += len(refs)
+    return cand_t, ref_t

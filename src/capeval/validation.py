@@ -1,0 +1,106 @@
+"""Input checks shared by the API, the CLI and the benchmark loaders.
+
+The Java PTB tokenizer treats several characters besides ``\\n`` as line ends and then
+silently shifts every later caption (PROTOCOLS.md §1.4). We refuse them all, naming the item.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .errors import InputError
+
+#: Characters that end a line for Java's tokenizer or for Python's ``str.splitlines``.
+LINE_BREAKS = {
+    "\n": "\\n",
+    "\r": "\\r",
+    "\x0b": "VT (U+000B)",
+    "\x0c": "FF (U+000C)",
+    "\x1c": "U+001C",
+    "\x1d": "U+001D",
+    "\x1e": "U+001E",
+    "\x85": "NEL (U+0085)",
+    "\u2028": "LINE SEPARATOR (U+2028)",
+    "\u2029": "PARAGRAPH SEPARATOR (U+2029)",
+}
+
+
+def find_line_break(text: str) -> str | None:
+    for ch in text:
+        if ch in LINE_BREAKS:
+            return LINE_BREAKS[ch]
+    return None
+
+
+def _label(kind: str, i: int, ids: Sequence | None) -> str:
+    return f"{kind} {i}" + (f" (id {ids[i]!r})" if ids is not None else "")
+
+
+def check_text(text: object, where: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(text, str):
+        raise InputError(f"{where}: expected a string, got {type(text).__name__} ({text!r})")
+    lb = find_line_break(text)
+    if lb is not None:
+        raise InputError(
+            f"{where} contains a line break ({lb}): {text[:60]!r}. Line breaks inside a caption "
+            "shift every later caption in line-based tools; replace them with spaces first."
+        )
+    if not allow_empty and not text.strip():
+        raise InputError(
+            f"{where} is empty. Pass allow_empty=True (CLI: --allow-empty) to score empty "
+            "candidates as pycocoevalcap does (0 for every n-gram metric)."
+        )
+    return text
+
+
+def validate_corpus(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    *,
+    ids: Sequence | None = None,
+    allow_empty: bool = False,
+) -> tuple[list[str], list[list[str]]]:
+    """Check shapes and text; return plain lists. Raises :class:`InputError` naming the item."""
+    if isinstance(candidates, str):
+        raise InputError("candidates must be a list of strings, not a single string")
+    candidates = list(candidates)
+    references = list(references)
+    if len(candidates) != len(references):
+        raise InputError(
+            f"{len(candidates)} candidates but {len(references)} reference lists; they must align"
+        )
+    if not candidates:
+        raise InputError("no candidates to score")
+    if ids is not None:
+        if len(ids) != len(candidates):
+            raise InputError(f"{len(ids)} ids for {len(candidates)} candidates")
+        seen: dict = {}
+        for i, key in enumerate(ids):
+            if key in seen:
+                raise InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
+            seen[key] = i
+    out_refs: list[list[str]] = []
+    for i, cand in enumerate(candidates):
+        check_text(cand, _label("candidate", i, ids), allow_empty=allow_empty)
+    for i, refs in enumerate(references):
+        if isinstance(refs, str):
+            raise InputError(
+                f"references for {_label('item', i, ids)} must be a list of strings, got a string"
+            )
+        refs = list(refs)
+        if not refs:
+            raise InputError(f"{_label('item', i, ids)} has no references")
+        for j, ref in enumerate(refs):
+            check_text(ref, f"reference {j} of {_label('item', i, ids)}")
+        out_refs.append(refs)
+    return candidates, out_refs
+
+
+def check_ratings(values: Sequence[float], what: str = "rating") -> None:
+    for i, v in enumerate(values):
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} {i} is not a number: {v!r}") from None
+        if math.isnan(f):
+            raise InputError(f"{what} {i} is NaN")
