@@ -1,0 +1,150 @@
+"""BLEU, coco variant (Chiang's ``bleu_scorer.py`` as shipped in pycocoevalcap).
+
+Papineni et al. (2002), "BLEU: a method for automatic evaluation of machine translation".
+Exact behaviour (PROTOCOLS.md §2): ``split()`` tokens; clipped counts against the max count
+in any single reference; effective reference length = closest, ties to the shorter;
+smoothing constants tiny=1e-15 / small=1e-9 in every order; corpus score from summed
+statistics with the sum of per-unit closest lengths.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..result import MetricScores
+from ._units import dedupe, ngram_counts
+from .base import Metric, OutputInfo
+from .registry import register
+
+TINY = 1e-15   # added to clipped counts so a zero order does not zero the geometric mean
+SMALL = 1e-9   # added to guess counts so an empty order does not divide by zero
+CITATION = "Papineni et al., ACL 2002"
+
+
+@dataclass(frozen=True)
+class BleuStats:
+    """Sufficient statistics of one unit (or of a corpus when summed)."""
+
+    testlen: int
+    reflen: int
+    guess: tuple[int, ...]
+    correct: tuple[int, ...]
+
+
+def closest_reflen(reflens: Sequence[int], testlen: int) -> int:
+    # min over (|l - L|, l): a tie between a longer and a shorter reference goes to the shorter.
+    return min((abs(l - testlen), l) for l in reflens)[1]
+
+
+def _max_ref_counts(refs_words: Sequence[Sequence[str]], n: int) -> dict:
+    maxcounts: dict = {}
+    for words in refs_words:
+        for g, c in ngram_counts(words, n).items():
+            if c > maxcounts.get(g, 0):
+                maxcounts[g] = c
+    return maxcounts
+
+
+def unit_stats(cand_words, ref_lens, maxcounts, n: int = 4) -> BleuStats:
+    testlen = len(cand_words)
+    correct = [0] * n
+    for g, c in ngram_counts(cand_words, n).items():
+        m = maxcounts.get(g, 0)
+        correct[len(g) - 1] += c if c < m else m
+    guess = tuple(max(0, testlen - k + 1) for k in range(1, n + 1))
+    return BleuStats(testlen, closest_reflen(ref_lens, testlen), guess, tuple(correct))
+
+
+def bleu_from_stats(s: BleuStats, n: int = 4) -> list[float]:
+    """BLEU-1..n from statistics, with the reference code's exact operation order."""
+    out = []
+    bleu = 1.0
+    for k in range(n):
+        bleu *= (float(s.correct[k]) + TINY) / (float(s.guess[k]) + SMALL)
+        out.append(bleu ** (1.0 / (k + 1)))
+    ratio = (s.testlen + TINY) / (s.reflen + SMALL)
+    if ratio < 1:
+        bp = math.exp(1 - 1 / ratio)
+        out = [b * bp for b in out]
+    return out
+
+
+def corpus_bleu_from_stats(total: BleuStats, n: int = 4) -> list[float]:
+    # The corpus formula differs from the per-unit one only in where float() is applied
+    # (float(correct + tiny)); for integers the two round identically, kept for fidelity.
+    out = []
+    bleu = 1.0
+    for k in range(n):
+        bleu *= float(total.correct[k] + TINY) / (total.guess[k] + SMALL)
+        out.append(bleu ** (1.0 / (k + 1)))
+    ratio = (total.testlen + TINY) / (total.reflen + SMALL)
+    if ratio < 1:
+        bp = math.exp(1 - 1 / ratio)
+        out = [b * bp for b in out]
+    return out
+
+
+@register
+class BleuCoco(Metric):
+    """BLEU-1..4 exactly as pycocoevalcap computes them.
+
+    Parameters
+    ----------
+    n : int, default 4
+        Highest order. Outputs ``bleu1``..``bleu4`` (orders above ``n`` are not available).
+    """
+
+    family = "bleu"
+    variant = "bleu_coco"
+    outputs = tuple(
+        OutputInfo(f"bleu{k}", "bleu", "bleu_coco", (0.0, 1.0), True,
+                   f"BLEU-{k}, coco variant (closest ref length, tiny/small smoothing)", CITATION)
+        for k in range(1, 5)
+    )
+
+    def __init__(self, n: int = 4):
+        if n != 4:
+            raise ValueError("bleu_coco computes orders 1..4 (n=4), as pycocoevalcap does")
+        self.n = n
+
+    def statistics(self, candidates, references) -> tuple[list[BleuStats], np.ndarray]:
+        """Per distinct unit statistics and the row → unit map."""
+        units = dedupe(candidates, references)
+        cand_words = [c.split() for c in units.cands]
+        ref_info = []
+        for refs in units.refsets:
+            words = [r.split() for r in refs]
+            ref_info.append(([len(w) for w in words], _max_ref_counts(words, self.n)))
+        stats = []
+        for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist()):
+            lens, maxc = ref_info[ri]
+            stats.append(unit_stats(cand_words[ci], lens, maxc, self.n))
+        return stats, units.row_unit
+
+    def compute(self, candidates, references) -> MetricScores:
+        stats, row_unit = self.statistics(candidates, references)
+        unit_scores = np.array([bleu_from_stats(s, self.n) for s in stats], dtype=float)
+        per_row = unit_scores[row_unit]
+        # Corpus statistics are sums over rows (integers, so order is irrelevant).
+        mult = np.bincount(row_unit, minlength=len(stats))
+        testlen = reflen = 0
+        guess = [0] * self.n
+        correct = [0] * self.n
+        for s, m in zip(stats, mult.tolist()):
+            testlen += s.testlen * m
+            reflen += s.reflen * m
+            for k in range(self.n):
+                guess[k] += s.guess[k] * m
+                correct[k] += s.correct[k] * m
+        total = BleuStats(testlen, reflen, tuple(guess), tuple(correct))
+        corpus = corpus_bleu_from_stats(total, self.n)
+        names = [o.name for o in self.outputs]
+        return MetricScores(
+            corpus={names[k]: corpus[k] for k in range(self.n)},
+            per_caption={names[k]: per_row[:, k] for k in range(self.n)},
+            signature_fields={"n": self.n, "eff": "closest", "smooth": "coco-1e-15/1e-9", "corpus": "summed-stats"},
+            details={"testlen": testlen, "reflen": reflen, "guess": guess, "correct": correct},
+        )
