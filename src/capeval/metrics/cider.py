@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ._units import dedupe, ngram_counts
+from ._units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -37,20 +37,23 @@ CITATION = "Vedantam et al., CVPR 2015"
 class DocumentFrequency:
     """df counts plus rho (= ln of the number of units they came from)."""
 
-    def __init__(self, df: dict[tuple[str, ...], float], n_units: int, source: str):
+    def __init__(self, df: dict[str, float], n_units: int, source: str):
         self.df = df
         self.n_units = n_units
         self.source = source
         self.ref_len = np.log(float(n_units))  # numpy, as the reference computes it
 
     @classmethod
-    def from_references(cls, refsets: Sequence[Sequence[str]], rows_per_refset: Sequence[int], n: int = N_ORDER):
+    def from_references(cls, refsets: Sequence[Sequence[str]], rows_per_refset: Sequence[int],
+                        keys_of=None):
         """df over scoring units: a refset used by k rows counts k times, as in the reference."""
-        df: dict[tuple[str, ...], float] = {}
+        if keys_of is None:
+            keys_of = lambda s: ngram_keys(s.split())  # noqa: E731
+        df: dict[str, float] = {}
         for refs, mult in zip(refsets, rows_per_refset):
             grams = set()
             for ref in refs:
-                grams.update(ngram_counts(ref.split(), n))
+                grams.update(g for g, _k, _c in keys_of(ref))
             for g in grams:
                 df[g] = df.get(g, 0.0) + mult
         n_units = int(sum(rows_per_refset))
@@ -61,7 +64,7 @@ class DocumentFrequency:
         payload = {
             "format": "capeval-cider-df/1",
             "n_units": self.n_units,
-            "df": {" ".join(g): c for g, c in self.df.items()},
+            "df": dict(self.df),
         }
         data = json.dumps(payload, ensure_ascii=False, sort_keys=True).encode("utf-8")
         Path(path).write_bytes(data)
@@ -76,46 +79,92 @@ class DocumentFrequency:
             raise InputError(f"CIDEr df file {path} is not valid UTF-8 JSON: {e}") from None
         if payload.get("format") != "capeval-cider-df/1":
             raise InputError(f"CIDEr df file {path}: unknown format {payload.get('format')!r}")
-        df = {tuple(k.split(" ")): float(v) for k, v in payload["df"].items()}
+        df = {str(k): float(v) for k, v in payload["df"].items()}
         digest = hashlib.sha256(data).hexdigest()[:16]
         return cls(df, int(payload["n_units"]), f"file:{digest}:{payload['n_units']}")
 
 
-class _Vector:
-    __slots__ = ("vec", "norm", "length", "order")
+def ngram_keys(words: list[str], n: int = N_ORDER) -> list[tuple[str, int, int]]:
+    """(key, order index, count) in the reference's insertion order. Keys are space-joined
+    n-grams: ``split()`` tokens contain no spaces, and str hashes are cached while tuple
+    hashes are recomputed on every lookup (measured: the dominant cost)."""
+    counts: dict[str, int] = {}
+    order: dict[str, int] = {}
+    L = len(words)
+    for k in range(n):
+        for i in range(L - k):
+            g = " ".join(words[i : i + k + 1])
+            if g in counts:
+                counts[g] += 1
+            else:
+                counts[g] = 1
+                order[g] = k
+    return [(g, order[g], c) for g, c in counts.items()]
 
-    def __init__(self, vec, norm, length):
-        self.vec = vec        # per order: {ngram: tf-idf}
+
+class _Vector:
+    __slots__ = ("items", "norm", "length")
+
+    def __init__(self, items, norm, length):
+        self.items = items    # [(key, order, tf-idf)] in insertion order
         self.norm = norm      # per order: Euclidean norm (numpy float64, like the reference)
         self.length = length  # number of bigrams
-        # Position of each n-gram in insertion order, to sum common terms in the reference order.
-        self.order = [{g: i for i, g in enumerate(v)} for v in vec]
 
 
-def _vectorize(words: list[str], dfo: DocumentFrequency, log_cache: dict) -> _Vector:
-    vec = [dict() for _ in range(N_ORDER)]
+def _vectorize(keys, dfo: DocumentFrequency, log_cache: dict) -> _Vector:
+    items = []
     norm = [0.0] * N_ORDER
     length = 0
-    ref_len = dfo.ref_len
+    # Python floats hold the same IEEE doubles as numpy's scalars and are ~5x faster here;
+    # the logs themselves still come from np.log, as in the reference.
+    ref_len = float(dfo.ref_len)
     df = dfo.df
-    for g, tf in ngram_counts(words, N_ORDER).items():
+    for g, k, tf in keys:
         d = df.get(g, 0.0)
         lg = log_cache.get(d)
         if lg is None:
-            lg = log_cache[d] = np.log(max(1.0, d))
-        k = len(g) - 1
+            lg = log_cache[d] = float(np.log(max(1.0, d)))
         v = float(tf) * (ref_len - lg)
-        vec[k][g] = v
-        norm[k] += pow(v, 2)
+        items.append((g, k, v))
+        norm[k] += v * v  # pow(v, 2) is exactly v*v: both are one correctly rounded product
         if k == 1:
             length += tf
-    return _Vector(vec, [np.sqrt(x) for x in norm], length)
+    return _Vector(items, [math.sqrt(x) for x in norm], length)
 
 
-def _unit_score(hyp: _Vector, refs: list[_Vector], clipped: bool, sigma: float, penalty_cache: dict) -> float:
-    score = np.zeros(N_ORDER)
-    for ref in refs:
-        val = [0.0] * N_ORDER
+class _RefSet:
+    """A unit's references, indexed by n-gram so one pass over the hypothesis finds all
+    common terms of all references, in the hypothesis' insertion order (the sum order)."""
+
+    __slots__ = ("refs", "index")
+
+    def __init__(self, refs: list[_Vector]):
+        self.refs = refs
+        index: dict[str, list[tuple[int, float]]] = {}
+        for j, ref in enumerate(refs):
+            for g, _k, v in ref.items:
+                index.setdefault(g, []).append((j, v))
+        self.index = index
+
+
+def _unit_score(hyp: _Vector, rs: _RefSet, clipped: bool, sigma: float, penalty_cache: dict) -> float:
+    refs = rs.refs
+    sums = [[0.0] * N_ORDER for _ in refs]
+    index = rs.index
+    for g, k, h in hyp.items:
+        hits = index.get(g)
+        if hits is None:
+            continue
+        for j, r in hits:
+            if clipped:
+                sums[j][k] += (h if h < r else r) * r
+            else:
+                sums[j][k] += h * r
+    score = [0.0] * N_ORDER
+    hn = hyp.norm
+    for j, ref in enumerate(refs):
+        val = sums[j]
+        rn = ref.norm
         if clipped:
             delta = float(hyp.length - ref.length)
             pen = penalty_cache.get(delta)
@@ -123,26 +172,17 @@ def _unit_score(hyp: _Vector, refs: list[_Vector], clipped: bool, sigma: float, 
                 # Euler's e raised to a power (not exp()), as the reference does: ulp-exact.
                 pen = penalty_cache[delta] = np.e ** (-(delta**2) / (2 * sigma**2))
         for k in range(N_ORDER):
-            hv = hyp.vec[k]
-            rv = ref.vec[k]
-            common = hv.keys() & rv.keys()
-            s = 0.0
-            if common:
-                pos = hyp.order[k]
-                for g in sorted(common, key=pos.__getitem__):
-                    h = hv[g]
-                    r = rv[g]
-                    s += (h if h < r else r) * r if clipped else h * r
-            if hyp.norm[k] != 0 and ref.norm[k] != 0:
-                s /= hyp.norm[k] * ref.norm[k]
+            s = val[k]
+            if hn[k] != 0 and rn[k] != 0:
+                s /= hn[k] * rn[k]
             if clipped:
                 s *= pen
-            val[k] = s
-        score += val
-    avg = np.mean(score)
+            score[k] += s
+    # numpy's mean of 4 values is the sequential sum / 4 (checked bit-for-bit on 2e5 draws).
+    avg = (((score[0] + score[1]) + score[2]) + score[3]) / N_ORDER
     avg /= len(refs)
     avg *= 10.0
-    return float(avg)
+    return avg
 
 
 class _CiderBase(Metric):
@@ -155,7 +195,7 @@ class _CiderBase(Metric):
         self.sigma = sigma
         self.save_df = save_df
 
-    def _doc_freq(self, units) -> DocumentFrequency:
+    def _doc_freq(self, units, keys_of) -> DocumentFrequency:
         if isinstance(self.df_source, DocumentFrequency):
             return self.df_source
         if self.df_source is not None and str(self.df_source) != "corpus":
@@ -167,17 +207,33 @@ class _CiderBase(Metric):
                 "score 0 (CIDEr depends on the set scored together). Score more captions at once, "
                 "or pass a saved df file (options={'%s': {'df': 'df.json'}}; CLI --cider-df)." % self.family
             )
-        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())
+        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), keys_of)
 
     def compute(self, candidates, references) -> MetricScores:
         units = dedupe(candidates, references)
-        dfo = self._doc_freq(units)
+        key_cache: dict[str, list] = {}
+
+        def keys_of(sentence: str) -> list:
+            k = key_cache.get(sentence)
+            if k is None:
+                k = key_cache[sentence] = ngram_keys(sentence.split())
+            return k
+
+        dfo = self._doc_freq(units, keys_of)
         if self.save_df is not None:
             dfo.save(self.save_df)
         log_cache: dict = {}
         pen_cache: dict = {}
-        cand_vecs = [_vectorize(c.split(), dfo, log_cache) for c in units.cands]
-        ref_vecs = [[_vectorize(r.split(), dfo, log_cache) for r in refs] for refs in units.refsets]
+        vec_cache: dict[str, _Vector] = {}
+
+        def vec_of(sentence: str) -> _Vector:
+            v = vec_cache.get(sentence)
+            if v is None:
+                v = vec_cache[sentence] = _vectorize(keys_of(sentence), dfo, log_cache)
+            return v
+
+        cand_vecs = [vec_of(c) for c in units.cands]
+        ref_vecs = [_RefSet([vec_of(r) for r in refs]) for refs in units.refsets]
         unit_scores = np.array(
             [
                 _unit_score(cand_vecs[ci], ref_vecs[ri], self._clipped, self.sigma, pen_cache)
