@@ -1,0 +1,98 @@
+"""``capeval score`` and ``capeval metrics``."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import CapevalError
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _parse_metrics(text: str) -> list[str]:
+    return [m.strip() for m in text.split(",") if m.strip()]
+
+
+def score_cmd(
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV (id, candidate, ref*), or COCO results .json with --annotations."),
+    annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
+    metrics: str = typer.Option("bleu1,bleu2,bleu3,bleu4,meteor,rouge_l,cider_d", "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids) or .csv."),
+    tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar) or none."),
+    cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
+    save_cider_df: Optional[Path] = typer.Option(None, "--save-cider-df", help="Write the df computed from these references."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Score empty candidates (0, as pycocoevalcap) instead of failing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Score candidate captions against references; print corpus scores with signatures."""
+    from ..api import score
+    from ..io import read_input, write_result
+
+    try:
+        ids, cands, refs = read_input(input, annotations)
+        names = _parse_metrics(metrics)
+        options: dict = {}
+        for fam in ("cider_d", "cider"):
+            opt = {}
+            if cider_df is not None:
+                opt["df"] = str(cider_df)
+            if save_cider_df is not None:
+                opt["save_df"] = str(save_cider_df)
+            if opt:
+                options[fam] = opt
+        from ..metrics.registry import family_for
+
+        families = list(dict.fromkeys(family_for(n).family for n in names))
+        if quiet:
+            result = score(cands, refs, names, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty, options=options)
+        else:
+            from rich.progress import Progress
+
+            with Progress(console=err, transient=True) as prog:
+                task = prog.add_task("scoring", total=len(families) + 1)
+
+                def tick(family: str) -> None:
+                    prog.update(task, advance=1, description=f"{family} ({len(cands)} captions)")
+
+                result = score(cands, refs, names, tokenizer=tokenizer, ids=ids,
+                               allow_empty=allow_empty, options=options, progress=tick)
+                prog.update(task, advance=1)
+    except CapevalError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+
+    table = Table(title=f"capeval — {result.n} captions ({input.name})")
+    table.add_column("metric")
+    table.add_column("corpus", justify="right")
+    for name, value in result.corpus.items():
+        table.add_row(name, f"{value:.6f}")
+    console.print(table)
+    console.print("signatures:")
+    for name, sig in result.signatures.items():
+        console.print(f"  {name}: {sig}", soft_wrap=True, highlight=False)
+    if output is not None:
+        write_result(result, output, ids)
+        console.print(f"per-caption scores written to {output}")
+
+
+def metrics_cmd() -> None:
+    """List every registered metric with its variant and range."""
+    from ..metrics.registry import list_metrics
+
+    table = Table(title="capeval metrics")
+    for col in ("name", "family", "variant", "range", "better", "description"):
+        table.add_column(col, overflow="fold")
+    for m in list_metrics():
+        table.add_row(m.name, m.family, m.variant, f"[{m.range[0]:g}, {m.range[1]:g}]",
+                      "higher" if m.higher_is_better else "lower", m.description)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score_cmd)
+    app.command("metrics")(metrics_cmd)
