@@ -1,0 +1,144 @@
+"""capeval's METEOR vs pycocoevalcap's ``Meteor().compute_score`` on Flickr8k-Expert.
+
+Both sides get the same 16,992 rows (PROTOCOLS.md §14.2: one row per expert judgment,
+whitespace-normalised, PTB-tokenized by pycocoevalcap's PTBTokenizer). Each side runs in its
+own fresh Python process so that peak RSS (Python + JVM children) is measured separately.
+Times are wall-clock and include starting the JVM(s), as a user would experience them.
+
+    python benchmarks/bench_meteor.py [--rows N] [--workers W]
+
+Writes benchmarks/results/meteor.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def load_rows(n: int | None):
+    from capeval.data_path import data_root
+
+    root = data_root(required=True)
+    data = json.loads((root / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json").read_text())
+    cands, refs = [], []
+    for item in data.values():
+        gt = [" ".join(r.split()) for r in item["ground_truth"]]
+        for j in item["human_judgement"]:
+            cands.append(" ".join(j["caption"].split()))
+            refs.append(gt)
+    if n is not None:
+        cands, refs = cands[:n], refs[:n]
+    return cands, refs
+
+
+def ptb_coco(cands, refs):
+    """Tokenize as pycocoevalcap's scorers see their input."""
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    tok = PTBTokenizer()
+    gts = tok.tokenize({i: [{"caption": r} for r in rs] for i, rs in enumerate(refs)})
+    res = tok.tokenize({i: [{"caption": c}] for i, c in enumerate(cands)})
+    return gts, res
+
+
+def run_side(side: str, n: int | None, workers: int | None, out: Path) -> None:
+    cands, refs = load_rows(n)
+    gts, res = ptb_coco(cands, refs)
+    t0 = time.perf_counter()
+    if side == "ref":
+        from pycocoevalcap.meteor.meteor import Meteor as RefMeteor
+
+        m = RefMeteor()
+        corpus, per = m.compute_score(gts, res)
+        elapsed = time.perf_counter() - t0
+        del m  # its __del__ kills the JVM, so the child's RSS is collected below
+        extra = {}
+    else:
+        from capeval.metrics.meteor import Meteor
+
+        tc = [res[i][0] for i in range(len(cands))]
+        tr = [gts[i] for i in range(len(cands))]
+        with Meteor(workers=workers) as m:
+            r = m.compute(tc, tr)
+            elapsed = time.perf_counter() - t0
+            corpus, per = r.corpus["meteor"], r.per_caption["meteor"].tolist()
+            extra = {"workers": len(m._procs), "distinct_units": r.details["distinct_units"],
+                     "signature_fields": {k: str(v) for k, v in r.signature_fields.items()}}
+    out.write_text(json.dumps({
+        "seconds": elapsed,
+        "corpus": corpus,
+        "per_unit": [float(x) for x in per],
+        # ru_maxrss is KiB on Linux; children = the largest JVM.
+        "peak_rss_mib_python": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib_largest_jvm": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        **extra,
+    }))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=None, help="first N rows only (default: all 16,992)")
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--side", choices=["ours", "ref"], help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.side:
+        run_side(args.side, args.rows, args.workers, args.out)
+        return
+
+    sides = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for side in ("ref", "ours"):
+            path = Path(tmp) / f"{side}.json"
+            cmd = [sys.executable, __file__, "--side", side, "--out", str(path)]
+            if args.rows:
+                cmd += ["--rows", str(args.rows)]
+            if args.workers:
+                cmd += ["--workers", str(args.workers)]
+            subprocess.run(cmd, check=True)
+            sides[side] = json.loads(path.read_text())
+    ref, ours = sides["ref"], sides["ours"]
+    diffs = [abs(a - b) for a, b in zip(ref["per_unit"], ours["per_unit"])]
+    result = {
+        "benchmark": "METEOR 1.5 (coco jar) on Flickr8k-Expert rows, PTB-tokenized",
+        "rows": len(ref["per_unit"]),
+        "distinct_units": ours["distinct_units"],
+        "workers": ours["workers"],
+        "pycocoevalcap_seconds": round(ref["seconds"], 3),
+        "capeval_seconds": round(ours["seconds"], 3),
+        "speedup": round(ref["seconds"] / ours["seconds"], 2),
+        "per_unit_max_abs_diff": max(diffs),
+        "per_unit_identical": ref["per_unit"] == ours["per_unit"],
+        "corpus_pycocoevalcap": ref["corpus"],
+        "corpus_capeval": ours["corpus"],
+        "corpus_abs_diff": abs(ref["corpus"] - ours["corpus"]),
+        "peak_rss_mib": {
+            "pycocoevalcap": {"python": round(ref["peak_rss_mib_python"], 1),
+                              "largest_jvm": round(ref["peak_rss_mib_largest_jvm"], 1)},
+            "capeval": {"python": round(ours["peak_rss_mib_python"], 1),
+                        "largest_jvm": round(ours["peak_rss_mib_largest_jvm"], 1)},
+        },
+        "signature_fields": ours["signature_fields"],
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()},
+        "command": "python benchmarks/bench_meteor.py" + (f" --rows {args.rows}" if args.rows else "")
+        + (f" --workers {args.workers}" if args.workers else ""),
+    }
+    out = HERE / "results" / "meteor.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""``capeval data list | verify | download``."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+
+data_app = typer.Typer(help="Benchmark datasets: list, verify checksums, download from a mirror.",
+                       no_args_is_help=True)
+
+_ROOT = typer.Option(None, "--root", help="Data directory (default: $CAPEVAL_DATA or ../shared/data).")
+
+
+def _root(root: Path | None) -> Path:
+    from capeval.data._common import resolve_root
+
+    return resolve_root(root)
+
+
+@data_app.command("list")
+def list_cmd(
+    root: Path | None = _ROOT,
+    verify: bool = typer.Option(True, "--verify/--no-verify", help="Hash files against SHA256SUMS."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Each benchmark: present?, rows, checksum status."""
+    from capeval.data import available
+    from capeval.signature import Signature
+
+    infos = available(_root(root), verify=verify)
+    if as_json:
+        rows = [dict(name=i.name, kind=i.kind, folder=i.folder, present=i.present, counts=i.counts,
+                     checksum=i.checksum, signature=str(Signature.make(i.name, **i.protocol)) if i.protocol else None)
+                for i in infos]
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("name", "kind", "present", "rows", "checksum", "protocol")
+    for i in infos:
+        t.add_row(i.name, i.kind, "yes" if i.present else "no", str(i.counts.get("rows", "-")), i.checksum,
+                  str(Signature.make(i.name, **i.protocol)) if i.protocol else "")
+    Console(width=200).print(t)
+
+
+@data_app.command("verify")
+def verify_cmd(
+    name: str | None = typer.Argument(None, help="Benchmark or folder (default: every folder)."),
+    root: Path | None = _ROOT,
+) -> None:
+    """Hash every file against its folder's SHA256SUMS; exit 1 on any missing or bad file."""
+    from capeval.data.checksums import check_folder
+    from capeval.data.download import folders_for
+
+    base = _root(root)
+    failed = False
+    for folder in folders_for(name):
+        c = check_folder(base, folder)
+        typer.echo(f"{folder}: {c.status} ({len(c.ok)} ok, {len(c.missing)} missing, {len(c.mismatch)} mismatched; "
+                   f"checked against {c.source})")
+        for rel in c.mismatch:
+            typer.echo(f"  MISMATCH {folder}/{rel}")
+        for rel in c.missing:
+            typer.echo(f"  missing  {folder}/{rel}")
+        failed |= c.status != "ok"
+    raise typer.Exit(1 if failed else 0)
+
+
+@data_app.command("download")
+def download_cmd(
+    name: str | None = typer.Argument(None, help="Benchmark or folder (default: everything)."),
+    to: Path | None = typer.Option(None, "--to", help="Target directory (default: $CAPEVAL_DATA or ~/.cache/capeval/data)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Mirror of the data layout: <url>/<folder>/<file> "
+                                        "(default: $CAPEVAL_DATA_URL)."),
+    archive: str | None = typer.Option(None, "--archive", help="Fetch <url>/<folder><EXT> (e.g. .tar.gz) and extract."),
+    force: bool = typer.Option(False, "--force", help="Re-fetch files that already verify."),
+) -> None:
+    """Fetch benchmark files, verify SHA-256 against the packaged manifest, extract safely."""
+    from capeval.data.download import download
+    from capeval.errors import InputError
+
+    base_url = base_url or os.environ.get("CAPEVAL_DATA_URL")
+    if not base_url:
+        raise InputError("no --base-url given and $CAPEVAL_DATA_URL is unset: capeval ships checksums, not data; "
+                         "point it at a mirror of the benchmark folders")
+    target = to or Path(os.environ.get("CAPEVAL_DATA") or Path.home() / ".cache" / "capeval" / "data")
+    files = download(name, target, base_url, archive=archive, force=force, log=typer.echo)
+    typer.echo(f"{len(files)} files verified under {target}. Use them with: export CAPEVAL_DATA={target}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(data_app, name="data")

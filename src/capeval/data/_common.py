@@ -1,0 +1,147 @@
+"""File helpers shared by the loaders: root resolution, text normalisation, reference files."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from ..data_path import data_root
+from ..errors import InputError, ResourceNotFound
+
+#: the Tanti image lists that align the Karpathy-test reference files (DATA.md §7)
+TANTI_RESULTS = "machine_captions/tanti2018_where-image2/results"
+KARPATHY_REFS = {
+    "coco": ("references_karpathy_test/coco_precomp/testall_caps.txt", "imgs_mscoco.txt"),
+    "flickr30k": ("references_karpathy_test/f30k_precomp/test_caps.txt", "imgs_flickr30k.txt"),
+}
+FLICKR8K_TOKENS = "flickr8k/Flickr8k_text/Flickr8k.token.txt"
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]")
+
+
+def resolve_root(root, spec=None) -> Path:
+    """The data root; raises :class:`ResourceNotFound` naming the benchmark and what to do."""
+    if root is None:
+        root = data_root()
+        if root is None:
+            what = f"benchmark {spec.name!r}" if spec is not None else "benchmark data"
+            raise ResourceNotFound(
+                f"{what}: data root not found. Set CAPEVAL_DATA to the data directory, "
+                "or run `capeval data download NAME --to DIR --base-url URL`."
+            )
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise ResourceNotFound(f"data root {root} is not a directory")
+    return root
+
+
+def need(root: Path, rel: str, benchmark: str) -> Path:
+    p = root / rel
+    if not p.exists():
+        raise ResourceNotFound(
+            f"{benchmark}: missing {rel} under {root}. Run `capeval data verify` to see what is "
+            f"absent, or `capeval data download {benchmark} --to DIR --base-url URL`."
+        )
+    return p
+
+
+def ws(text: str) -> str:
+    """Whitespace normalisation of the CLIPScore loaders: ``" ".join(s.split())``."""
+    return " ".join(text.split())
+
+
+def loose_key(text: str) -> str:
+    """Lower-case and delete every non-alphanumeric: the matching rule of DATA.md §2.3."""
+    return _NON_ALNUM.sub("", text.lower())
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines split on ``\\n`` only: ``splitlines`` also splits on U+2028, VT, FF, …, which
+    would shift every later line of a line-aligned file. A final newline is optional."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+@lru_cache(maxsize=4)
+def _flickr8k_tokens(path: str) -> dict[str, list[str]]:
+    caps: dict[str, dict[int, str]] = {}
+    for i, line in enumerate(read_lines(Path(path))):
+        try:
+            key, cap = line.split("\t", 1)
+            name, num = key.rsplit("#", 1)
+            caps.setdefault(name, {})[int(num)] = cap
+        except ValueError:
+            raise InputError(f"{path}: line {i + 1} is not '<image>#<n>\\t<caption>': {line[:60]!r}") from None
+    out = {}
+    for name, d in caps.items():
+        if sorted(d) != list(range(len(d))):
+            raise InputError(f"{path}: image {name} has caption numbers {sorted(d)}, expected 0..{len(d) - 1}")
+        out[name] = [d[k] for k in range(len(d))]
+    return out
+
+
+def flickr8k_captions(root: Path, benchmark: str) -> dict[str, list[str]]:
+    """Image file name (``…jpg``) → its captions #0..#4 as in the token file (not normalised)."""
+    return _flickr8k_tokens(str(need(root, FLICKR8K_TOKENS, benchmark)))
+
+
+def image_list(root: Path, dataset: str, benchmark: str) -> list[str]:
+    fname = {"flickr8k": "imgs_flickr8k.txt", "flickr30k": "imgs_flickr30k.txt", "coco": "imgs_mscoco.txt"}[dataset]
+    return read_lines(need(root, f"{TANTI_RESULTS}/{fname}", benchmark))
+
+
+def karpathy_references(root: Path, dataset: str, benchmark: str) -> dict[str, list[str]]:
+    """Image file name → 5 references, joined by line position through Tanti's image list
+    (the reference files carry no ids, so the line count is asserted first)."""
+    ref_rel, _ = KARPATHY_REFS[dataset]
+    images = image_list(root, dataset, benchmark)
+    lines = read_lines(need(root, ref_rel, benchmark))
+    if len(lines) != 5 * len(images):
+        raise InputError(
+            f"{benchmark}: {ref_rel} has {len(lines)} lines for {len(images)} images; expected "
+            f"{5 * len(images)} (5 per image). A dropped line would misalign every later image."
+        )
+    return {img: lines[5 * i: 5 * i + 5] for i, img in enumerate(images)}
+
+
+def references_for(root: Path, dataset: str, benchmark: str) -> dict[str, list[str]]:
+    if dataset == "flickr8k":
+        return flickr8k_captions(root, benchmark)
+    return karpathy_references(root, dataset, benchmark)
+
+
+def check_options(benchmark: str, name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise InputError(f"{benchmark}: option {name}={value!r} not one of {', '.join(map(repr, allowed))}")
+
+
+def reject_unknown(benchmark: str, options: dict) -> None:
+    if options:
+        raise InputError(f"{benchmark}: unknown option(s) {', '.join(sorted(options))}")
+
+
+TIES = ("random", "keep", "drop")
+
+
+def majority_labels(margin, ties: str, seed: int):
+    """Labels from vote margins (votes for a minus votes for b): 0 = a preferred, 1 = b.
+
+    Ties follow ``ties``: ``"random"`` draws with ``numpy.random.default_rng(seed)`` — one
+    uniform per tied pair, in row order — ``"keep"`` gives 0.5, ``"drop"`` gives NaN for
+    the caller to remove. Returns (labels, indices of tied pairs).
+    """
+    import numpy as np
+
+    margin = np.asarray(margin, dtype=float)
+    labels = np.where(margin > 0, 0.0, 1.0)
+    tied = np.flatnonzero(margin == 0)
+    if tied.size:
+        if ties == "random":
+            labels[tied] = (np.random.default_rng(seed).random(tied.size) >= 0.5).astype(float)
+        elif ties == "keep":
+            labels[tied] = 0.5
+        else:
+            labels[tied] = np.nan
+    return labels, tied

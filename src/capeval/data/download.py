@@ -1,0 +1,182 @@
+"""``capeval data download``: fetch the benchmark files from a mirror of the team data
+layout (``<base-url>/<folder>/<path>``, or one archive per folder), verify every file
+against the packaged SHA-256 manifest, and extract archives without letting any member
+escape the target directory. Nothing here runs in tests against the internet.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from ..errors import ExternalToolError, InputError
+from .checksums import SUMS_NAME, packaged_manifest, safe_relpath, sha256_file
+from .registry import _SPECS
+
+ARCHIVE_EXTS = (".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip")
+_SCHEMES = ("http", "https", "file")
+
+
+def folders_for(name: str | None) -> list[str]:
+    """Folders a benchmark (or a folder name, or everything when None) needs."""
+    manifest = packaged_manifest()
+    if name is None:
+        return sorted(manifest)
+    if name in manifest:
+        return [name]
+    if name in _SPECS:
+        spec = _SPECS[name]
+        return [spec.folder, *spec.needs]
+    raise InputError(
+        f"unknown dataset {name!r}; benchmarks: {', '.join(sorted(_SPECS))}; folders: {', '.join(sorted(manifest))}"
+    )
+
+
+def _url(base_url: str, *parts: str) -> str:
+    scheme = urllib.parse.urlparse(base_url).scheme
+    if scheme not in _SCHEMES:
+        raise InputError(f"--base-url {base_url!r}: scheme must be one of {', '.join(_SCHEMES)}")
+    return base_url.rstrip("/") + "/" + "/".join(urllib.parse.quote(p) for p in parts)
+
+
+def _fetch(url: str, dest: Path, timeout: float) -> str:
+    """Stream ``url`` into ``dest`` (via a temporary file), returning its sha256."""
+    import hashlib
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha256()
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (scheme checked)
+                    while block := resp.read(1 << 20):
+                        h.update(block)
+                        out.write(block)
+            except OSError as exc:  # URLError, HTTPError and socket errors
+                raise ExternalToolError(f"download of {url} failed: {exc}") from exc
+        os.replace(tmp, dest)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return h.hexdigest()
+
+
+def download(
+    name: str | None,
+    to: Path,
+    base_url: str,
+    *,
+    archive: str | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+    log: Callable[[str], None] = lambda _m: None,
+) -> list[Path]:
+    """Fetch and verify the folders for ``name`` into ``to``; returns the files written.
+
+    ``archive`` (an extension such as ``".tar.gz"``) fetches ``<base-url>/<folder><ext>``
+    and extracts it safely instead of fetching file by file. A file that fails its
+    checksum is deleted and reported; existing good files are kept unless ``force``.
+    """
+    to = Path(to).expanduser()
+    to.mkdir(parents=True, exist_ok=True)
+    if archive is not None and archive not in ARCHIVE_EXTS:
+        raise InputError(f"--archive {archive!r}: one of {', '.join(ARCHIVE_EXTS)}")
+    manifest = packaged_manifest()
+    written: list[Path] = []
+    bad: list[str] = []
+    for folder in folders_for(name):
+        files = manifest[folder]
+        if archive is not None:
+            with tempfile.TemporaryDirectory(dir=to) as tmpdir:
+                arc = Path(tmpdir) / f"{folder}{archive}"
+                log(f"fetching {folder}{archive}")
+                _fetch(_url(base_url, f"{folder}{archive}"), arc, timeout)
+                safe_extract(arc, to)
+        for rel, digest in sorted(files.items()):
+            rel = safe_relpath(rel, f"manifest {folder}")
+            dest = to / folder / rel
+            if archive is None and (force or not dest.is_file() or sha256_file(dest) != digest):
+                log(f"fetching {folder}/{rel}")
+                got = _fetch(_url(base_url, folder, *rel.split("/")), dest, timeout)
+            elif dest.is_file():
+                got = sha256_file(dest)
+            else:
+                bad.append(f"{folder}/{rel} (not in the archive)")
+                continue
+            if got != digest:
+                dest.unlink()
+                bad.append(f"{folder}/{rel} (sha256 {got[:12]}…, expected {digest[:12]}…)")
+                continue
+            written.append(dest)
+        (to / folder / SUMS_NAME).write_text(
+            "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())), encoding="utf-8"
+        )
+    if bad:
+        raise InputError(f"{len(bad)} file(s) failed verification and were removed: " + "; ".join(bad[:5]))
+    return written
+
+
+def _member_target(dest: Path, name: str, where: str) -> Path:
+    p = PurePosixPath(name.replace("\\", "/"))
+    if p.is_absolute() or (p.parts and (":" in p.parts[0])) or ".." in p.parts:
+        raise InputError(f"{where}: member {name!r} would escape the target directory; nothing extracted")
+    target = (dest / p).resolve()
+    if target != dest and dest not in target.parents:
+        raise InputError(f"{where}: member {name!r} resolves outside {dest}; nothing extracted")
+    return target
+
+
+def safe_extract(archive: Path, dest: Path) -> None:
+    """Extract a tar or zip archive into ``dest``. Every member is checked before anything is
+    written: absolute paths, ``..`` components, symlinks, hard links and device files are
+    refused, naming the member."""
+    dest = Path(dest).resolve()
+    dest.mkdir(parents=True, exist_ok=True)
+    where = Path(archive).name
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            infos = zf.infolist()
+            for info in infos:
+                _member_target(dest, info.filename, where)
+                if stat.S_ISLNK(info.external_attr >> 16):
+                    raise InputError(f"{where}: member {info.filename!r} is a symlink; nothing extracted")
+            for info in infos:
+                target = _member_target(dest, info.filename, where)
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out)
+        return
+    try:
+        tf = tarfile.open(archive)
+    except tarfile.TarError as exc:
+        raise InputError(f"{where}: not a tar or zip archive ({exc})") from None
+    with tf:
+        members = tf.getmembers()
+        for m in members:
+            _member_target(dest, m.name, where)
+            if m.issym() or m.islnk():
+                raise InputError(f"{where}: member {m.name!r} is a link ({m.linkname!r}); nothing extracted")
+            if not (m.isfile() or m.isdir()):
+                raise InputError(f"{where}: member {m.name!r} is not a regular file or directory; nothing extracted")
+        for m in members:
+            target = _member_target(dest, m.name, where)
+            if m.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            src = tf.extractfile(m)
+            if src is None:
+                raise InputError(f"{where}: member {m.name!r} has no data")
+            with src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)

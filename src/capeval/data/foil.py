@@ -1,0 +1,100 @@
+"""FOIL-COCO (Shekhar et al. 2017) — only the format samples are available (DATA.md §5).
+
+The protocol pairs each foil with its original through the annotation ``id`` (PROTOCOLS.md
+§14.7). In the samples foils and originals never share an id, so pairs fall back to every
+(original, foil) of the same image, and the protocol says which rule was used. References
+should be the image's COCO captions minus the original; COCO captions are not provided, so
+without ``coco_captions`` they are the image's *other* originals in the file, and pairs left
+with none are dropped and counted.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ._common import check_options, need, reject_unknown, ws
+from .records import PairwiseTable
+
+SAMPLES = {"test": "foil_sample_only/sample_foil_test2017.json", "train": "foil_sample_only/sample_foil_train2017.json"}
+
+
+def _is_foil(ann: dict) -> bool:
+    if "foil" in ann:  # the full release marks foils with a boolean
+        return bool(ann["foil"])
+    return ann.get("target_word") != "ORIG"
+
+
+def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_captions: str | Path | None = None,
+                     file: str | Path | None = None, **options) -> PairwiseTable:
+    """PairwiseTable with a = original, b = foil, label 0 (the original is correct).
+
+    ``file`` reads another FOIL json (e.g. the full test file) instead of the sample;
+    ``coco_captions`` (a COCO ``captions_val2014.json``) supplies the references; ``nrefs``:
+    ``"all"`` (4-ref setting) or ``"1"`` (the first remaining reference)."""
+    reject_unknown("foil-sample", options)
+    check_options("foil-sample", "split", split, tuple(SAMPLES))
+    check_options("foil-sample", "nrefs", str(nrefs), ("all", "1"))
+    path = Path(file) if file is not None else need(root, SAMPLES[split], "foil-sample")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    anns = data.get("annotations")
+    if not isinstance(anns, list):
+        raise InputError(f"{path}: no 'annotations' list")
+    for i, a in enumerate(anns):
+        for key in ("id", "image_id", "caption"):
+            if key not in a:
+                raise InputError(f"{path}: annotation {i} has no {key!r}")
+    foil_ids = [a.get("foil_id") for a in anns if a.get("foil_id") is not None]
+    if len(set(foil_ids)) != len(foil_ids):
+        raise InputError(f"{path}: duplicate foil_id values")
+    originals = [a for a in anns if not _is_foil(a)]
+    foils = [a for a in anns if _is_foil(a)]
+    orig_ids = {a["id"] for a in originals}
+    by_id = any(f["id"] in orig_ids for f in foils)
+
+    coco = None
+    if coco_captions is not None:
+        cc = json.loads(Path(coco_captions).read_text(encoding="utf-8"))
+        coco = {}
+        for a in cc["annotations"]:
+            coco.setdefault(a["image_id"], []).append(ws(a["caption"]))
+
+    a_list, b_list, refs, cats, meta = [], [], [], [], []
+    dropped = 0
+    for f in foils:
+        if by_id:
+            partners = [o for o in originals if o["id"] == f["id"]]
+        else:
+            partners = [o for o in originals if o["image_id"] == f["image_id"]]
+        for o in partners:
+            orig = ws(o["caption"])
+            pool = coco.get(o["image_id"], []) if coco is not None else [
+                ws(x["caption"]) for x in originals if x["image_id"] == o["image_id"] and x is not o]
+            r = [x for x in pool if x != orig]
+            if nrefs == "1":
+                r = r[:1]
+            if not r:
+                dropped += 1
+                continue
+            a_list.append(orig)
+            b_list.append(ws(f["caption"]))
+            refs.append(r)
+            cats.append("foil")
+            meta.append((o["image_id"], o["id"], f.get("foil_id"), f.get("target_word"), f.get("foil_word")))
+    return PairwiseTable(
+        name="foil-sample",
+        candidates_a=a_list, candidates_b=b_list, references=refs,
+        labels=np.zeros(len(a_list)), categories=cats,
+        protocol={
+            "dataset": "foil-sample" if file is None else f"foil:{Path(file).name}",
+            "rows": str(len(a_list)),
+            "pairs": "id" if by_id else "image",
+            "refs": ("coco-minus-original" if coco is not None else "sample-other-originals") + f"-{nrefs}",
+            "text": "ws-normalised",
+        },
+        extra={"image_id": [m[0] for m in meta], "original_id": [m[1] for m in meta],
+               "foil_id": [m[2] for m in meta], "target_word": [m[3] for m in meta],
+               "foil_word": [m[4] for m in meta], "dropped_no_refs": dropped},
+    )

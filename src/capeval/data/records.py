@@ -1,0 +1,155 @@
+"""Plain record types every benchmark loader returns.
+
+Loaders differ only in how they read files; the meta-evaluation code (``capeval.meta``,
+``capeval bench``) consumes these three shapes. ``protocol`` holds every choice that
+changes a number (reference rule, label source, seed, text form) and goes into signatures.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..validation import LINE_BREAKS, check_text
+
+# One regex pass instead of per-character Python loops: tables hold up to ~300k strings.
+_SUSPECT = re.compile("[" + "".join(LINE_BREAKS) + "]")
+
+
+def _check(text, where: str) -> None:
+    if not isinstance(text, str) or not text.strip() or _SUSPECT.search(text):
+        check_text(text, where)
+
+
+@dataclass
+class DatasetInfo:
+    """One line of ``capeval data list``."""
+
+    name: str
+    kind: str  # "correlation" | "pairwise" | "system"
+    folder: str  # folder under the data root
+    present: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    checksum: str = "unchecked"  # "ok" | "mismatch: <files>" | "missing: <files>" | "no SHA256SUMS" | "unchecked"
+    description: str = ""
+    protocol: dict[str, str] = field(default_factory=dict)  # of the default table, for signatures
+
+
+@dataclass
+class CorrelationTable:
+    """Caption-level human scores: one row per (candidate, references, rating)."""
+
+    name: str
+    candidates: list[str]
+    references: list[list[str]]
+    human: np.ndarray
+    groups: list[str]
+    statistic: str
+    protocol: dict[str, str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.human = np.asarray(self.human, dtype=float)
+        n = len(self.candidates)
+        _check_len(self.name, "references", self.references, n)
+        _check_len(self.name, "human", self.human, n)
+        _check_len(self.name, "groups", self.groups, n)
+        bad = np.flatnonzero(~np.isfinite(self.human))
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(
+                f"{self.name}: human rating of row {i} (group {self.groups[i]!r}) is "
+                f"{float(self.human[i])!r}; {bad.size} non-finite rating(s) in all"
+            )
+        _check_rows(self.name, self.candidates, self.references, self.groups)
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+
+@dataclass
+class PairwiseTable:
+    """Two candidates per row sharing one reference list; label 0 = a preferred, 1 = b.
+
+    A label of 0.5 marks a human tie; only loaders whose protocol keeps ties emit it
+    (``protocol["ties"]`` says so).
+    """
+
+    name: str
+    candidates_a: list[str]
+    candidates_b: list[str]
+    references: list[list[str]]
+    labels: np.ndarray
+    categories: list[str]
+    protocol: dict[str, str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.labels = np.asarray(self.labels, dtype=float)
+        n = len(self.candidates_a)
+        _check_len(self.name, "candidates_b", self.candidates_b, n)
+        _check_len(self.name, "references", self.references, n)
+        _check_len(self.name, "labels", self.labels, n)
+        _check_len(self.name, "categories", self.categories, n)
+        ok = np.isin(self.labels, (0.0, 0.5, 1.0))
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise InputError(f"{self.name}: label of pair {i} is {float(self.labels[i])!r}; expected 0, 1 or 0.5")
+        groups = [str(c) for c in self.categories]
+        _check_rows(self.name, self.candidates_a, self.references, groups)
+        for i, c in enumerate(self.candidates_b):
+            _check(c, f"{self.name}: candidate b of pair {i} ({groups[i]})")
+
+    def __len__(self) -> int:
+        return len(self.candidates_a)
+
+
+@dataclass
+class SystemTable:
+    """Several systems' captions for the same images, aligned with ``references``."""
+
+    name: str
+    systems: dict[str, list[str]]
+    references: list[list[str]]
+    image_ids: list[str]
+    human: dict[str, float] | None
+    protocol: dict[str, str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.image_ids)
+        _check_len(self.name, "references", self.references, n)
+        _check_unique(self.name, "image id", self.image_ids)
+        for sys_id, caps in self.systems.items():
+            _check_len(self.name, f"system {sys_id!r}", caps, n)
+            _check_rows(self.name, caps, self.references, self.image_ids, what=f"system {sys_id!r}")
+
+    def __len__(self) -> int:
+        return len(self.image_ids)
+
+
+def _check_len(name: str, what: str, seq, n: int) -> None:
+    if len(seq) != n:
+        raise InputError(f"{name}: {what} has {len(seq)} entries for {n} rows")
+
+
+def _check_unique(name: str, what: str, ids) -> None:
+    seen: dict = {}
+    for i, key in enumerate(ids):
+        if key in seen:
+            raise InputError(f"{name}: duplicate {what} {key!r} at rows {seen[key]} and {i}")
+        seen[key] = i
+
+
+def _check_rows(name, candidates, references, groups, what: str = "candidate") -> None:
+    for i, cand in enumerate(candidates):
+        where = f"{name}: {what} of row {i} (group {groups[i]!r})"
+        _check(cand, where)
+        refs = references[i]
+        if isinstance(refs, str) or not len(refs):
+            raise InputError(f"{where} has no reference list")
+        for j, ref in enumerate(refs):
+            _check(ref, f"{name}: reference {j} of row {i} (group {groups[i]!r})")

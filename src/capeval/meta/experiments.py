@@ -1,0 +1,149 @@
+"""Experiment logic on the benchmark record types, given metric scores (no scoring, no I/O).
+
+``capeval.bench`` scores the units these functions ask for (once per benchmark, cached) and
+hands the per-unit scores back here. Keeping the unit layout in one place guarantees, e.g.,
+that both members of every PASCAL-50S pair are scored in a single corpus (CIDEr's df over
+all 8,000 candidates, as the published protocol does).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InputError
+from .correlation import Correlation, canonical_statistic, correlate
+from .pairwise import PairwiseAccuracy, pairwise_accuracy
+from .system import SystemCorrelation, system_correlation, system_metric_matrix, system_rankings
+
+if TYPE_CHECKING:  # the record types live with the loaders
+    from ..data.records import CorrelationTable, PairwiseTable, SystemTable
+
+#: The statistics every correlation benchmark reports (the ``capeval bench`` JSON keys).
+CORRELATION_STATISTICS = ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")
+
+
+# ---- caption level ---------------------------------------------------------------------
+
+@dataclass
+class CorrelationExperiment:
+    table: str
+    n: int
+    default_statistic: str
+    protocol: dict[str, str]
+    results: dict[str, dict[str, Correlation]]  # metric → statistic → coefficient
+
+
+def correlation_units(table: "CorrelationTable") -> tuple[list[str], list[list[str]]]:
+    return table.candidates, table.references
+
+
+def correlation_experiment(
+    table: "CorrelationTable",
+    per_unit: Mapping[str, Sequence[float]],
+    statistics: Sequence[str] = CORRELATION_STATISTICS,
+) -> CorrelationExperiment:
+    """Each metric's per-row scores against the human ratings, raw coefficients (not × 100)."""
+    n = len(table.candidates)
+    stats = [canonical_statistic(s) for s in statistics]
+    results: dict[str, dict[str, Correlation]] = {}
+    for metric, values in per_unit.items():
+        if len(values) != n:
+            raise InputError(f"{table.name}: {metric} has {len(values)} scores for {n} rows")
+        results[metric] = {s: correlate(values, table.human, s, names=(metric, "human")) for s in stats}
+    return CorrelationExperiment(table.name, n, canonical_statistic(table.statistic), dict(table.protocol), results)
+
+
+# ---- pairwise --------------------------------------------------------------------------
+
+@dataclass
+class PairwiseExperiment:
+    table: str
+    n: int
+    categories: list[str]
+    protocol: dict[str, str]
+    tie_policy: str
+    results: dict[str, PairwiseAccuracy]
+
+
+def pairwise_units(table: "PairwiseTable") -> tuple[list[str], list[list[str]]]:
+    """All A members then all B members, each with the pair's references: one corpus."""
+    cands = list(table.candidates_a) + list(table.candidates_b)
+    refs = list(table.references) + list(table.references)
+    return cands, refs
+
+
+def split_pairwise(values: Sequence[float], n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
+    v = np.asarray(values, dtype=float)
+    if v.shape != (2 * n_pairs,):
+        raise InputError(f"expected {2 * n_pairs} unit scores for {n_pairs} pairs, got {v.shape}")
+    return v[:n_pairs], v[n_pairs:]
+
+
+def pairwise_experiment(
+    table: "PairwiseTable",
+    per_unit: Mapping[str, Sequence[float]],
+    *,
+    tie_policy: str = "half",
+    seed: int | None = None,
+    higher_is_better: Mapping[str, bool] | None = None,
+) -> PairwiseExperiment:
+    """Accuracy per category (+ mean) for each metric, from scores on :func:`pairwise_units`."""
+    n = len(table.candidates_a)
+    hib = higher_is_better or {}
+    results = {}
+    for metric, values in per_unit.items():
+        a, b = split_pairwise(values, n)
+        results[metric] = pairwise_accuracy(a, b, table.labels, table.categories, tie_policy=tie_policy,
+                                            seed=seed, higher_is_better=hib.get(metric, True))
+    cats = list(dict.fromkeys(str(c) for c in table.categories))
+    return PairwiseExperiment(table.name, n, cats, dict(table.protocol), tie_policy, results)
+
+
+# ---- system level ----------------------------------------------------------------------
+
+@dataclass
+class SystemExperiment:
+    table: str
+    systems: list[str]
+    protocol: dict[str, str]
+    scores: dict[str, dict[str, float]]  # metric → system → score
+    aggregate: str  # "corpus" or "mean"
+    vs_human: dict[str, SystemCorrelation] = field(default_factory=dict)
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    metric_matrix: tuple[list[str], np.ndarray] | None = None
+
+
+def system_units(table: "SystemTable") -> dict[str, tuple[list[str], list[list[str]]]]:
+    """One corpus per system: coco scores each system's output on its own."""
+    return {sys_id: (list(caps), list(table.references)) for sys_id, caps in table.systems.items()}
+
+
+def system_experiment(
+    table: "SystemTable",
+    scores: Mapping[str, Mapping[str, float]],
+    *,
+    aggregate: str = "corpus",
+    statistic: str = "kendall_tau_b",
+    higher_is_better: Mapping[str, bool] | None = None,
+) -> SystemExperiment:
+    """``scores`` is metric → system → system score. Correlates with humans when the table has
+    system-level human scores; always reports rankings and the metric–metric agreement."""
+    systems = list(table.systems)
+    for metric, by_sys in scores.items():
+        missing = [s for s in systems if s not in by_sys]
+        if missing:
+            raise InputError(f"{table.name}: {metric} has no score for system {missing[0]!r}")
+    exp = SystemExperiment(table.name, systems, dict(table.protocol),
+                           {m: {s: float(v[s]) for s in systems} for m, v in scores.items()}, aggregate)
+    if table.human:
+        human = {s: float(table.human[s]) for s in systems if s in table.human}
+        for metric, by_sys in exp.scores.items():
+            exp.vs_human[metric] = system_correlation({s: by_sys[s] for s in human}, human,
+                                                      names=(metric, "human"))
+    exp.rankings = system_rankings(exp.scores, higher_is_better=higher_is_better)
+    if len(exp.scores) > 1 and len(systems) > 2:
+        exp.metric_matrix = system_metric_matrix(exp.scores, statistic)
+    return exp

@@ -1,0 +1,85 @@
+"""Williams test for a difference between two dependent correlations (PROTOCOLS §15).
+
+Graham & Baldwin (2014) use it to ask whether metric A correlates with humans
+significantly better than metric B, given that A and B are themselves correlated.
+One-sided: H1 is r12 > r13. As in ``psych::r.test`` the default df is n − 3; the README
+example of ``ygraham/nlp-williams`` used n − 2, so that is an option and df is recorded.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..signature import Signature
+from ._arrays import as_vector, same_length
+
+DF_RULES = ("n-3", "n-2")
+
+
+@dataclass(frozen=True)
+class WilliamsResult:
+    t: float
+    p_value: float
+    df: int
+    df_rule: str
+    r12: float
+    r13: float
+    r23: float
+    n: int
+    k: float
+
+    def signature_fields(self) -> dict[str, object]:
+        return {"test": "williams", "tail": "one", "df": f"{self.df_rule}={self.df}", "n": self.n}
+
+    def signature(self) -> Signature:
+        return Signature.make("williams", **{k: v for k, v in self.signature_fields().items() if k != "test"})
+
+
+def _check_r(name: str, r: float) -> float:
+    r = float(r)
+    if math.isnan(r) or not -1.0 <= r <= 1.0:
+        raise InputError(f"{name} = {r!r} is not a correlation in [-1, 1]")
+    return r
+
+
+def williams_test(r12: float, r13: float, r23: float, n: int, *, df: str = "n-3") -> WilliamsResult:
+    """Test r12 > r13 where r12 = corr(human, A), r13 = corr(human, B), r23 = corr(A, B).
+
+    Returns the t statistic (not a distribution object) and the one-sided p = P(T_df > t).
+    A negative t (r12 < r13) gives p > 0.5; swap A and B to test the other direction.
+    """
+    from scipy import stats
+
+    r12, r13, r23 = _check_r("r12", r12), _check_r("r13", r13), _check_r("r23", r23)
+    if df not in DF_RULES:
+        raise InputError(f"unknown df rule {df!r}; choose one of {', '.join(DF_RULES)}")
+    if int(n) != n or n <= 3:
+        raise InputError(f"Williams test needs an integer n > 3, got {n!r}")
+    n = int(n)
+    k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    if k <= 0:
+        raise InputError(
+            f"r12={r12}, r13={r13}, r23={r23} do not form a valid correlation matrix "
+            f"(determinant K={k!r} <= 0)"
+        )
+    denom = 2 * k * (n - 1) / (n - 3) + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
+    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denom)
+    dof = n - 3 if df == "n-3" else n - 2
+    p = float(stats.t.sf(t, dof))
+    return WilliamsResult(t=t, p_value=p, df=dof, df_rule=df, r12=r12, r13=r13, r23=r23, n=n, k=k)
+
+
+def williams_from_scores(human, metric_a, metric_b, *, df: str = "n-3",
+                         names: tuple[str, str] = ("metric_a", "metric_b")) -> WilliamsResult:
+    """Williams test on raw scores: Pearson r of each metric with ``human`` and with each other."""
+    from .correlation import pearson
+
+    h = as_vector(human, "human", finite=True)
+    a = as_vector(metric_a, names[0], finite=True)
+    b = as_vector(metric_b, names[1], finite=True)
+    n = same_length(("human", h), (names[0], a), (names[1], b))
+    r12 = pearson(a, h, names=(names[0], "human")).value
+    r13 = pearson(b, h, names=(names[1], "human")).value
+    r23 = pearson(a, b, names=names).value
+    return williams_test(r12, r13, r23, n, df=df)

@@ -1,0 +1,190 @@
+"""One long-lived METEOR 1.5 JVM speaking the jar's ``-stdio`` line protocol.
+
+The jar answers every input line with one output line (``EVAL`` with N stats: N + 1 lines),
+so a whole batch can be written before anything is read. Writing happens on a separate
+thread: if the batch is larger than the OS pipe buffers, a single thread that writes
+everything first would block forever while the JVM blocks writing answers nobody reads.
+
+Lines are read by a daemon thread into a queue so that every wait has a timeout; stderr is
+drained into a bounded buffer (an undrained stderr pipe can stall the JVM) and quoted in
+every error.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import queue
+import subprocess
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import ExternalToolError
+
+#: Flags of pycocoevalcap's wrapper (PROTOCOLS.md §3). The locale properties keep the jar
+#: from printing decimal commas under e.g. a German locale.
+STDIO_ARGS = ("-", "-", "-stdio", "-l", "en", "-norm")
+LOCALE_PROPS = ("-Duser.language=en", "-Duser.country=US")
+
+_EOF = None  # queue sentinel: stdout closed
+
+
+class JVMCrashed(ExternalToolError):
+    """The JVM exited while answers were pending; a restart may help."""
+
+
+def meteor_command(java: str, jar: Path, max_heap: str = "2G", args: Sequence[str] = STDIO_ARGS) -> list[str]:
+    return [java, f"-Xmx{max_heap}", *LOCALE_PROPS, "-jar", jar.name, *args]
+
+
+def _pump_stdout(stream, q: queue.Queue) -> None:
+    try:
+        for raw in iter(stream.readline, b""):
+            q.put(raw)
+    except (OSError, ValueError):
+        pass
+    finally:
+        q.put(_EOF)
+
+
+def _pump_stderr(stream, buf: collections.deque) -> None:
+    try:
+        for raw in iter(stream.readline, b""):
+            buf.append(raw.decode("utf-8", "replace").rstrip())
+    except (OSError, ValueError):
+        pass
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    # Used by weakref.finalize at interpreter exit too, so it must not need the owner object.
+    if proc.poll() is not None:
+        return
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class MeteorProcess:
+    """A METEOR JVM started lazily; :meth:`exchange` sends lines and collects answers.
+
+    ``timeout`` bounds the wait for any single answer line once the JVM has answered once;
+    ``startup_timeout`` bounds the first answer, which includes loading the paraphrase table
+    (about 20 s on an idle core).
+    """
+
+    def __init__(
+        self,
+        java: str,
+        jar: Path,
+        *,
+        max_heap: str = "2G",
+        timeout: float = 120.0,
+        startup_timeout: float = 600.0,
+    ) -> None:
+        self.cmd = meteor_command(java, jar, max_heap)
+        self.cwd = str(jar.parent)
+        self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self._proc: subprocess.Popen | None = None
+        self._lines: queue.Queue | None = None
+        self._stderr: collections.deque = collections.deque(maxlen=200)
+        self._answered = False
+        self._lock = threading.Lock()
+        self._finalizer = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Start the JVM if it is not running (returns at once; loading goes on in the JVM)."""
+        if self.alive():
+            return
+        self.close()
+        try:
+            proc = subprocess.Popen(
+                self.cmd, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, bufsize=0,
+            )
+        except OSError as e:
+            raise ExternalToolError(f"could not start METEOR ({' '.join(self.cmd)}): {e}") from e
+        self._proc = proc
+        self._lines = queue.Queue()
+        self._stderr = collections.deque(maxlen=200)
+        self._answered = False
+        threading.Thread(target=_pump_stdout, args=(proc.stdout, self._lines), daemon=True).start()
+        threading.Thread(target=_pump_stderr, args=(proc.stderr, self._stderr), daemon=True).start()
+        self._finalizer = weakref.finalize(self, _kill, proc)
+
+    def stderr_tail(self, n: int = 20) -> str:
+        lines = list(self._stderr)[-n:]
+        return "\n".join(lines) if lines else "(no stderr output)"
+
+    def exchange(self, lines: Sequence[str], n_answers: int | None = None) -> list[str]:
+        """Write ``lines``, return the next ``n_answers`` (default ``len(lines)``) stripped lines."""
+        n_answers = len(lines) if n_answers is None else n_answers
+        with self._lock:
+            self.start()
+            proc, q = self._proc, self._lines
+            payload = ("\n".join(lines) + "\n").encode("utf-8")
+            write_error: list[BaseException] = []
+
+            def write() -> None:
+                try:
+                    proc.stdin.write(payload)
+                    proc.stdin.flush()
+                except (OSError, ValueError) as e:  # broken pipe: the JVM died; reported below
+                    write_error.append(e)
+
+            writer = threading.Thread(target=write, daemon=True)
+            writer.start()
+            out: list[str] = []
+            for _ in range(n_answers):
+                wait = self.timeout if self._answered else self.startup_timeout
+                try:
+                    raw = q.get(timeout=wait)
+                except queue.Empty:
+                    _kill(proc)
+                    raise ExternalToolError(
+                        f"METEOR gave no answer within {wait:g} s ({len(out)} of {n_answers} "
+                        f"lines read); the JVM was stopped. stderr:\n{self.stderr_tail()}"
+                    ) from None
+                if raw is _EOF:
+                    try:
+                        rc = proc.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        rc = None
+                    writer.join(timeout=1)
+                    # Give the stderr pump a moment to collect the JVM's last words.
+                    threading.Event().wait(0.2)
+                    raise JVMCrashed(
+                        f"METEOR JVM exited (code {rc}) after {len(out)} of {n_answers} answer "
+                        f"lines. stderr:\n{self.stderr_tail()}"
+                    )
+                self._answered = True
+                out.append(raw.decode("utf-8").strip())
+            writer.join()
+            if write_error:  # answers all came back, so this cannot normally happen
+                raise JVMCrashed(f"writing to METEOR failed: {write_error[0]}")
+            return out
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # runs _kill once; a no-op on later calls
+            self._finalizer = None
+        self._proc = None
+
+
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))

@@ -1,0 +1,149 @@
+"""WordNet 3.0 through NLTK, from a local database (no ``nltk.download``).
+
+The database comes from Debian's ``wordnet-base`` + ``wordnet-sense-index`` (``/usr/share/wordnet``)
+or any WordNet 3.0 ``dict/`` directory named by ``$CAPEVAL_WORDNET_DIR``. NLTK's reader needs two
+fixes before it accepts such a directory:
+
+* Debian ships no ``lexnames`` file; NLTK reads it at start-up. Its 45 lines are fixed by the
+  WordNet 3.0 specification (``lexnames(5WN)``), so they are written from the table below.
+* nltk >= 3.9 refuses corpus roots outside its data paths and through symlinks, so the files are
+  copied (not linked) into ``<cache>/nltk_data/corpora/wordnet``.
+
+The cache lives under ``$CAPEVAL_CACHE`` (default ``~/.cache/capeval``), never in the repository.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from pathlib import Path
+
+from ..errors import ResourceNotFound
+from .resolver import ResourceSpec, register_resource, resolve
+
+WORDNET_VERSION = "3.0"
+
+INSTALL_HINT = (
+    "Install the WordNet 3.0 database (Debian/Ubuntu: apt-get install wordnet-base "
+    "wordnet-sense-index) or set CAPEVAL_WORDNET_DIR to a WordNet 3.0 dict/ directory "
+    "(the one holding data.noun, index.noun, ...)."
+)
+
+register_resource(
+    ResourceSpec(
+        name="wordnet",
+        env="CAPEVAL_WORDNET_DIR",
+        install_hint=INSTALL_HINT,
+        defaults=("/usr/share/wordnet", "/usr/local/share/wordnet", "/usr/share/wordnet/dict"),
+    )
+)
+
+# lexnames(5WN), WordNet 3.0: file number, lexicographer file, syntactic category.
+_LEXNAMES = (
+    "adj.all 3", "adj.pert 3", "adv.all 4", "noun.Tops 1", "noun.act 1", "noun.animal 1",
+    "noun.artifact 1", "noun.attribute 1", "noun.body 1", "noun.cognition 1",
+    "noun.communication 1", "noun.event 1", "noun.feeling 1", "noun.food 1", "noun.group 1",
+    "noun.location 1", "noun.motive 1", "noun.object 1", "noun.person 1", "noun.phenomenon 1",
+    "noun.plant 1", "noun.possession 1", "noun.process 1", "noun.quantity 1",
+    "noun.relation 1", "noun.shape 1", "noun.state 1", "noun.substance 1", "noun.time 1",
+    "verb.body 2", "verb.change 2", "verb.cognition 2", "verb.communication 2",
+    "verb.competition 2", "verb.consumption 2", "verb.contact 2", "verb.creation 2",
+    "verb.emotion 2", "verb.motion 2", "verb.perception 2", "verb.possession 2",
+    "verb.social 2", "verb.stative 2", "verb.weather 2", "adj.ppl 3",
+)
+
+# Files NLTK's WordNetCorpusReader opens; the rest of the Debian directory is not needed.
+_REQUIRED = tuple(f"{kind}.{pos}" for kind in ("data", "index") for pos in ("noun", "verb", "adj", "adv"))
+_OPTIONAL = ("noun.exc", "verb.exc", "adj.exc", "adv.exc", "index.sense", "cntlist.rev", "lexnames")
+
+_lock = threading.Lock()
+_readers: dict[Path, object] = {}
+
+
+def lexnames_text() -> str:
+    """The ``lexnames`` file of WordNet 3.0 (tab separated, as the database ships it)."""
+    lines = []
+    for i, row in enumerate(_LEXNAMES):
+        name, cat = row.split()
+        lines.append(f"{i:02d}\t{name}\t{cat}")
+    return "\n".join(lines) + "\n"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CAPEVAL_CACHE") or "~/.cache/capeval").expanduser()
+
+
+def wordnet_dir(path: str | os.PathLike | None = None) -> Path:
+    """The WordNet database directory; raises :class:`ResourceNotFound` naming the apt packages."""
+    root = resolve("wordnet", path)
+    missing = [f for f in _REQUIRED if not (root / f).is_file()]
+    if missing:
+        raise ResourceNotFound(
+            f"wordnet: {root} is not a WordNet 3.0 database (missing {', '.join(missing)}). {INSTALL_HINT}"
+        )
+    return root
+
+
+def _fingerprint(src: Path) -> str:
+    h = hashlib.sha1(str(src.resolve()).encode())
+    for name in _REQUIRED:
+        st = (src / name).stat()
+        h.update(f"{name}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h.hexdigest()[:12]
+
+
+def prepare_nltk_data(path: str | os.PathLike | None = None) -> Path:
+    """Copy the database into an NLTK data tree NLTK accepts; return the ``nltk_data`` root.
+
+    Idempotent: a marker file records which source was copied, so later calls return at once.
+    """
+    src = wordnet_dir(path)
+    key = _fingerprint(src)
+    nltk_root = cache_root() / "nltk_data" / f"wordnet-{key}"
+    target = nltk_root / "corpora" / "wordnet"
+    marker = target / ".capeval-complete"
+    if marker.is_file():
+        return nltk_root
+    tmp = target.with_name(f"wordnet.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name in _REQUIRED + _OPTIONAL:
+        f = src / name
+        if f.is_file():
+            shutil.copyfile(f, tmp / name)  # copyfile resolves symlinks, as NLTK requires
+    if not (tmp / "lexnames").is_file():
+        (tmp / "lexnames").write_text(lexnames_text())
+    (tmp / ".capeval-complete").write_text(str(src.resolve()) + "\n")
+    if target.exists():  # a concurrent process finished first
+        shutil.rmtree(tmp)
+    else:
+        os.replace(tmp, target)
+    return nltk_root
+
+
+def load_wordnet(path: str | os.PathLike | None = None):
+    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (loaded once per process, ~3 s)."""
+    root = prepare_nltk_data(path)
+    with _lock:
+        reader = _readers.get(root)
+        if reader is None:
+            try:
+                import warnings
+
+                import nltk.data
+                from nltk.corpus.reader.wordnet import WordNetCorpusReader
+            except ImportError as exc:
+                raise ResourceNotFound(
+                    "WordNet access needs NLTK: pip install 'nltk>=3.8' (or 'capeval[semantic]')."
+                ) from exc
+            # NLTK only opens corpora under a root listed in its data path.
+            if str(root) not in nltk.data.path:
+                nltk.data.path.append(str(root))
+            with warnings.catch_warnings():
+                # No Open Multilingual Wordnet here; only English lemmas are used.
+                warnings.simplefilter("ignore", UserWarning)
+                reader = WordNetCorpusReader(str(root / "corpora" / "wordnet"), None)
+            _readers[root] = reader
+    return reader

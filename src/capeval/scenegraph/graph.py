@@ -1,0 +1,265 @@
+"""Scene graphs built from proposed tuples, and SPICE's tuple matching and F-scores.
+
+Semantics follow SPICE 1.0 (Anderson et al., ECCV 2016; ``SceneGraph``, ``TupleSet``,
+``Evaluation`` in spice-1.0.jar), re-implemented here:
+
+* A *concept* is a set of words plus the union of their WordNet synsets. Two concepts are
+  *similar* when they share a word or a synset.
+* Adding a tuple to a graph reuses an existing node when its object is equal, else merges it into
+  the most similar node (similarity 1 for a shared word, else synset Jaccard; ties keep the
+  earlier node), else adds a node. Attributes merge into a similar attribute of the node;
+  relations between the same two nodes merge when their predicates are similar.
+* A graph's tuples are: each node's object, each (object, attribute), each (subject, relation,
+  object). A candidate tuple is a true positive when it is similar, element by element, to any
+  reference tuple (reference tuples may be reused, as in SPICE).
+* pr = tp/|cand|, re = tp/|ref| (``re`` is SPICE's tp/(tp+fn) with fn = |ref| - tp),
+  f = 2·pr·re/(pr+re), 0 unless both are positive. A category is NaN when the references have
+  no tuple of it; "all" is never NaN.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+SynsetFn = Callable[[str], frozenset]
+
+# SPICE's TupleFilter word lists: a (object, attribute) tuple is in a category when its attribute
+# is exactly one of these words (a merged attribute such as "black/dark" is in none).
+SMALL_NUMBERS = frozenset("one two three four five six seven eight nine ten".split())
+COMMON_COLORS = frozenset(
+    "black brown blue red yellow pink gray grey green dark light white cream orange purple "
+    "maroon beige violet".split()
+)
+SIZE_ADJECTIVES = frozenset(
+    """baby illimitable scrawny beefy immeasurable short big immense sizable bony infinitesimal
+    skeletal boundless lanky skimpy brawny large skinny broad lean slender bulky life-size slim
+    chunky limitless small colossal little squat compact mammoth stocky corpulent massive stout
+    cosmic meager strapping cubby measly sturdy curvy microscopic tall elfin mini teensy emaciated
+    miniature teeny endless minuscule teeny-tiny enormous minute teeny-weeny epic narrow thick
+    expansive obese thickset extensive outsized thin fat oversize tiny fleshy overweight titanic
+    full-size paltry towering gargantuan petite trifling gaunt pint-size trim giant plump tubby
+    gigantic pocket-size undersized grand portly underweight great pudgy unlimited heavy puny vast
+    hefty rotund wee huge scanty whopping hulking scraggy wide""".split()
+)
+
+CATEGORIES = ("object", "attribute", "relation", "color", "count", "size")
+
+
+class Concept:
+    """Words and synsets of one graph element; mutable because graph merging grows it."""
+
+    __slots__ = ("words", "synsets")
+
+    def __init__(self, word: str, synsets: frozenset):
+        self.words: set[str] = {word}
+        self.synsets: set = set(synsets)
+
+    def equals(self, other: "Concept") -> bool:
+        return self.words == other.words and self.synsets == other.synsets
+
+    def similar(self, other: "Concept") -> bool:
+        return not self.synsets.isdisjoint(other.synsets) or not self.words.isdisjoint(other.words)
+
+    def similarity(self, other: "Concept") -> float:
+        if not self.words.isdisjoint(other.words):
+            return 1.0
+        union = len(self.synsets | other.synsets)
+        return len(self.synsets & other.synsets) / union if union else 0.0
+
+    def merge(self, other: "Concept") -> None:
+        self.words |= other.words
+        self.synsets |= other.synsets
+
+    def label(self) -> str:
+        return "/".join(sorted(self.words))
+
+    def snapshot(self) -> tuple[frozenset, frozenset]:
+        return frozenset(self.words), frozenset(self.synsets)
+
+
+@dataclass
+class _Node:
+    obj: Concept
+    attrs: list[Concept] = field(default_factory=list)
+
+
+@dataclass
+class _Relation:
+    source: _Node
+    target: _Node
+    rel: Concept
+
+
+class SceneGraph:
+    """Objects with attributes and relations between them, merged as SPICE merges them."""
+
+    def __init__(self, synsets: SynsetFn, merge_similar: bool = True):
+        self._synsets = synsets
+        self._merge = merge_similar
+        self.nodes: list[_Node] = []
+        self.relations: list[_Relation] = []
+
+    def _concept(self, word: str) -> Concept:
+        return Concept(word, self._synsets(word))
+
+    def _node(self, word: str) -> _Node:
+        new = self._concept(word)
+        best, best_sim = None, 0.0
+        for node in self.nodes:
+            if node.obj.equals(new):
+                return node
+            sim = new.similarity(node.obj)
+            if sim > best_sim:
+                best, best_sim = node, sim
+        if self._merge and best is not None:
+            best.obj.merge(new)
+            return best
+        node = _Node(new)
+        self.nodes.append(node)
+        return node
+
+    def add_object(self, obj: str) -> None:
+        self._node(obj)
+
+    def add_attribute(self, obj: str, attr: str) -> None:
+        node = self._node(obj)
+        new = self._concept(attr)
+        if any(a.equals(new) for a in node.attrs):
+            return
+        if self._merge:
+            for a in node.attrs:
+                if new.similar(a):
+                    a.merge(new)
+                    return
+        node.attrs.append(new)
+
+    def add_relation(self, subj: str, rel: str, obj: str) -> None:
+        source, target = self._node(subj), self._node(obj)
+        # SPICE stores copular predicates without the copula ("be on" -> "on").
+        if rel.startswith("be "):
+            rel = rel[3:]
+        new = self._concept(rel)
+        same_ends = [r for r in self.relations if r.source is source and r.target is target]
+        if any(r.rel.equals(new) for r in same_ends):
+            return
+        if self._merge:
+            for r in same_ends:
+                if new.similar(r.rel):
+                    r.rel.merge(new)
+                    return
+        self.relations.append(_Relation(source, target, new))
+
+    def add(self, tup: Sequence[str]) -> None:
+        if len(tup) == 1:
+            self.add_object(tup[0])
+        elif len(tup) == 2:
+            self.add_attribute(tup[0], tup[1])
+        elif len(tup) == 3:
+            self.add_relation(tup[0], tup[1], tup[2])
+        else:
+            raise ValueError(f"a scene-graph tuple has 1-3 elements, got {tup!r}")
+
+    @classmethod
+    def from_tuples(cls, tuples: Iterable[Sequence[str]], synsets: SynsetFn,
+                    merge_similar: bool = True) -> "SceneGraph":
+        g = cls(synsets, merge_similar)
+        for t in tuples:
+            g.add(t)
+        return g
+
+    def tuples(self) -> list[tuple[tuple[frozenset, frozenset], ...]]:
+        """Frozen tuples of (words, synsets) concepts: objects, attributes, then relations."""
+        out = []
+        for node in self.nodes:
+            o = node.obj.snapshot()
+            out.append((o,))
+            out.extend((o, a.snapshot()) for a in node.attrs)
+        for r in self.relations:
+            out.append((r.source.obj.snapshot(), r.rel.snapshot(), r.target.obj.snapshot()))
+        return out
+
+    def readable(self) -> list[tuple[str, ...]]:
+        """Tuples as '/'-joined words, for inspection and tests."""
+        return [tuple("/".join(sorted(c[0])) for c in t) for t in self.tuples()]
+
+
+FrozenTuple = tuple[tuple[frozenset, frozenset], ...]
+
+
+def _single(concept: tuple[frozenset, frozenset]) -> str | None:
+    words = concept[0]
+    return next(iter(words)) if len(words) == 1 else None
+
+
+def category_of(t: FrozenTuple) -> set[str]:
+    """The SPICE subsets a tuple belongs to (beyond "all")."""
+    if len(t) == 1:
+        return {"object"}
+    if len(t) == 3:
+        return {"relation"}
+    cats = {"attribute"}
+    word = _single(t[1])
+    if word in SMALL_NUMBERS:
+        cats.add("count")
+    if word in COMMON_COLORS:
+        cats.add("color")
+    if word in SIZE_ADJECTIVES:
+        cats.add("size")
+    return cats
+
+
+def _similar(a: FrozenTuple, b: FrozenTuple) -> bool:
+    if len(a) != len(b):
+        return False
+    for (wa, sa), (wb, sb) in zip(a, b):
+        if sa.isdisjoint(sb) and wa.isdisjoint(wb):
+            return False
+    return True
+
+
+def _exact(a: FrozenTuple, b: FrozenTuple) -> bool:
+    return a == b
+
+
+@dataclass(frozen=True)
+class Counts:
+    tp: int
+    n_cand: int
+    n_ref: int
+
+    def f_score(self, allow_nan: bool) -> tuple[float, float, float]:
+        """(f, precision, recall) exactly as SPICE's ``Evaluation.calcFScore``."""
+        if allow_nan and self.n_ref == 0:
+            return math.nan, math.nan, math.nan
+        pr = re = f = 0.0
+        if self.n_ref > 0:
+            re = self.tp / self.n_ref
+            if self.n_cand > 0:
+                pr = self.tp / self.n_cand
+            if pr > 0 and re > 0:
+                f = 2.0 * pr * re / (pr + re)
+        return f, pr, re
+
+
+def match_count(cand: Sequence[FrozenTuple], ref: Sequence[FrozenTuple], synonyms: bool = True) -> int:
+    """Number of candidate tuples with a matching reference tuple."""
+    same = _similar if synonyms else _exact
+    return sum(1 for c in cand if any(same(c, r) for r in ref))
+
+
+def evaluate(cand: SceneGraph, ref: SceneGraph, synonyms: bool = True) -> dict[str, dict[str, float]]:
+    """Per category: f, pr, re, tp, n_cand, n_ref (NaN categories when the refs have none)."""
+    ct, rt = cand.tuples(), ref.tuples()
+    out: dict[str, dict[str, float]] = {}
+    for cat in ("all",) + CATEGORIES:
+        if cat == "all":
+            c_sel, r_sel = ct, rt
+        else:
+            c_sel = [t for t in ct if cat in category_of(t)]
+            r_sel = [t for t in rt if cat in category_of(t)]
+        counts = Counts(match_count(c_sel, r_sel, synonyms), len(c_sel), len(r_sel))
+        f, pr, re = counts.f_score(allow_nan=cat != "all")
+        out[cat] = {"f": f, "pr": pr, "re": re, "tp": counts.tp,
+                    "n_cand": counts.n_cand, "n_ref": counts.n_ref}
+    return out

@@ -1,0 +1,57 @@
+import numpy as np
+import pytest
+
+from capeval.data.records import CorrelationTable, PairwiseTable, SystemTable
+from capeval.errors import InputError
+from capeval.meta import experiments as E
+from capeval.meta.correlation import correlate
+
+
+def _corr_table(n=30):
+    rng = np.random.default_rng(1)
+    return CorrelationTable(
+        name="toy", candidates=[f"cap {i}" for i in range(n)], references=[["ref a", "ref b"]] * n,
+        human=rng.integers(1, 5, n).astype(float), groups=[str(i // 3) for i in range(n)],
+        statistic="kendall_tau_c", protocol={"dataset": "toy", "rows": str(n)},
+    )
+
+
+def test_correlation_experiment():
+    t = _corr_table()
+    m = np.arange(30, dtype=float) % 7
+    exp = E.correlation_experiment(t, {"bleu4": m})
+    assert set(exp.results["bleu4"]) == set(E.CORRELATION_STATISTICS)
+    assert exp.results["bleu4"]["kendall_tau_c"].value == correlate(m, t.human, "tau-c").value
+    with pytest.raises(InputError, match="bleu4 has 29 scores"):
+        E.correlation_experiment(t, {"bleu4": m[:-1]})
+
+
+def test_pairwise_units_and_experiment():
+    t = PairwiseTable(name="pairs", candidates_a=["a0", "a1", "a2"], candidates_b=["b0", "b1", "b2"],
+                      references=[["r0"], ["r1"], ["r2"]], labels=np.array([0, 1, 1]),
+                      categories=["HC", "HI", "HI"], protocol={"dataset": "pairs"})
+    cands, refs = E.pairwise_units(t)
+    assert cands == ["a0", "a1", "a2", "b0", "b1", "b2"]
+    assert refs[4] == ["r1"] and len(refs) == 6
+    exp = E.pairwise_experiment(t, {"m": [0.9, 0.1, 0.5, 0.1, 0.2, 0.5]})
+    acc = exp.results["m"]
+    assert acc.accuracy == {"HC": 1.0, "HI": 0.75} and acc.ties["HI"] == 1
+    assert exp.categories == ["HC", "HI"]
+    with pytest.raises(InputError, match="expected 6 unit scores"):
+        E.pairwise_experiment(t, {"m": [1, 2, 3]})
+
+
+def test_system_experiment():
+    systems = {f"s{i}": [f"c{i}{j}" for j in range(2)] for i in range(4)}
+    t = SystemTable(name="sys", systems=systems, references=[["r"], ["q"]], image_ids=["i0", "i1"],
+                    human={"s0": 0.1, "s1": 0.2, "s2": 0.3, "s3": 0.4}, protocol={"dataset": "sys"})
+    units = E.system_units(t)
+    assert units["s2"][0] == ["c20", "c21"]
+    scores = {"cider_d": {"s0": 1.0, "s1": 2.0, "s2": 3.0, "s3": 5.0},
+              "bleu4": {"s0": 0.4, "s1": 0.3, "s2": 0.2, "s3": 0.1}}
+    exp = E.system_experiment(t, scores)
+    assert exp.vs_human["cider_d"].correlations["kendall_tau_b"].value == pytest.approx(1.0)
+    assert exp.rankings["bleu4"] == ["s0", "s1", "s2", "s3"]
+    assert exp.metric_matrix[1][0, 1] == pytest.approx(-1.0)
+    with pytest.raises(InputError, match="no score for system 's3'"):
+        E.system_experiment(t, {"m": {"s0": 1, "s1": 2, "s2": 3}})
