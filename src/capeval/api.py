@@ -95,7 +95,7 @@ def score(
             corpus[name] = float(out.corpus[name])
             per_caption[name] = np.asarray(out.per_caption[name], dtype=float)
             sig = Signature.make(
-                cls.variant, out=name, tok=tok_field, nrefs=nrefs, **out.signature_fields
+                metric.variant, out=name, tok=tok_field, nrefs=nrefs, **out.signature_fields
             )
             signatures[name] = str(sig)
         if out.details:

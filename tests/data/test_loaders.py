@@ -225,3 +225,15 @@ def test_training_pool(data_dir):
     assert len(pool) == 1000
     image, ds, human, machine = pool[0]
     assert ds == "flickr8k" and image.endswith(".jpg") and len(human) == 5 and len(machine) == 12
+
+
+@pytest.mark.slow
+def test_flickr8k_expert_reproduces_published_tau_c(expert):
+    """End to end with the n-gram metrics: PROTOCOLS.md §14.2 / PAC-S README, to 3 decimals."""
+    from scipy.stats import kendalltau
+
+    import capeval
+
+    res = capeval.score(expert.candidates, expert.references, metrics=["cider_d", "bleu4"])
+    got = {m: round(100 * kendalltau(res.per_caption[m], expert.human, variant="c")[0], 3) for m in ("cider_d", "bleu4")}
+    assert got == {"cider_d": 43.891, "bleu4": 30.776}

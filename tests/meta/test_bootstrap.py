@@ -81,3 +81,32 @@ def test_bad_input(data):
     bad[17] = np.nan
     with pytest.raises(InputError, match=r"metric\[17\]"):
         B.bootstrap_correlation(bad, h)
+
+
+@pytest.mark.parametrize("variant", ["b", "c"])
+def test_weighted_kendall_equals_scipy_on_resamples(variant):
+    from capeval.meta._kendall import WeightedKendall, weights_from_indices
+
+    rng = np.random.default_rng(21)
+    n = 400
+    h = rng.integers(1, 5, n).astype(float)  # few levels, like expert ratings
+    m = np.round(rng.random(n) * h, 1)  # ties within and across levels
+    idx = rng.integers(0, n, (30, n))
+    got = WeightedKendall(m, h, variant)(weights_from_indices(idx, n))
+    want = [stats.kendalltau(m[i], h[i], variant=variant).statistic for i in idx]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
+    # either argument order, since τ is symmetric
+    np.testing.assert_allclose(WeightedKendall(h, m, variant)(weights_from_indices(idx, n)), want, atol=1e-13)
+
+
+def test_kendall_bootstrap_uses_same_resamples_as_loop():
+    rng = np.random.default_rng(5)
+    n = 300
+    h = rng.integers(1, 4, n).astype(float)
+    m = h + rng.normal(0, 1, n)
+    ci = B.bootstrap_correlation(m, h, "tau-c", n_resamples=40, seed=8)
+    idx = np.random.default_rng(8).integers(0, n, (40, n))
+    loop = np.array([stats.kendalltau(m[i], h[i], variant="c").statistic for i in idx])
+    lo, hi = np.quantile(loop, [0.025, 0.975])
+    assert ci.low == pytest.approx(lo, abs=1e-12) and ci.high == pytest.approx(hi, abs=1e-12)
+    assert ci.std == pytest.approx(loop.std(ddof=1), abs=1e-12)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-data_app = typer.Typer(help="Benchmark datasets: list, verify checksums, download from a mirror.",
+data_app = typer.Typer(help="Benchmark datasets: list, verify checksums, download (public origins or a mirror).",
                        no_args_is_help=True)
 
 _ROOT = typer.Option(None, "--root", help="Data directory (default: $CAPEVAL_DATA or ../shared/data).")
@@ -16,7 +16,23 @@ _ROOT = typer.Option(None, "--root", help="Data directory (default: $CAPEVAL_DAT
 def _root(root: Path | None) -> Path:
     from capeval.data._common import resolve_root
 
-    return resolve_root(root)
+    with _clean_errors():
+        return resolve_root(root)
+
+
+class _clean_errors:
+    """Print capeval errors as one line and exit 2, instead of a traceback."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        from capeval.errors import CapevalError
+
+        if exc is not None and isinstance(exc, CapevalError):
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2)
+        return False
 
 
 @data_app.command("list")
@@ -29,7 +45,9 @@ def list_cmd(
     from capeval.data import available
     from capeval.signature import Signature
 
-    infos = available(_root(root), verify=verify)
+    base = _root(root)
+    with _clean_errors():
+        infos = available(base, verify=verify)
     if as_json:
         rows = [dict(name=i.name, kind=i.kind, folder=i.folder, present=i.present, counts=i.counts,
                      checksum=i.checksum, signature=str(Signature.make(i.name, **i.protocol)) if i.protocol else None)
@@ -57,8 +75,11 @@ def verify_cmd(
 
     base = _root(root)
     failed = False
-    for folder in folders_for(name):
-        c = check_folder(base, folder)
+    with _clean_errors():
+        folders = folders_for(name)
+    for folder in folders:
+        with _clean_errors():
+            c = check_folder(base, folder)
         typer.echo(f"{folder}: {c.status} ({len(c.ok)} ok, {len(c.missing)} missing, {len(c.mismatch)} mismatched; "
                    f"checked against {c.source})")
         for rel in c.mismatch:
@@ -74,20 +95,19 @@ def download_cmd(
     name: str | None = typer.Argument(None, help="Benchmark or folder (default: everything)."),
     to: Path | None = typer.Option(None, "--to", help="Target directory (default: $CAPEVAL_DATA or ~/.cache/capeval/data)."),
     base_url: str | None = typer.Option(None, "--base-url", help="Mirror of the data layout: <url>/<folder>/<file> "
-                                        "(default: $CAPEVAL_DATA_URL)."),
+                                        "(default: $CAPEVAL_DATA_URL; unset: each file's pinned public GitHub origin)."),
     archive: str | None = typer.Option(None, "--archive", help="Fetch <url>/<folder><EXT> (e.g. .tar.gz) and extract."),
     force: bool = typer.Option(False, "--force", help="Re-fetch files that already verify."),
 ) -> None:
     """Fetch benchmark files, verify SHA-256 against the packaged manifest, extract safely."""
     from capeval.data.download import download
-    from capeval.errors import InputError
 
-    base_url = base_url or os.environ.get("CAPEVAL_DATA_URL")
-    if not base_url:
-        raise InputError("no --base-url given and $CAPEVAL_DATA_URL is unset: capeval ships checksums, not data; "
-                         "point it at a mirror of the benchmark folders")
+    base_url = base_url or os.environ.get("CAPEVAL_DATA_URL") or None
+    if base_url is None:
+        typer.echo("no --base-url: fetching from each file's pinned public origin (GitHub)")
     target = to or Path(os.environ.get("CAPEVAL_DATA") or Path.home() / ".cache" / "capeval" / "data")
-    files = download(name, target, base_url, archive=archive, force=force, log=typer.echo)
+    with _clean_errors():
+        files = download(name, target, base_url, archive=archive, force=force, log=typer.echo)
     typer.echo(f"{len(files)} files verified under {target}. Use them with: export CAPEVAL_DATA={target}")
 
 

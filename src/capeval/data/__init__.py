@@ -1,7 +1,22 @@
-"""Benchmark loaders: ``load(name)`` returns a :class:`CorrelationTable`,
-:class:`PairwiseTable` or :class:`SystemTable`; ``available()`` says what is on disk.
+"""Benchmark loaders: ``load(name, root=None, **options)`` returns a
+:class:`CorrelationTable`, :class:`PairwiseTable` or :class:`SystemTable`;
+``available()`` says what is on disk.
+
+===================  ===========  ==========================================================
+name                 table        options (default first)
+===================  ===========  ==========================================================
+flickr8k-expert      correlation  protocol="clipscore"|"elliott-keller", rebuild_from_raw=False
+flickr8k-cf          correlation  rating="file"|"counts"
+composite            correlation  refs="image-minus-human"|"all5"|"per-row"
+pascal50s            pairwise     labels="expert-json"|"pair-majority", k=5|"all", seed=42, ties
+abstract50s          pairwise     ties="random"|"keep"|"drop", seed=42
+tanti-flickr8k/...   system       include_human=False (also tanti-flickr30k, tanti-coco)
+tanti-human200       correlation  judgement="acc"|"flu", table="caption"|"system"
+foil-sample          pairwise     split="test"|"train", nrefs="all"|"1", coco_captions, file
+===================  ===========  ==========================================================
 
 Every table's ``protocol`` names the choices that change numbers; put it in signatures.
+Loader docstrings (``capeval.data.<module>``) give the rules and their sources.
 """
 from __future__ import annotations
 
@@ -34,11 +49,12 @@ def load(name: str, root: Path | str | None = None, **options) -> CorrelationTab
     return spec.load_fn()(resolve_root(root, spec), **options)
 
 
-def available(root: Path | str | None = None, *, verify: bool = False) -> list[DatasetInfo]:
-    """One :class:`DatasetInfo` per benchmark; ``verify=True`` hashes the files (slow-ish)."""
+def available(root: Path | str | None = None, *, verify: bool = False, count: bool = True) -> list[DatasetInfo]:
+    """One :class:`DatasetInfo` per benchmark. ``verify`` hashes every file against its
+    folder's SHA256SUMS (~1 s); ``count`` loads each table to report its rows (~3 s)."""
     from .status import dataset_infos
 
-    return dataset_infos(root, verify=verify)
+    return dataset_infos(root, verify=verify, count=count)
 
 
 def training_pool(root: Path | str | None = None, datasets=("flickr8k", "flickr30k", "coco")):

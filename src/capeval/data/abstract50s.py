@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import TIES, check_options, majority_labels, need, reject_unknown, ws
+from ._common import TIES, check_options, load_mat, majority_labels, need, reject_unknown, ws
 from .records import PairwiseTable
 
 CONSENSUS_MAT = "abstract50s/consensus_abstract.mat"
@@ -20,11 +20,9 @@ def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options
     the PASCAL consensus loader: unverified). The 12 tied pairs follow ``ties``
     (``"random"`` with ``seed`` as PASCAL's published protocol does, ``"keep"`` → 0.5,
     ``"drop"``); ``extra["tied_pairs"]`` lists them either way."""
-    from scipy.io import loadmat
-
     reject_unknown("abstract50s", options)
     check_options("abstract50s", "ties", ties, TIES)
-    mat = loadmat(need(root, CONSENSUS_MAT, "abstract50s"), squeeze_me=True, struct_as_record=False)
+    mat = load_mat(need(root, CONSENSUS_MAT, "abstract50s"))
     order: dict[tuple[str, str], int] = {}
     refs: list[list[str]] = []
     margin: list[float] = []

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import InputError
 
 MANIFEST = Path(__file__).with_name("manifest.json")
+SOURCES = Path(__file__).with_name("sources.json")
 SUMS_NAME = "SHA256SUMS"
 
 
@@ -54,6 +55,12 @@ def packaged_manifest() -> dict[str, dict[str, str]]:
     """folder → {relative path → sha256}, as shipped with capeval."""
     data = json.loads(MANIFEST.read_text(encoding="utf-8"))
     return {folder: dict(entry["files"]) for folder, entry in data["folders"].items()}
+
+
+@lru_cache(maxsize=1)
+def packaged_sources() -> dict[str, dict[str, str]]:
+    """folder → {relative path → "owner/repo@commit:path"} for files with a public origin."""
+    return json.loads(SOURCES.read_text(encoding="utf-8"))["sources"]
 
 
 def folder_sums(root: Path, folder: str) -> dict[str, str] | None:

@@ -1,7 +1,11 @@
-"""``capeval data download``: fetch the benchmark files from a mirror of the team data
-layout (``<base-url>/<folder>/<path>``, or one archive per folder), verify every file
-against the packaged SHA-256 manifest, and extract archives without letting any member
-escape the target directory. Nothing here runs in tests against the internet.
+"""``capeval data download``: fetch the benchmark files, verify every file against the
+packaged SHA-256 manifest, and extract archives without letting any member escape the
+target directory. Nothing here runs in tests against the internet.
+
+Two sources: the public origin of each file (``sources.json``: GitHub repository, commit
+and path, pinned), or a mirror of the team data layout given as ``base_url``
+(``<base-url>/<folder>/<path>``, or one archive per folder). A few files were repaired or
+derived by the team and have no public origin; they need a mirror.
 """
 from __future__ import annotations
 
@@ -17,11 +21,22 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ..errors import ExternalToolError, InputError
-from .checksums import SUMS_NAME, packaged_manifest, safe_relpath, sha256_file
+from .checksums import SUMS_NAME, packaged_manifest, packaged_sources, safe_relpath, sha256_file
 from .registry import _SPECS
 
 ARCHIVE_EXTS = (".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip")
 _SCHEMES = ("http", "https", "file")
+GITHUB_RAW = "https://raw.githubusercontent.com"
+
+
+def public_url(folder: str, rel: str) -> str | None:
+    """The pinned raw-GitHub URL of a file, or None for team-repaired/derived files."""
+    ref = packaged_sources().get(folder, {}).get(rel)
+    if ref is None:
+        return None
+    repo_commit, path = ref.split(":", 1)
+    repo, commit = repo_commit.split("@")
+    return f"{GITHUB_RAW}/{repo}/{commit}/" + "/".join(urllib.parse.quote(p) for p in path.split("/"))
 
 
 def folders_for(name: str | None) -> list[str]:
@@ -72,7 +87,7 @@ def _fetch(url: str, dest: Path, timeout: float) -> str:
 def download(
     name: str | None,
     to: Path,
-    base_url: str,
+    base_url: str | None = None,
     *,
     archive: str | None = None,
     force: bool = False,
@@ -81,14 +96,19 @@ def download(
 ) -> list[Path]:
     """Fetch and verify the folders for ``name`` into ``to``; returns the files written.
 
-    ``archive`` (an extension such as ``".tar.gz"``) fetches ``<base-url>/<folder><ext>``
-    and extracts it safely instead of fetching file by file. A file that fails its
+    Without ``base_url`` each file comes from its pinned public origin. ``archive`` (an
+    extension such as ``".tar.gz"``) fetches ``<base-url>/<folder><ext>`` and extracts it
+    safely instead of fetching file by file. A file that fails its
     checksum is deleted and reported; existing good files are kept unless ``force``.
     """
     to = Path(to).expanduser()
     to.mkdir(parents=True, exist_ok=True)
     if archive is not None and archive not in ARCHIVE_EXTS:
         raise InputError(f"--archive {archive!r}: one of {', '.join(ARCHIVE_EXTS)}")
+    if archive is not None and base_url is None:
+        raise InputError("--archive needs --base-url: archives exist only on mirrors")
+    if base_url is not None:
+        _url(base_url)  # refuse a bad scheme before touching anything
     manifest = packaged_manifest()
     written: list[Path] = []
     bad: list[str] = []
@@ -103,14 +123,19 @@ def download(
         for rel, digest in sorted(files.items()):
             rel = safe_relpath(rel, f"manifest {folder}")
             dest = to / folder / rel
-            if archive is None and (force or not dest.is_file() or sha256_file(dest) != digest):
+            have = sha256_file(dest) if dest.is_file() else None
+            if archive is None and (force or have != digest):
+                url = _url(base_url, folder, *rel.split("/")) if base_url else public_url(folder, rel)
+                if url is None:
+                    bad.append(f"{folder}/{rel} (repaired or derived by the team, no public origin: use --base-url)")
+                    continue
                 log(f"fetching {folder}/{rel}")
-                got = _fetch(_url(base_url, folder, *rel.split("/")), dest, timeout)
-            elif dest.is_file():
-                got = sha256_file(dest)
-            else:
+                got = _fetch(url, dest, timeout)
+            elif have is None:
                 bad.append(f"{folder}/{rel} (not in the archive)")
                 continue
+            else:
+                got = have
             if got != digest:
                 dest.unlink()
                 bad.append(f"{folder}/{rel} (sha256 {got[:12]}…, expected {digest[:12]}…)")
@@ -120,7 +145,8 @@ def download(
             "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())), encoding="utf-8"
         )
     if bad:
-        raise InputError(f"{len(bad)} file(s) failed verification and were removed: " + "; ".join(bad[:5]))
+        raise InputError(f"{len(bad)} file(s) not downloaded or failed verification (bad ones removed): "
+                         + "; ".join(bad[:5]))
     return written
 
 

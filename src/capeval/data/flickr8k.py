@@ -33,6 +33,12 @@ def _rating(value: str, where: str) -> float:
     return f
 
 
+def _check_duplicate(seen: dict, key: tuple, lineno: int, where: str) -> None:
+    if key in seen:
+        raise InputError(f"{where}: duplicate judgement of {key[1]} for {key[0]} (first at line {seen[key]})")
+    seen[key] = lineno
+
+
 def _split_tsv(line: str, n: int, where: str) -> list[str]:
     parts = line.strip().split("\t")
     if len(parts) != n:
@@ -93,9 +99,11 @@ def _expert_from_raw(root: Path):
     by_id = {f"{img}#{k}": c for img, caps in captions.items() for k, c in enumerate(caps)}
     cands, refs, human, groups = [], [], [], []
     path = need(root, EXPERT_RAW, "flickr8k-expert")
+    seen: dict = {}
     for i, line in enumerate(read_lines(path)):
         where = f"{EXPERT_RAW} line {i + 1}"
         image, cap_id, *scores = _split_tsv(line, 5, where)
+        _check_duplicate(seen, (image, cap_id), i + 1, where)
         if cap_id not in by_id or image not in captions:
             raise InputError(f"{where}: {cap_id if cap_id not in by_id else image} not in the token file")
         own = [c.strip() for c in captions[image]]
@@ -162,9 +170,11 @@ def load_cf(root: Path, rating: str = "file", **options) -> CorrelationTable:
     path = need(root, CF_RAW, "flickr8k-cf")
     rows = []
     image_refs: dict[str, list[str]] = {}
+    seen: dict = {}
     for i, line in enumerate(read_lines(path)):
         where = f"{CF_RAW} line {i + 1}"
         image, cap_id, frac, n_yes, n_no = _split_tsv(line, 5, where)
+        _check_duplicate(seen, (image, cap_id), i + 1, where)
         if cap_id not in by_id or image not in captions:
             raise InputError(f"{where}: {cap_id if cap_id not in by_id else image} not in the token file")
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import TIES, check_options, majority_labels, need, reject_unknown, ws
+from ._common import TIES, check_options, load_mat, majority_labels, need, reject_unknown, ws
 from .records import PairwiseTable
 
 EXPERT_JSON = "pascal50s/EXPERT_processed/pascal_50s.json"
@@ -65,10 +65,8 @@ def _from_expert(root: Path) -> PairwiseTable:
 
 
 def _from_pairs(root: Path, k, seed: int, ties: str) -> PairwiseTable:
-    from scipy.io import loadmat
-
-    pairs = loadmat(need(root, PAIRS_MAT, "pascal50s"), squeeze_me=True, struct_as_record=False)
-    ref_mat = loadmat(need(root, REFS_MAT, "pascal50s"), squeeze_me=True, struct_as_record=False)
+    pairs = load_mat(need(root, PAIRS_MAT, "pascal50s"))
+    ref_mat = load_mat(need(root, REFS_MAT, "pascal50s"))
     pool = {}
     for r in np.atleast_1d(ref_mat["refs"]):
         pool[str(r.image)] = [ws(str(s)) for s in np.atleast_1d(r.sent)]

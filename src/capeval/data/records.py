@@ -33,7 +33,8 @@ class DatasetInfo:
     folder: str  # folder under the data root
     present: bool
     counts: dict[str, int] = field(default_factory=dict)
-    checksum: str = "unchecked"  # "ok" | "mismatch: <files>" | "missing: <files>" | "no SHA256SUMS" | "unchecked"
+    #: "ok" (hashed), "present" (not hashed), "<folder>: MISMATCH (…)", "<folder>: missing n of m", "no data root"
+    checksum: str = "unchecked"
     description: str = ""
     protocol: dict[str, str] = field(default_factory=dict)  # of the default table, for signatures
 

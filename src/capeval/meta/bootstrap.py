@@ -2,7 +2,8 @@
 
 Metric scores are computed once on the full table and only the *rows* are resampled, so a
 corpus-dependent metric (CIDEr's df) is never recomputed. All resamples are drawn as index
-matrices and the statistic runs on whole batches; the chunk size only bounds memory and
+matrices and the statistic runs on whole batches (Kendall's τ through resample weights, see
+``_kendall``); the chunk size only bounds memory and
 does not change the numbers (NumPy's generator streams identically across chunk splits).
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 from ..errors import InputError
 from ..signature import Signature
 from ._arrays import as_vector, same_length
+from ._kendall import MAX_LEVELS, WeightedKendall, levels, weights_from_indices
 from .correlation import SHORT, batched, canonical_statistic, correlate
 
 #: sacrebleu's defaults (significance.py): 1,000 resamples, seed 12345.
@@ -58,6 +60,22 @@ def resample_indices(
         yield idx
 
 
+def distribution(
+    fn: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    *,
+    strata: Sequence | None = None,
+    chunk_cells: int = _CHUNK_CELLS,
+) -> np.ndarray:
+    """``fn(idx)`` (one value per row of an index batch) over all resamples, concatenated."""
+    return np.concatenate([
+        np.asarray(fn(idx), dtype=float)
+        for idx in resample_indices(n, n_resamples, seed, strata=strata, chunk_cells=chunk_cells)
+    ])
+
+
 def bootstrap_distribution(
     batch_stat: Callable[..., np.ndarray],
     arrays: Sequence[np.ndarray],
@@ -68,12 +86,20 @@ def bootstrap_distribution(
     chunk_cells: int = _CHUNK_CELLS,
 ) -> np.ndarray:
     """Statistic on each resample: ``batch_stat(*[a[idx] for a in arrays])`` per index batch."""
-    n = len(arrays[0])
-    out = [
-        np.asarray(batch_stat(*[a[idx] for a in arrays]), dtype=float)
-        for idx in resample_indices(n, n_resamples, seed, strata=strata, chunk_cells=chunk_cells)
-    ]
-    return np.concatenate(out)
+    return distribution(lambda idx: batch_stat(*[a[idx] for a in arrays]), len(arrays[0]), n_resamples,
+                        seed, strata=strata, chunk_cells=chunk_cells)
+
+
+def correlation_resampler(statistic: str, metric: np.ndarray, human: np.ndarray
+                          ) -> Callable[[np.ndarray], np.ndarray]:
+    """``idx → corr(metric[idx], human[idx])`` per row, by the fastest exact route."""
+    statistic = canonical_statistic(statistic)
+    if statistic in ("kendall_tau_b", "kendall_tau_c") and min(levels(metric), levels(human)) <= MAX_LEVELS:
+        kernel = WeightedKendall(metric, human, statistic[-1])
+        n = len(metric)
+        return lambda idx: kernel(weights_from_indices(idx, n))
+    stat = batched(statistic)
+    return lambda idx: stat(metric[idx], human[idx])
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
@@ -189,7 +215,7 @@ def bootstrap_correlation(
     h = as_vector(human, "human")
     n = same_length(("metric", m), ("human", h))
     value = correlate(m, h, statistic, names=("metric", "human")).value
-    dist = bootstrap_distribution(batched(statistic), (m, h), n_resamples, seed, strata=strata)
+    dist = distribution(correlation_resampler(statistic, m, h), n, n_resamples, seed, strata=strata)
     return summarize(statistic, value, dist, n=n, n_resamples=n_resamples, seed=seed, level=level)
 
 
@@ -213,24 +239,24 @@ def paired_bootstrap_correlation(
     n = same_length((names[0], a), (names[1], b), ("human", h))
     va = correlate(a, h, statistic, names=(names[0], "human")).value
     vb = correlate(b, h, statistic, names=(names[1], "human")).value
-    dist_a, dist_b = paired_distributions(batched(statistic), (a, h), (b, h), n_resamples, seed,
+    dist_a, dist_b = paired_distributions(correlation_resampler(statistic, a, h),
+                                          correlation_resampler(statistic, b, h), n, n_resamples, seed,
                                           strata=strata)
     return compare(statistic, va, vb, dist_a, dist_b, n=n, n_resamples=n_resamples, seed=seed, level=level)
 
 
 def paired_distributions(
-    batch_stat: Callable[..., np.ndarray],
-    arrays_a: Sequence[np.ndarray],
-    arrays_b: Sequence[np.ndarray],
+    fn_a: Callable[[np.ndarray], np.ndarray],
+    fn_b: Callable[[np.ndarray], np.ndarray],
+    n: int,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     *,
     strata: Sequence | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The statistic for A and for B on the *same* index batches (the pairing)."""
-    n = len(arrays_a[0])
     da, db = [], []
     for idx in resample_indices(n, n_resamples, seed, strata=strata):
-        da.append(np.asarray(batch_stat(*[x[idx] for x in arrays_a]), dtype=float))
-        db.append(np.asarray(batch_stat(*[x[idx] for x in arrays_b]), dtype=float))
+        da.append(np.asarray(fn_a(idx), dtype=float))
+        db.append(np.asarray(fn_b(idx), dtype=float))
     return np.concatenate(da), np.concatenate(db)

@@ -38,6 +38,7 @@ class PairwiseAccuracy:
     """
 
     accuracy: dict[str, float]
+    correct: dict[str, float]  # credit sum per category (ties may give halves)
     mean: float
     overall: float
     n: dict[str, int]
@@ -52,8 +53,9 @@ class PairwiseAccuracy:
         return sum(self.ties.values())
 
     def percent(self) -> dict[str, float]:
-        out = {k: 100.0 * v for k, v in self.accuracy.items()}
-        out["mean"] = 100.0 * self.mean
+        # 100·correct/n rounds once, so 606.5 of 1,000 prints as 60.65, not 60.650000000000006.
+        out = {k: 100.0 * self.correct[k] / self.n[k] for k in self.accuracy}
+        out["mean"] = sum(out.values()) / len(out)
         return out
 
     def signature_fields(self) -> dict[str, object]:
@@ -132,14 +134,15 @@ def pairwise_accuracy(
     credit, ties = pair_credits(score_a, score_b, labels, tie_policy=tie_policy, seed=seed,
                                 higher_is_better=higher_is_better)
     names, codes = _category_codes(categories, len(credit))
-    acc, counts, tie_counts = {}, {}, {}
+    acc, correct, counts, tie_counts = {}, {}, {}, {}
     for i, name in enumerate(names):
         mask = codes == i
         acc[name] = float(credit[mask].mean())
+        correct[name] = float(credit[mask].sum())
         counts[name] = int(mask.sum())
         tie_counts[name] = int(ties[mask].sum())
     return PairwiseAccuracy(
-        accuracy=acc, mean=float(np.mean(list(acc.values()))), overall=float(credit.mean()),
+        accuracy=acc, correct=correct, mean=float(np.mean(list(acc.values()))), overall=float(credit.mean()),
         n=counts, ties=tie_counts, tie_policy=tie_policy,
         seed=(DEFAULT_TIE_SEED if seed is None else seed) if tie_policy == "random" else None,
         credits=credit, categories=np.asarray(names, dtype=object)[codes],
@@ -200,7 +203,8 @@ def paired_bootstrap_accuracy(
         raise InputError("the two accuracy results are not over the same pairs")
     names, codes = _category_codes(a.categories, len(a.credits))
     stat = _macro_mean(len(names))
-    da, db = paired_distributions(stat, (a.credits, codes), (b.credits, codes), n_resamples, seed,
+    da, db = paired_distributions(lambda idx: stat(a.credits[idx], codes[idx]),
+                                  lambda idx: stat(b.credits[idx], codes[idx]), len(codes), n_resamples, seed,
                                   strata=codes)
     return compare("acc", a.mean, b.mean, da, db, n=len(codes), n_resamples=n_resamples, seed=seed,
                    level=level)

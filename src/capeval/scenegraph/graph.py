@@ -218,8 +218,31 @@ def _similar(a: FrozenTuple, b: FrozenTuple) -> bool:
     return True
 
 
-def _exact(a: FrozenTuple, b: FrozenTuple) -> bool:
-    return a == b
+def matched(cand: Sequence[FrozenTuple], ref: Sequence[FrozenTuple], synonyms: bool = True) -> list[bool]:
+    """For each candidate tuple: does some reference tuple match it?
+
+    Synonym mode indexes the references by the words and synsets of their first element, so
+    only references that can match are compared (the answer is the same as a full scan).
+    """
+    if not synonyms:
+        exact = set(ref)
+        return [c in exact for c in cand]
+    index: dict[tuple[int, str], list[FrozenTuple]] = {}
+    for r in ref:
+        for key in r[0][0] | r[0][1]:
+            index.setdefault((len(r), key), []).append(r)
+    flags = []
+    for c in cand:
+        hit = False
+        for key in c[0][0] | c[0][1]:
+            for r in index.get((len(c), key), ()):
+                if _similar(c, r):
+                    hit = True
+                    break
+            if hit:
+                break
+        flags.append(hit)
+    return flags
 
 
 @dataclass(frozen=True)
@@ -242,24 +265,39 @@ class Counts:
         return f, pr, re
 
 
-def match_count(cand: Sequence[FrozenTuple], ref: Sequence[FrozenTuple], synonyms: bool = True) -> int:
-    """Number of candidate tuples with a matching reference tuple."""
-    same = _similar if synonyms else _exact
-    return sum(1 for c in cand if any(same(c, r) for r in ref))
+class TupleSet:
+    """A graph's frozen tuples with their categories (computed once, reused per comparison)."""
+
+    def __init__(self, graph: SceneGraph):
+        self.tuples = graph.tuples()
+        self.cats = [category_of(t) for t in self.tuples]
+
+    def select(self, cat: str) -> list[FrozenTuple]:
+        return [t for t, c in zip(self.tuples, self.cats) if cat in c]
 
 
-def evaluate(cand: SceneGraph, ref: SceneGraph, synonyms: bool = True) -> dict[str, dict[str, float]]:
-    """Per category: f, pr, re, tp, n_cand, n_ref (NaN categories when the refs have none)."""
-    ct, rt = cand.tuples(), ref.tuples()
+def evaluate(cand: SceneGraph | TupleSet, ref: SceneGraph | TupleSet,
+             synonyms: bool = True) -> dict[str, dict[str, float]]:
+    """Per category ("all" + :data:`CATEGORIES`): f, pr, re, tp, n_cand, n_ref.
+
+    Object, attribute and relation tuples can only match tuples of their own length, so their
+    counts come from the "all" comparison; color, count and size compare only within the
+    category, as SPICE's filtered tuple sets do.
+    """
+    cs = cand if isinstance(cand, TupleSet) else TupleSet(cand)
+    rs = ref if isinstance(ref, TupleSet) else TupleSet(ref)
+    flags = matched(cs.tuples, rs.tuples, synonyms)
     out: dict[str, dict[str, float]] = {}
     for cat in ("all",) + CATEGORIES:
         if cat == "all":
-            c_sel, r_sel = ct, rt
+            tp, n_c, n_r = sum(flags), len(cs.tuples), len(rs.tuples)
+        elif cat in ("object", "attribute", "relation"):
+            sel = [f for f, c in zip(flags, cs.cats) if cat in c]
+            tp, n_c = sum(sel), len(sel)
+            n_r = sum(1 for c in rs.cats if cat in c)
         else:
-            c_sel = [t for t in ct if cat in category_of(t)]
-            r_sel = [t for t in rt if cat in category_of(t)]
-        counts = Counts(match_count(c_sel, r_sel, synonyms), len(c_sel), len(r_sel))
-        f, pr, re = counts.f_score(allow_nan=cat != "all")
-        out[cat] = {"f": f, "pr": pr, "re": re, "tp": counts.tp,
-                    "n_cand": counts.n_cand, "n_ref": counts.n_ref}
+            c_sel, r_sel = cs.select(cat), rs.select(cat)
+            tp, n_c, n_r = sum(matched(c_sel, r_sel, synonyms)), len(c_sel), len(r_sel)
+        f, pr, re = Counts(tp, n_c, n_r).f_score(allow_nan=cat != "all")
+        out[cat] = {"f": f, "pr": pr, "re": re, "tp": tp, "n_cand": n_c, "n_ref": n_r}
     return out

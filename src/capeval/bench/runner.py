@@ -1,0 +1,176 @@
+"""Run a benchmark: load its table, score its units (cached), apply the meta statistics."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..meta.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, bootstrap_correlation
+from ..meta.correlation import SHORT, canonical_statistic
+from ..meta.experiments import (CorrelationExperiment, PairwiseExperiment, SystemExperiment,
+                                correlation_experiment, correlation_units, pairwise_experiment,
+                                pairwise_units, system_experiment, system_units)
+from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
+from ..metrics.registry import family_for
+from ..signature import Signature
+from .cache import ScoreCache
+from .scoring import score_units
+
+#: ``capeval bench all`` runs these (the stable contract names).
+CORE_BENCHMARKS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s")
+#: n-gram metrics: no Java, no models; the default metric set.
+DEFAULT_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d")
+AGGREGATES = ("corpus", "mean")
+
+
+@dataclass
+class BenchResult:
+    name: str
+    kind: str  # "correlation" | "pairwise" | "system"
+    protocol: dict[str, str]
+    metrics: list[str]
+    metric_signatures: dict[str, str]
+    experiment: CorrelationExperiment | PairwiseExperiment | SystemExperiment
+    statistic: str | None = None  # headline statistic of a correlation benchmark
+    tie_policy: str | None = None
+    seed: int | None = None
+    aggregate: str | None = None
+    bootstrap: dict[str, BootstrapCI] = field(default_factory=dict)
+    cached: dict[str, bool] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def signature(self) -> Signature:
+        """The benchmark side of every number: dataset protocol + statistic (+ ties/seed)."""
+        fields: dict[str, Any] = {k: v for k, v in self.protocol.items() if k != "dataset"}
+        if self.kind == "correlation":
+            fields["stat"] = SHORT[self.statistic]
+        elif self.kind == "pairwise":
+            fields["stat"] = "acc"
+            fields["ties"] = self.tie_policy
+            if self.tie_policy == "random":
+                fields["tie_seed"] = self.seed
+        else:
+            fields["agg"] = self.aggregate
+        if self.bootstrap:
+            ci = next(iter(self.bootstrap.values()))
+            fields.update(bs=ci.n_resamples, rs=ci.seed)
+        return Signature.make(self.name, **fields)
+
+
+def higher_is_better(metric: str) -> bool:
+    for out in family_for(metric).outputs:
+        if out.name == metric:
+            return out.higher_is_better
+    return True
+
+
+def _check_metrics(metrics: Sequence[str]) -> list[str]:
+    metrics = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
+    if not metrics:
+        raise InputError("no metrics requested")
+    for m in metrics:
+        family_for(m)  # raises UnknownMetricError listing the known ones
+    return metrics
+
+
+def run_benchmark(
+    name: str,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    *,
+    root: Path | str | None = None,
+    cache: ScoreCache | None = None,
+    statistic: str | None = None,
+    tie_policy: str = "half",
+    seed: int = DEFAULT_SEED,
+    tokenizer: str = "ptb",
+    options: dict[str, dict[str, Any]] | None = None,
+    bootstrap: int = 0,
+    aggregate: str = "corpus",
+    load_options: dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> BenchResult:
+    """Run one benchmark by name (see :func:`capeval.data.names`).
+
+    ``seed`` drives every random choice of the run (random metric-tie breaking, bootstrap)
+    and is recorded. ``bootstrap`` > 0 adds a percentile CI for the headline number of each
+    metric from that many row resamples.
+    """
+    from .. import data
+
+    metrics = _check_metrics(metrics)
+    if tie_policy not in TIE_POLICIES:
+        raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
+    if aggregate not in AGGREGATES:
+        raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
+    start = time.perf_counter()
+    table = data.load(name, root, **(load_options or {}))
+    cache = cache if cache is not None else ScoreCache()
+    hib = {m: higher_is_better(m) for m in metrics}
+    say = progress or (lambda msg: None)
+
+    if isinstance(table, data.CorrelationTable):
+        say(f"{name}: scoring {len(table)} rows")
+        cands, refs = correlation_units(table)
+        scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
+        stat = canonical_statistic(statistic or table.statistic)
+        exp = correlation_experiment(table, scored.per_unit,
+                                     statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")))
+        result = BenchResult(name, "correlation", dict(table.protocol), metrics, scored.signatures, exp,
+                             statistic=stat, seed=seed, cached=scored.cached)
+        if bootstrap:
+            result.bootstrap = {m: bootstrap_correlation(scored.per_unit[m], table.human, stat,
+                                                         n_resamples=bootstrap, seed=seed) for m in metrics}
+    elif isinstance(table, data.PairwiseTable):
+        say(f"{name}: scoring {2 * len(table)} candidates of {len(table)} pairs")
+        cands, refs = pairwise_units(table)
+        scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
+        exp = pairwise_experiment(table, scored.per_unit, tie_policy=tie_policy, seed=seed, higher_is_better=hib)
+        result = BenchResult(name, "pairwise", dict(table.protocol), metrics, scored.signatures, exp,
+                             tie_policy=tie_policy, seed=seed, cached=scored.cached)
+        if bootstrap:
+            result.bootstrap = {m: bootstrap_accuracy(exp.results[m], n_resamples=bootstrap, seed=seed)
+                                for m in metrics}
+    elif isinstance(table, data.SystemTable):
+        by_metric: dict[str, dict[str, float]] = {m: {} for m in metrics}
+        sigs: dict[str, str] = {}
+        cached: dict[str, bool] = {m: True for m in metrics}
+        for sys_id, (cands, refs) in system_units(table).items():
+            say(f"{name}: scoring system {sys_id}")
+            scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache,
+                                 progress=say)
+            for m in metrics:
+                by_metric[m][sys_id] = (scored.corpus[m] if aggregate == "corpus"
+                                        else float(np.mean(scored.per_unit[m])))
+                sigs.setdefault(m, scored.signatures[m])
+                cached[m] = cached[m] and scored.cached[m]
+        exp = system_experiment(table, by_metric, aggregate=aggregate, higher_is_better=hib)
+        result = BenchResult(name, "system", dict(table.protocol), metrics, sigs, exp, aggregate=aggregate,
+                             cached=cached)
+    else:  # pragma: no cover - the loaders return only the three record types
+        raise TypeError(f"{name}: unexpected table type {type(table).__name__}")
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _with(first: str, rest: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((first, *rest)))
+
+
+def resolve_names(name: str) -> list[str]:
+    """``all`` → the core benchmarks; otherwise a comma-separated list of names."""
+    if name.strip() == "all":
+        return list(CORE_BENCHMARKS)
+    return [n.strip() for n in name.split(",") if n.strip()]
+
+
+def run_benchmarks(names: Sequence[str], metrics: Sequence[str] = DEFAULT_METRICS, **kw) -> list[BenchResult]:
+    return [run_benchmark(n, metrics, **kw) for n in names]
+
+
+__all__ = ["BenchResult", "CORE_BENCHMARKS", "DEFAULT_METRICS", "DEFAULT_RESAMPLES", "run_benchmark",
+           "run_benchmarks", "resolve_names", "higher_is_better"]

@@ -1,0 +1,84 @@
+"""``capeval bench <name|all>``: meta-evaluate metrics on the human-judgment benchmarks."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ..errors import CapevalError
+
+
+def bench_cmd(
+    name: str = typer.Argument(..., help="Benchmark name (flickr8k-expert, flickr8k-cf, composite, pascal50s, "
+                               "abstract50s, tanti-coco, ...), a comma-separated list, or 'all' (the first five)."),
+    metrics: str = typer.Option("bleu1,bleu2,bleu3,bleu4,rouge_l,cider_d", "--metrics", "-m",
+                                help="Comma-separated metric output names (see `capeval metrics`)."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write results (stable JSON contract) here."),
+    markdown_out: Path | None = typer.Option(None, "--markdown", help="Write Markdown tables here."),
+    latex_out: Path | None = typer.Option(None, "--latex", help="Write LaTeX tables here."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Score cache (default $CAPEVAL_CACHE or "
+                                          "~/.cache/capeval)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write cached scores."),
+    statistic: str | None = typer.Option(None, "--statistic", help="Headline statistic for correlation benchmarks "
+                                         "(kendall_tau_c, kendall_tau_b, pearson, spearman, r2); default: the "
+                                         "benchmark's published one."),
+    tie_policy: str = typer.Option("half", "--tie-policy", help="Metric ties in pairwise benchmarks: half "
+                                   "(0.5 credit), random (seeded), b (Polos: tie counts as B), fail (no credit)."),
+    seed: int = typer.Option(12345, "--seed", help="Seed for random tie breaking and the bootstrap."),
+    bootstrap: int = typer.Option(0, "--bootstrap", help="Add a percentile 95% CI from this many row resamples "
+                                  "(e.g. 1000)."),
+    tokenizer: str = typer.Option("ptb", "--tokenizer", help="ptb | ptb-java | none."),
+    aggregate: str = typer.Option("corpus", "--aggregate", help="System benchmarks: corpus score per system, "
+                                  "or mean of per-caption scores."),
+    data_option: list[str] = typer.Option([], "--data-option", "-D", help="Loader option KEY=VALUE, repeatable "
+                                          "(e.g. -D protocol=elliott-keller for flickr8k-expert, -D labels=... for "
+                                          "pascal50s); it changes the table, so it lands in the signature."),
+    root: Path | None = typer.Option(None, "--root", help="Data directory (default $CAPEVAL_DATA)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
+) -> None:
+    """Score metrics on benchmarks and report correlations / accuracies with signatures."""
+    from rich.console import Console
+
+    from ..bench.cache import ScoreCache
+    from ..bench.runner import resolve_names, run_benchmark
+    from ..bench.tables import print_rich, results_to_json, to_latex, to_markdown
+
+    err = Console(stderr=True)
+    load_options = {}
+    for item in data_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            err.print(f"[red]error:[/red] --data-option expects KEY=VALUE, got {item!r}")
+            raise typer.Exit(2)
+        load_options[key.strip()] = value.strip()
+    cache = ScoreCache(cache_dir, enabled=not no_cache)
+    names = resolve_names(name)
+    results = []
+    try:
+        for n in names:
+            with err.status(f"{n} …") as status:
+                res = run_benchmark(
+                    n, metrics.split(","), root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
+                    seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
+                    load_options=load_options,
+                    progress=lambda msg: status.update(msg),
+                )
+            results.append(res)
+            hit = sum(res.cached.values())
+            err.print(f"[dim]{n}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache[/dim]")
+    except CapevalError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    if not quiet:
+        print_rich(results, Console(width=max(Console().width, 120)))
+    if json_out is not None:
+        json_out.write_text(json.dumps(results_to_json(results), indent=1, ensure_ascii=False) + "\n")
+    if markdown_out is not None:
+        markdown_out.write_text(to_markdown(results))
+    if latex_out is not None:
+        latex_out.write_text(to_latex(results))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench_cmd)

@@ -1,0 +1,97 @@
+"""One model's rows of the pre-gen study (METHODS.md §1.7): rank its test images by per-image
+CIDEr-D, form the 15 strata, and score every stratum with post-gen metrics (capeval's metric
+families) and with all pre-gen metrics (the tier engine)."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..errors import InputError
+from ..metrics.registry import family_for
+from ..signature import Signature, nrefs_field
+from ..validation import validate_corpus
+from .stratify import MAX_STRATA, image_order, strata
+from .tiers import column_names, compute
+from .tokens import TokenScores
+
+
+def per_image_cider(candidates: Sequence[str], references: Sequence[Sequence[str]]):
+    """Per-image CIDEr-D over the whole test set in one call (N = test-set size).
+
+    The reference passed space-joined tokens straight to the scorer, so no tokenizer runs.
+    """
+    from .. import score
+
+    return score(candidates, references, ["cider_d"], tokenizer="none").per_caption["cider_d"]
+
+
+class PostgenScorer:
+    """Post-gen metrics for many subsets with one instance per metric family, so a
+    subprocess-backed metric (METEOR's JVM) starts once, not once per stratum.
+
+    ``postgen`` maps a results column name (``CIDEr``) to a capeval output name
+    (``cider_d``). Text is passed as given (tokenizer ``none``), as the reference did.
+    """
+
+    def __init__(self, postgen: Mapping[str, str], options: Mapping[str, dict] | None = None):
+        self.postgen = dict(postgen)
+        options = dict(options or {})
+        self._families = {}
+        for out in self.postgen.values():
+            cls = family_for(out)
+            if cls not in self._families:
+                self._families[cls] = cls(**options.get(cls.family, {}))
+        self.signatures: dict[str, str] = {}
+
+    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
+        cands, refs = validate_corpus(candidates, references)
+        outs = {cls: m.compute(cands, refs) for cls, m in self._families.items()}
+        values = {}
+        for col, name in self.postgen.items():
+            cls = family_for(name)
+            res = outs[cls]
+            values[col] = float(res.corpus[name])
+            self.signatures[col] = str(
+                Signature.make(cls.variant, out=name, tok="none", nrefs=nrefs_field(refs), **res.signature_fields)
+            )
+        return values
+
+    def close(self) -> None:
+        for m in self._families.values():
+            m.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def model_rows(
+    key: Mapping[str, object],
+    token_scores: TokenScores,
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    scorer: PostgenScorer,
+    *,
+    max_strata: int = MAX_STRATA,
+    stable: bool = True,
+    pregen_names: Sequence[str] | None = None,
+) -> list[dict[str, object]]:
+    """Rows (dicts) for one model: ``key`` gives dataset/architecture/run."""
+    n = token_scores.n_images
+    if len(candidates) != n or len(references) != n:
+        raise InputError(
+            f"{n} images in the token scores, {len(candidates)} candidates, {len(references)} reference groups"
+        )
+    order = image_order(per_image_cider(candidates, references), stable=stable)
+    names = list(pregen_names) if pregen_names is not None else column_names()
+    rows = []
+    for st in strata(order, max_strata):
+        idx = st.indices.tolist()
+        row: dict[str, object] = dict(key)
+        row["num_strata"] = st.num_strata
+        row["stratum"] = st.stratum
+        row.update(scorer.score([candidates[i] for i in idx], [references[i] for i in idx]))
+        row.update(compute(token_scores.select_images(idx), names))
+        rows.append(row)
+    return rows

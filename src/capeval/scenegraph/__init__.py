@@ -1,0 +1,13 @@
+"""Scene graphs for SPICE-style evaluation.
+
+``depgraph``  spaCy parse -> collapsed, CC-processed UD-style dependency graph
+``rules``     dependency graph -> (object), (object, attribute), (subject, relation, object)
+``lemmas``    lemma repair ("riding" -> "ride", not "rid")
+``synonyms``  word -> WordNet 3.0 synsets (via :mod:`capeval.resources.wordnet`)
+``graph``     SPICE's scene-graph merging, tuple matching and F-scores
+``parser``    batched, cached spaCy parsing
+``scorer``    the pieces together: ``PySpiceScorer``
+``jar``       the original spice-1.0.jar as a subprocess (needs CoreNLP 3.6.0)
+
+Importing this package is cheap; spaCy, NLTK and WordNet load on first use.
+"""

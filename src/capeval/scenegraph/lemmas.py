@@ -1,0 +1,49 @@
+"""Lemma repair for scene-graph matching.
+
+spaCy's (and NLTK's) lemmatizers strip "-ing"/"-ed" without restoring a silent "e" when the
+stripped stem is itself a word: "riding" -> "rid", "hoping" -> "hop". Such lemmas break matching
+against references that say "ride". English doubles a final consonant after a short vowel
+("ridding", "hopping"), so an undoubled consonant-vowel-consonant stem before "-ing"/"-ed" points
+to the silent-e verb; it is used when WordNet knows that verb.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+_VOWELS = set("aeiou")
+
+
+def _cvc(stem: str) -> bool:
+    if len(stem) < 3:
+        return False
+    a, b, c = stem[-3], stem[-2], stem[-1]
+    return a not in _VOWELS and b in _VOWELS and c not in _VOWELS and c not in "wxy"
+
+
+def repair_verb_lemma(word: str, lemma: str, is_verb: Callable[[str], bool]) -> str:
+    """Return the silent-e lemma when ``lemma`` is the bare stem of ``word`` and that is wrong."""
+    w = word.lower()
+    if w.endswith("ing"):
+        stem = w[:-3]
+    elif w.endswith("ed"):
+        stem = w[:-2]
+    else:
+        return lemma
+    if lemma != stem or not _cvc(stem):
+        return lemma
+    candidate = stem + "e"
+    return candidate if is_verb(candidate) else lemma
+
+
+def wordnet_verb_test(wordnet) -> Callable[[str], bool]:
+    """``is_verb(word)``: the word is a verb lemma in WordNet (no morphology applied)."""
+    cache: dict[str, bool] = {}
+
+    def is_verb(word: str) -> bool:
+        hit = cache.get(word)
+        if hit is None:
+            # lemmas() keeps only lemma names equal to the query, so inflections do not count
+            hit = cache[word] = bool(wordnet.lemmas(word, pos="v"))
+        return hit
+
+    return is_verb

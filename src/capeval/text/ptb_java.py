@@ -1,0 +1,101 @@
+"""pycocoevalcap's PTB tokenization through the real CoreNLP 3.4.1 jar, with the checks it lacks.
+
+Same pipeline as ``pycocoevalcap/tokenizer/ptbtokenizer.py`` (PROTOCOLS.md §1.1): captions
+joined with ``\\n`` into a UTF-8 file, ``java -cp stanford-corenlp-3.4.1.jar
+edu.stanford.nlp.process.PTBTokenizer -preserveLines -lowerCase <file>``, output line *k* for
+caption *k*, each line right-stripped, split on single spaces, the 17 punctuation tokens dropped.
+
+Unlike the wrapper, this refuses captions holding a line-break character (the jar would split
+them and silently shift every later caption, PROTOCOLS.md §1.4) and checks that exactly one
+output line comes back per caption.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Sequence
+
+from ..errors import ExternalToolError, InputError, ResourceNotFound
+from ..resources import resolver
+from ..validation import find_line_break
+from .ptb import PUNCTUATIONS
+
+MAIN_CLASS = "edu.stanford.nlp.process.PTBTokenizer"
+FLAGS = ("-preserveLines", "-lowerCase")
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def command(jar: str, input_path: str, java: str | None = None) -> list[str]:
+    """The jar invocation pycocoevalcap uses (with explicit paths instead of its cwd trick)."""
+    return [java or resolver.java_executable(), "-cp", jar, MAIN_CLASS, *FLAGS, input_path]
+
+
+def _check(captions: Sequence[str]) -> None:
+    for i, cap in enumerate(captions):
+        if not isinstance(cap, str):
+            raise InputError(f"caption {i}: expected a string, got {type(cap).__name__} ({cap!r})")
+        lb = find_line_break(cap)
+        if lb is not None:
+            raise InputError(
+                f"caption {i} contains a line break ({lb}): {cap[:60]!r}. The Java tokenizer would "
+                "split it and shift every later caption; replace line breaks with spaces first."
+            )
+
+
+def _filter(line: str) -> str:
+    return " ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATIONS)
+
+
+def tokenize(
+    captions: Sequence[str],
+    *,
+    jar: str | os.PathLike | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+) -> list[str]:
+    """Tokenize with the CoreNLP jar; one output per caption, in order.
+
+    ``jar`` overrides the resource lookup (``$CAPEVAL_PTB_JAR``, then pycocoevalcap's copy).
+    Raises :class:`InputError` for a caption with a line break (naming it),
+    :class:`ResourceNotFound` when Java or the jar is missing, and :class:`ExternalToolError`
+    when Java fails, times out, or returns a different number of lines.
+    """
+    captions = list(captions)
+    _check(captions)
+    if not captions:
+        return []
+    jar_path = str(resolver.resolve("ptb-jar", jar))
+    java = resolver.java_executable()
+    # The wrapper replaces "\n" by " " before joining; _check has already refused them all.
+    text = "\n".join(c.replace("\n", " ") for c in captions)
+    fd, path = tempfile.mkstemp(prefix="capeval-ptb-", suffix=".txt")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+        cmd = command(jar_path, path, java)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
+        except FileNotFoundError as e:
+            raise ResourceNotFound(
+                f"could not start Java ({java}): {e}. Install a JRE >= 8 or set CAPEVAL_JAVA."
+            ) from e
+        except subprocess.TimeoutExpired as e:
+            raise ExternalToolError(
+                f"PTB tokenizer timed out after {timeout} s on {len(captions)} captions "
+                f"(command: {' '.join(cmd)})"
+            ) from e
+    finally:
+        os.remove(path)
+    stderr = proc.stderr.decode("utf-8", errors="replace").strip()
+    if proc.returncode != 0:
+        raise ExternalToolError(
+            f"PTB tokenizer failed with exit code {proc.returncode} (command: {' '.join(cmd)}).\n"
+            f"stderr:\n{stderr[-4000:]}"
+        )
+    lines = proc.stdout.decode("utf-8").split("\n")
+    if len(lines) != len(captions):
+        raise ExternalToolError(
+            f"PTB tokenizer returned {len(lines)} lines for {len(captions)} captions; refusing to "
+            f"misalign them.\nstderr:\n{stderr[-2000:]}"
+        )
+    return [_filter(line) for line in lines]

@@ -1,0 +1,87 @@
+import numpy as np
+import pytest
+
+import capeval.api
+from capeval.bench import cache as C
+from capeval.bench.scoring import score_units
+
+CANDS = ["a dog runs on the grass", "two cats sleep", "a man rides a red bike", "a dog plays"]
+REFS = [["a dog is running", "the dog runs on grass"], ["two cats are sleeping", "cats asleep"],
+        ["a man riding a bike", "a cyclist on a red bike"], ["a dog playing with a ball", "dog at play"]]
+
+
+def test_digest_is_content_and_order_sensitive():
+    d = C.corpus_digest(CANDS, REFS)
+    assert d == C.corpus_digest(list(CANDS), [list(r) for r in REFS])
+    assert d != C.corpus_digest(CANDS[::-1], REFS[::-1])
+    assert d != C.corpus_digest(CANDS[:-1] + ["a dog plays."], REFS)
+    # separators cannot be forged by moving text between fields
+    assert C.corpus_digest(["a b"], [["c"]]) != C.corpus_digest(["a"], [["b c"]])
+
+
+def test_key_covers_settings():
+    base = dict(variant="cider_d_coco", tokenizer="ptb", options=None)
+    k = C.score_key("x", "cider_d", **base)
+    assert k == C.score_key("x", "cider_d", **base)
+    assert k != C.score_key("x", "cider_d", **{**base, "tokenizer": "none"})
+    assert k != C.score_key("x", "cider_d", **{**base, "options": {"df": "coco-val"}})
+    assert k != C.score_key("x", "bleu4", **base)
+    assert k != C.score_key("y", "cider_d", **base)
+
+
+def test_default_dir_honours_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "c"))
+    assert C.default_cache_dir() == tmp_path / "c"
+    monkeypatch.delenv("CAPEVAL_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert C.default_cache_dir() == tmp_path / "capeval"
+
+
+def test_roundtrip_disabled_and_corrupt(tmp_path):
+    cache = C.ScoreCache(tmp_path)
+    item = C.CachedScores("bleu4", np.array([0.1, 0.25, 1e-300]), 0.3, "bleu_coco|out:bleu4|version:0")
+    assert cache.get("ab" * 32) is None and cache.misses == 1
+    cache.put("ab" * 32, item)
+    got = cache.get("ab" * 32)
+    assert got.metric == "bleu4" and got.signature == item.signature and got.corpus == 0.3
+    np.testing.assert_array_equal(got.per_unit, item.per_unit)
+    assert cache.hits == 1
+    off = C.ScoreCache(tmp_path, enabled=False)
+    assert off.get("ab" * 32) is None
+    off.put("cd" * 32, item)
+    assert not (tmp_path / "scores" / "cd").exists()
+    path = tmp_path / "scores" / "ab" / ("ab" * 32 + ".npz")
+    path.write_bytes(b"not a zip")
+    assert cache.get("ab" * 32) is None
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    calls = []
+    real = capeval.api.score
+
+    def wrapped(cands, refs, metrics, **kw):
+        calls.append(list(metrics))
+        return real(cands, refs, metrics, **kw)
+
+    monkeypatch.setattr(capeval.api, "score", wrapped)
+    return calls
+
+
+def test_score_units_hit_and_miss(tmp_path, spy):
+    cache = C.ScoreCache(tmp_path)
+    first = score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache)
+    assert spy == [["bleu4", "cider_d"]] and first.cached == {"bleu4": False, "cider_d": False}
+    again = score_units(CANDS, REFS, ["cider_d", "bleu4"], tokenizer="none", cache=cache)
+    assert spy == [["bleu4", "cider_d"]], "a warm cache must not score again"
+    assert list(again.per_unit) == ["cider_d", "bleu4"] and all(again.cached.values())
+    for m in ("bleu4", "cider_d"):
+        np.testing.assert_array_equal(again.per_unit[m], first.per_unit[m])
+        assert again.signatures[m] == first.signatures[m] and again.corpus[m] == first.corpus[m]
+    more = score_units(CANDS, REFS, ["bleu4", "bleu1"], tokenizer="none", cache=cache)
+    assert spy[-1] == ["bleu1"] and more.cached == {"bleu4": True, "bleu1": False}
+    # CIDEr's df depends on the whole unit list, so a different list must miss
+    score_units(CANDS[:3], REFS[:3], ["cider_d"], tokenizer="none", cache=cache)
+    assert spy[-1] == ["cider_d"]
+    fresh = score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=C.ScoreCache(tmp_path, enabled=False))
+    assert spy[-1] == ["bleu4"] and not fresh.cached["bleu4"]

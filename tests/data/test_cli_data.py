@@ -1,0 +1,73 @@
+"""``capeval data list | verify | download`` through the typer app."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from capeval.cli.main import app
+from capeval.data.checksums import build_manifest, packaged_manifest, parse_sums
+
+runner = CliRunner()
+
+
+@pytest.mark.data
+def test_packaged_manifest_matches_team_sha256sums(data_dir):
+    folders = sorted(packaged_manifest())
+    assert {f: e["files"] for f, e in build_manifest(data_dir, folders)["folders"].items()} == packaged_manifest()
+
+
+@pytest.mark.data
+def test_data_list_json(data_dir):
+    res = runner.invoke(app, ["data", "list", "--root", str(data_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["name"]: r for r in json.loads(res.output)}
+    assert rows["flickr8k-expert"]["counts"]["rows"] == 16992
+    assert rows["flickr8k-cf"]["counts"]["rows"] == 47830
+    assert rows["composite"]["counts"]["rows"] == 11985
+    assert rows["pascal50s"]["counts"]["rows"] == 4000
+    assert rows["tanti-coco"]["counts"] == {"rows": 60000, "images": 5000, "systems": 12}
+    assert all(r["present"] and r["checksum"] == "ok" for r in rows.values())
+    sig = rows["flickr8k-cf"]["signature"]
+    assert sig.startswith("flickr8k-cf|") and "refs:image-minus-cf-candidates" in sig and "|version:" in sig
+
+
+@pytest.mark.data
+def test_data_verify_detects_tampering(data_dir, tmp_path):
+    root = tmp_path / "d"
+    shutil.copytree(data_dir / "foil_sample_only", root / "foil_sample_only")
+    ok = runner.invoke(app, ["data", "verify", "foil-sample", "--root", str(root)])
+    assert ok.exit_code == 0 and "foil_sample_only: ok" in ok.output
+    with open(root / "foil_sample_only/annotation.txt", "a") as fh:
+        fh.write("x")
+    (root / "foil_sample_only/sample_foil_train2017.json").unlink()
+    bad = runner.invoke(app, ["data", "verify", "foil-sample", "--root", str(root)])
+    assert bad.exit_code == 1
+    assert "MISMATCH foil_sample_only/annotation.txt" in bad.output
+    assert "missing  foil_sample_only/sample_foil_train2017.json" in bad.output
+
+
+def test_list_without_data_reports_absent(tmp_path):
+    res = runner.invoke(app, ["data", "list", "--root", str(tmp_path), "--json", "--no-verify"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert rows and not any(r["present"] for r in rows)
+    assert all("missing" in r["checksum"] for r in rows)
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    res = runner.invoke(app, ["data", "verify", "nope", "--root", str(tmp_path)])
+    assert res.exit_code == 2 and "error: unknown dataset 'nope'" in res.output
+    res = runner.invoke(app, ["data", "download", "foil-sample", "--to", str(tmp_path), "--base-url", "ftp://x"])
+    assert res.exit_code == 2 and "scheme" in res.output
+
+
+def test_parse_sums_refuses_unsafe_paths():
+    from capeval.errors import InputError
+
+    assert parse_sums("a" * 64 + "  ./x/y.txt\n", "S") == {"x/y.txt": "a" * 64}
+    for bad in ("../x", "/etc/passwd", "x/../../y"):
+        with pytest.raises(InputError, match="unsafe"):
+            parse_sums("a" * 64 + "  " + bad, "S")

@@ -1,0 +1,223 @@
+"""``capeval data download``: a local http.server stands in for the mirror; no internet."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import tarfile
+import threading
+import zipfile
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from capeval import data
+from capeval.data import download as dl
+from capeval.errors import ExternalToolError, InputError
+
+FILES = {"a.txt": b"alpha\n", "sub/b.txt": b"beta beta\n"}
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(directory):
+        handler = functools.partial(_Quiet, directory=str(directory))
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+        return f"http://127.0.0.1:{srv.server_address[1]}"
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A mirror with one folder 'toy' and a manifest that lists it."""
+    mirror = tmp_path / "mirror"
+    for rel, content in FILES.items():
+        (mirror / "toy" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / "toy" / rel).write_bytes(content)
+    manifest = {"toy": {rel: hashlib.sha256(c).hexdigest() for rel, c in FILES.items()}}
+    monkeypatch.setattr(dl, "packaged_manifest", lambda: manifest)
+    return mirror
+
+
+def test_download_files_and_verify(toy, serve, tmp_path):
+    url = serve(toy)
+    dest = tmp_path / "cache"
+    written = dl.download("toy", dest, url)
+    assert sorted(p.relative_to(dest).as_posix() for p in written) == ["toy/a.txt", "toy/sub/b.txt"]
+    assert (dest / "toy/sub/b.txt").read_bytes() == FILES["sub/b.txt"]
+    assert "./sub/b.txt" in (dest / "toy/SHA256SUMS").read_text()
+    # files that already verify are not fetched again: the mirror can disappear
+    for p in (toy / "toy").rglob("*.txt"):
+        p.unlink()
+    assert len(dl.download("toy", dest, url)) == 2
+    assert not list(dest.rglob("*.part"))
+
+
+def test_checksum_mismatch_removes_file_and_names_it(toy, serve, tmp_path):
+    (toy / "toy/a.txt").write_bytes(b"tampered\n")
+    dest = tmp_path / "cache"
+    with pytest.raises(InputError, match=r"toy/a.txt \(sha256"):
+        dl.download("toy", dest, serve(toy))
+    assert not (dest / "toy/a.txt").exists() and (dest / "toy/sub/b.txt").exists()
+
+
+def test_http_error_and_bad_scheme(toy, serve, tmp_path):
+    (toy / "toy/a.txt").unlink()
+    with pytest.raises(ExternalToolError, match="toy/a.txt failed"):
+        dl.download("toy", tmp_path / "c", serve(toy))
+    with pytest.raises(InputError, match="scheme"):
+        dl.download("toy", tmp_path / "c", "ftp://example.org/data")
+    with pytest.raises(InputError, match="unknown dataset 'zzz'"):
+        dl.download("zzz", tmp_path / "c", "http://127.0.0.1:1")
+
+
+def _tar(path, members):
+    with tarfile.open(path, "w:gz") as tf:
+        for info, payload in members:
+            tf.addfile(info, io.BytesIO(payload) if payload is not None else None)
+
+
+def _file(name, payload):
+    info = tarfile.TarInfo(name)
+    info.size = len(payload)
+    return info, payload
+
+
+@pytest.mark.parametrize("kind", [".tar.gz", ".zip"])
+def test_download_archive(toy, serve, tmp_path, kind):
+    arc = toy / f"toy{kind}"
+    if kind == ".zip":
+        with zipfile.ZipFile(arc, "w") as zf:
+            for rel, c in FILES.items():
+                zf.writestr(f"toy/{rel}", c)
+    else:
+        _tar(arc, [_file(f"toy/{rel}", c) for rel, c in FILES.items()])
+    dest = tmp_path / "cache"
+    written = dl.download("toy", dest, serve(toy), archive=kind)
+    assert len(written) == 2 and (dest / "toy/a.txt").read_bytes() == FILES["a.txt"]
+    assert not (dest / f"toy{kind}").exists()
+
+
+def _link(name, target, kind):
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = target
+    return info, None
+
+
+@pytest.mark.parametrize("member", [
+    _file("../evil.txt", b"x"),
+    _file("toy/../../evil.txt", b"x"),
+    _file("/tmp/capeval-evil.txt", b"x"),
+    _link("toy/link", "/etc/passwd", tarfile.SYMTYPE),
+    _link("toy/hard", "../../etc/passwd", tarfile.LNKTYPE),
+], ids=["dotdot", "nested-dotdot", "absolute", "symlink", "hardlink"])
+def test_malicious_tar_is_refused_before_writing(tmp_path, member):
+    arc = tmp_path / "bad.tar.gz"
+    _tar(arc, [_file("toy/ok.txt", b"fine"), member])
+    dest = tmp_path / "out"
+    with pytest.raises(InputError, match=r"bad.tar.gz: member '.*'"):
+        dl.safe_extract(arc, dest)
+    assert not any(dest.iterdir())  # checked before anything is written
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_malicious_zip_is_refused(tmp_path):
+    arc = tmp_path / "bad.zip"
+    with zipfile.ZipFile(arc, "w") as zf:
+        zf.writestr("toy/ok.txt", "fine")
+        zf.writestr("../evil.txt", "x")
+    with pytest.raises(InputError, match="'../evil.txt' would escape"):
+        dl.safe_extract(arc, tmp_path / "out")
+    link = tmp_path / "link.zip"
+    with zipfile.ZipFile(link, "w") as zf:
+        info = zipfile.ZipInfo("toy/link")
+        info.external_attr = (0o120777 << 16)
+        zf.writestr(info, "/etc/passwd")
+    with pytest.raises(InputError, match="symlink"):
+        dl.safe_extract(link, tmp_path / "out2")
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_download_refuses_malicious_archive(toy, serve, tmp_path):
+    _tar(toy / "toy.tar.gz", [_file("toy/a.txt", FILES["a.txt"]), _file("../../escape.txt", b"x")])
+    with pytest.raises(InputError, match="escape"):
+        dl.download("toy", tmp_path / "cache", serve(toy), archive=".tar.gz")
+    assert not list(tmp_path.rglob("escape.txt"))
+
+
+@pytest.mark.data
+def test_download_real_folders_from_local_mirror(data_dir, serve, tmp_path):
+    """The packaged manifest matches the team data: download two benchmarks through http
+    and load identical tables from the copy."""
+    dest = tmp_path / "cache"
+    url = serve(data_dir)
+    dl.download("foil-sample", dest, url)
+    dl.download("abstract50s", dest, url)
+    for name in ("foil-sample", "abstract50s"):
+        a, b = data.load(name, root=data_dir), data.load(name, root=dest)
+        assert a.candidates_a == b.candidates_a and a.references == b.references
+        assert (a.labels == b.labels).all()
+
+
+def test_public_origin_download(toy, serve, tmp_path, monkeypatch):
+    """Without a mirror each file comes from its pinned GitHub origin; a file without one
+    (repaired or derived by the team) is reported, not silently skipped."""
+    gh = tmp_path / "gh"
+    (gh / "owner/repo/0123abc/data").mkdir(parents=True)
+    (gh / "owner/repo/0123abc/data/a file.txt").write_bytes(FILES["a.txt"])
+    monkeypatch.setattr(dl, "packaged_sources", lambda: {"toy": {"a.txt": "owner/repo@0123abc:data/a file.txt"}})
+    monkeypatch.setattr(dl, "GITHUB_RAW", serve(gh))
+    dest = tmp_path / "cache"
+    with pytest.raises(InputError, match=r"toy/sub/b.txt \(repaired or derived.*use --base-url"):
+        dl.download("toy", dest)
+    assert (dest / "toy/a.txt").read_bytes() == FILES["a.txt"]
+    with pytest.raises(InputError, match="--archive needs --base-url"):
+        dl.download("toy", dest, archive=".tar.gz")
+
+
+def test_packaged_sources_are_pinned_and_listed():
+    from capeval.data.checksums import packaged_manifest, packaged_sources
+
+    manifest = packaged_manifest()
+    for folder, files in packaged_sources().items():
+        for rel, ref in files.items():
+            assert rel in manifest[folder]
+            repo_commit, path = ref.split(":", 1)
+            repo, commit = repo_commit.split("@")
+            assert repo.count("/") == 1 and len(commit) == 40 and int(commit, 16) >= 0 and path
+    url = dl.public_url("foil_sample_only", "annotation.txt")
+    assert url == ("https://raw.githubusercontent.com/foilUnitn/foilUnitn.github.io/"
+                   "f6a6f420ca34d6b2fde51fe874c9d827b9c88fad/content/annotation.txt")
+    assert dl.public_url("flickr8k", "Flickr8k_text/CrowdFlowerAnnotations.txt") is None  # repaired
+
+
+@pytest.mark.data
+def test_download_foil_from_public_layout(data_dir, serve, tmp_path, monkeypatch):
+    """Lay the real files out as GitHub raw paths from sources.json, then download without a mirror."""
+    from capeval.data.checksums import packaged_sources
+
+    gh = tmp_path / "gh"
+    for rel, ref in packaged_sources()["foil_sample_only"].items():
+        repo_commit, path = ref.split(":", 1)
+        repo, commit = repo_commit.split("@")
+        target = gh / repo / commit / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((data_dir / "foil_sample_only" / rel).read_bytes())
+    monkeypatch.setattr(dl, "GITHUB_RAW", serve(gh))
+    dest = tmp_path / "cache"
+    assert len(dl.download("foil-sample", dest)) == 3
+    assert data.load("foil-sample", root=dest).candidates_b == data.load("foil-sample", root=data_dir).candidates_b

@@ -1,0 +1,170 @@
+"""The pure-Python PTB tokenizer: PROTOCOLS §1.2 table, its two internal paths, totality, and
+agreement with the CoreNLP jar on random caption-like strings and on real captions."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from capeval.errors import InputError
+from capeval.text import _ptb_lexer, ptb
+from capeval.validation import LINE_BREAKS
+
+from ._ptb_cases import TABLE
+
+
+@pytest.mark.parametrize(("text", "expected"), TABLE, ids=[t[:30] for t, _ in TABLE])
+def test_protocol_table(text, expected):
+    assert ptb.tokenize([text]) == [expected]
+
+
+def test_empty_and_blank():
+    assert ptb.tokenize(["", " ", "\t", "\u00a0", "..."]) == ["", "", "", "", ""]
+    assert ptb.tokenize([]) == []
+
+
+def test_one_output_per_input_in_order():
+    caps = ["A dog.", "", "Two cats!", "A dog."]
+    assert ptb.tokenize(caps) == ["a dog", "", "two cats", "a dog"]
+
+
+def test_non_string_item_is_named():
+    with pytest.raises(InputError, match="caption 1"):
+        ptb.tokenize(["a dog", None])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The owl hoots. :)", "the owl hoots :-rrb-"),  # smileys keep their parenthesis
+        ("I. The end", "i the end"),  # a one-letter initial before a listed word loses its period
+        ("a. b", "a. b"),
+        ("no. 5 and fig. 3 but no more.", "no. 5 and fig. 3 but no more"),
+        ("5 1/2 cups, call 12 345 6789", "5\u00a01/2 cups call 12\u00a0345\u00a06789"),
+        ("'tis 'twas gotta wanna dunno", "'t is 't was got ta wan na dunno"),
+        ("c++ and c# on www.x.com", "c++ and c# on www.x.com"),
+        ("\u00a3 5 \u20ac 5 \u00a2", "# 5 $ 5 cents"),
+        ("O'Neil l'amour o'clock rock'n'roll", "o'neil l'amour o'clock rock 'n' roll"),
+        ("&lt;b&gt; &quot;x&quot;", "< b > x"),
+    ],
+)
+def test_selected_behaviours(text, expected):
+    """Behaviours beyond the table, each checked against the jar when written."""
+    assert ptb.tokenize([text]) == [expected]
+
+
+# --- internal consistency (no Java needed) ----------------------------------------------------
+
+_PIECES = [
+    "a", "A", "dog", "Dogs", "man's", "'s", "n't", "don't", "can't", "cannot", "gonna", "I", "U.S.",
+    "Mr.", "etc.", "e.g.", "p.m.", "no.", "fig.", "St.", "The", "He", "t-shirt", "20-year-old",
+    "1,000", "3:30", "3.5", "5", "12", "345", "6789", "1/2", "5-6", "'90s", "rock'n'roll", "o'clock",
+    "&amp;", "&lt;", "&quot;", "AT&T", "c++", "c#", "#tag", "@home", "a@b.com", "www.x.com",
+    "http://x.com/a", "<b>", "</b>", "<a b='c'>", ":)", ":(", ";-)", "^_^", "...", "..", "--", "---",
+    "-", "(", ")", "[", "]", "{", "}", "\"", "'", "`", "``", "''", "!", "?", "?!", ",", ";", ":",
+    ".", "$", "US$", "%", "*", "**", "/", "\\", "=", "+", "_", "~", "^", "|", "caf\u00e9",
+    "na\u00efve", "\u00bd", "\u2153", "\u00a3", "\u20ac", "\u00a2", "\u201c", "\u201d", "\u2018",
+    "\u2019", "\u2013", "\u2014", "\u2026", "\u00b0", "\u00d7", "\U0001F600", "\ufffd", "\u200b",
+    "e\u0301", "\u00ab", "\u00bb", "-LRB-", "S&P-500",
+]
+_CHARS = (
+    "abcdeoinstxyzABCDEIOSTXYZ0123456789 .,;:!?'\"`-()[]{}<>/&$#%*@+=_~^|\\"
+    "\u00e9\u00f1\u00fc\u00e7\u00c9\u00a0\t\u201c\u201d\u2018\u2019\u2013\u2014\u2026\u00bd\u00b0"
+    "\u00d7\u20ac\u00a3\u00b4\u00ab\u00bb\u200b\ufffd\U0001F600"
+)
+_SEPARATORS = [" ", " ", " ", "", "  ", "\t", "\u00a0"]
+
+caption_like = st.builds(
+    lambda parts, seps: "".join(p + s for p, s in zip(parts, seps)).strip(" "),
+    st.lists(
+        st.one_of(st.sampled_from(_PIECES), st.text(alphabet=_CHARS, min_size=1, max_size=6)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(st.sampled_from(_SEPARATORS), min_size=12, max_size=12),
+)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(caption_like)
+def test_rule_prefilter_is_exact(text):
+    """Trying only the rules whose first-character class admits the next character gives the
+    same tokens as trying every rule everywhere."""
+    assert _ptb_lexer.lex(text) == _ptb_lexer.lex(text, prefilter=False)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(caption_like)
+def test_fast_path_agrees_with_lexer(text):
+    fast = ptb._fast(text)
+    if fast is not None:
+        assert fast == ptb._slow(text)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.lists(st.text(max_size=40), max_size=5))
+def test_total_on_any_unicode(texts):
+    out = ptb.tokenize(texts)
+    assert len(out) == len(texts)
+    assert all(isinstance(t, str) and "  " not in t and t == t.strip(" ") for t in out)
+
+
+def test_line_breaks_do_not_change_the_count():
+    texts = [f"a{ch}b" for ch in LINE_BREAKS]
+    assert ptb.tokenize(texts) == ["a b"] * len(texts)
+
+
+# --- agreement with the jar -------------------------------------------------------------------
+
+
+def _jar(texts: list[str]) -> list[str]:
+    from capeval.text import ptb_java
+
+    # A trailing sentinel line: the jar sees every real caption followed by "\n", as every
+    # caption but the last of a pycocoevalcap batch is (docs/TOKENIZER.md, "end of batch").
+    return ptb_java.tokenize(list(texts) + ["x"])[:-1]
+
+
+@pytest.mark.oracle
+@pytest.mark.java
+@settings(
+    max_examples=6,
+    derandomize=True,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # shrinking would re-run Java a lot
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.lists(caption_like, min_size=50, max_size=50))
+def test_matches_jar_on_random_caption_like_strings(java, texts):
+    got = ptb.tokenize(texts)
+    want = _jar(texts)
+    diffs = [(t, w, g) for t, w, g in zip(texts, want, got) if w != g]
+    assert not diffs, json.dumps(diffs[:10], ensure_ascii=False, indent=1)
+
+
+def _real_caption_sample(root, k=1500, seed=0) -> list[str]:
+    lines = (root / "flickr8k/Flickr8k_text/Flickr8k.token.txt").read_text(encoding="utf-8").splitlines()
+    caps = [line.split("\t", 1)[1] for line in lines if "\t" in line]
+    pascal = json.loads((root / "pascal50s/EXPERT_processed/pascal_50s.json").read_text(encoding="utf-8"))
+    for items in pascal.values():
+        for item in items:
+            caps.extend(item["captions"])
+            caps.extend(item["references"])
+    with open(root / "composite/composite_umic_decoded.jsonl", encoding="utf-8") as f:
+        caps.extend(json.loads(line)["candidate"] for line in f if line.strip())
+    caps = sorted(set(caps))
+    return random.Random(seed).sample(caps, k)
+
+
+@pytest.mark.data
+@pytest.mark.oracle
+@pytest.mark.java
+def test_matches_jar_on_real_captions(data_dir, java):
+    texts = _real_caption_sample(data_dir)
+    got = ptb.tokenize(texts)
+    want = _jar(texts)
+    diffs = [(t, w, g) for t, w, g in zip(texts, want, got) if w != g]
+    assert not diffs, json.dumps(diffs[:10], ensure_ascii=False, indent=1)
