@@ -6,6 +6,7 @@ silently shifts every later caption (PROTOCOLS.md §1.4). We refuse them all, na
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from .errors import InputError
@@ -25,11 +26,12 @@ LINE_BREAKS = {
 }
 
 
+_LINE_BREAK_RE = re.compile("[" + "".join(LINE_BREAKS) + "]")
+
+
 def find_line_break(text: str) -> str | None:
-    for ch in text:
-        if ch in LINE_BREAKS:
-            return LINE_BREAKS[ch]
-    return None
+    m = _LINE_BREAK_RE.search(text)
+    return LINE_BREAKS[m.group()] if m else None
 
 
 def _label(kind: str, i: int, ids: Sequence | None) -> str:
@@ -80,8 +82,13 @@ def validate_corpus(
                 raise InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
             seen[key] = i
     out_refs: list[list[str]] = []
+    ok: set[str] = set()  # references repeat across rows; check each distinct string once
     for i, cand in enumerate(candidates):
+        if cand.__class__ is str and cand in ok:
+            continue
         check_text(cand, _label("candidate", i, ids), allow_empty=allow_empty)
+        if cand.strip():
+            ok.add(cand)
     for i, refs in enumerate(references):
         if isinstance(refs, str):
             raise InputError(
@@ -91,7 +98,10 @@ def validate_corpus(
         if not refs:
             raise InputError(f"{_label('item', i, ids)} has no references")
         for j, ref in enumerate(refs):
+            if ref.__class__ is str and ref in ok:
+                continue
             check_text(ref, f"reference {j} of {_label('item', i, ids)}")
+            ok.add(ref)
         out_refs.append(refs)
     return candidates, out_refs
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -72,3 +73,27 @@ def ngram_counts(words: Sequence[str], n: int) -> dict[tuple[str, ...], int]:
             g = tuple(words[i : i + k])
             counts[g] = get(g, 0) + 1
     return counts
+
+
+@lru_cache(maxsize=1 << 18)
+def sentence_ngrams(sentence: str) -> tuple[tuple[str, int, int], ...]:
+    """``(key, order index, count)`` for orders 1..4 of ``sentence.split()``, in the reference
+    code's insertion order (all unigrams left to right, then bigrams, ...).
+
+    Keys are space-joined n-grams: ``split()`` tokens contain no spaces, and str hashes are
+    cached while tuple hashes are recomputed on every lookup (measured: the dominant cost).
+    Cached across metric families, so BLEU and CIDEr in one call count each sentence once.
+    """
+    words = sentence.split()
+    counts: dict[str, int] = {}
+    order: dict[str, int] = {}
+    L = len(words)
+    for k in range(4):
+        for i in range(L - k):
+            g = " ".join(words[i : i + k + 1])
+            if g in counts:
+                counts[g] += 1
+            else:
+                counts[g] = 1
+                order[g] = k
+    return tuple((g, order[g], c) for g, c in counts.items())

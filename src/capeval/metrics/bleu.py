@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result import MetricScores
-from ._units import dedupe, ngram_counts
+from ._units import dedupe, sentence_ngrams
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -39,21 +39,24 @@ def closest_reflen(reflens: Sequence[int], testlen: int) -> int:
     return min((abs(l - testlen), l) for l in reflens)[1]
 
 
-def _max_ref_counts(refs_words: Sequence[Sequence[str]], n: int) -> dict:
+def _max_ref_counts(refs: Sequence[str]) -> dict:
     maxcounts: dict = {}
-    for words in refs_words:
-        for g, c in ngram_counts(words, n).items():
-            if c > maxcounts.get(g, 0):
+    get = maxcounts.get
+    for ref in refs:
+        for g, _k, c in sentence_ngrams(ref):
+            if c > get(g, 0):
                 maxcounts[g] = c
     return maxcounts
 
 
-def unit_stats(cand_words, ref_lens, maxcounts, n: int = 4) -> BleuStats:
-    testlen = len(cand_words)
+def unit_stats(cand: str, testlen: int, ref_lens, maxcounts, n: int = 4) -> BleuStats:
+    """Statistics of one unit; ``cand`` is the tokenized candidate (counted by ``split()``)."""
     correct = [0] * n
-    for g, c in ngram_counts(cand_words, n).items():
-        m = maxcounts.get(g, 0)
-        correct[len(g) - 1] += c if c < m else m
+    get = maxcounts.get
+    for g, k, c in sentence_ngrams(cand):
+        m = get(g)
+        if m:
+            correct[k] += c if c < m else m
     guess = tuple(max(0, testlen - k + 1) for k in range(1, n + 1))
     return BleuStats(testlen, closest_reflen(ref_lens, testlen), guess, tuple(correct))
 
@@ -113,15 +116,12 @@ class BleuCoco(Metric):
     def statistics(self, candidates, references) -> tuple[list[BleuStats], np.ndarray]:
         """Per distinct unit statistics and the row → unit map."""
         units = dedupe(candidates, references)
-        cand_words = [c.split() for c in units.cands]
-        ref_info = []
-        for refs in units.refsets:
-            words = [r.split() for r in refs]
-            ref_info.append(([len(w) for w in words], _max_ref_counts(words, self.n)))
+        cand_lens = [len(c.split()) for c in units.cands]
+        ref_info = [([len(r.split()) for r in refs], _max_ref_counts(refs)) for refs in units.refsets]
         stats = []
         for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist()):
             lens, maxc = ref_info[ri]
-            stats.append(unit_stats(cand_words[ci], lens, maxc, self.n))
+            stats.append(unit_stats(units.cands[ci], cand_lens[ci], lens, maxc, self.n))
         return stats, units.row_unit
 
     def compute(self, candidates, references) -> MetricScores:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ._units import dedupe
+from ._units import dedupe, sentence_ngrams
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -48,7 +48,7 @@ class DocumentFrequency:
                         keys_of=None):
         """df over scoring units: a refset used by k rows counts k times, as in the reference."""
         if keys_of is None:
-            keys_of = lambda s: ngram_keys(s.split())  # noqa: E731
+            keys_of = sentence_ngrams
         df: dict[str, float] = {}
         for refs, mult in zip(refsets, rows_per_refset):
             grams = set()
@@ -82,24 +82,6 @@ class DocumentFrequency:
         df = {str(k): float(v) for k, v in payload["df"].items()}
         digest = hashlib.sha256(data).hexdigest()[:16]
         return cls(df, int(payload["n_units"]), f"file:{digest}:{payload['n_units']}")
-
-
-def ngram_keys(words: list[str], n: int = N_ORDER) -> list[tuple[str, int, int]]:
-    """(key, order index, count) in the reference's insertion order. Keys are space-joined
-    n-grams: ``split()`` tokens contain no spaces, and str hashes are cached while tuple
-    hashes are recomputed on every lookup (measured: the dominant cost)."""
-    counts: dict[str, int] = {}
-    order: dict[str, int] = {}
-    L = len(words)
-    for k in range(n):
-        for i in range(L - k):
-            g = " ".join(words[i : i + k + 1])
-            if g in counts:
-                counts[g] += 1
-            else:
-                counts[g] = 1
-                order[g] = k
-    return [(g, order[g], c) for g, c in counts.items()]
 
 
 class _Vector:
@@ -211,14 +193,7 @@ class _CiderBase(Metric):
 
     def compute(self, candidates, references) -> MetricScores:
         units = dedupe(candidates, references)
-        key_cache: dict[str, list] = {}
-
-        def keys_of(sentence: str) -> list:
-            k = key_cache.get(sentence)
-            if k is None:
-                k = key_cache[sentence] = ngram_keys(sentence.split())
-            return k
-
+        keys_of = sentence_ngrams
         dfo = self._doc_freq(units, keys_of)
         if self.save_df is not None:
             dfo.save(self.save_df)
