@@ -75,25 +75,54 @@ def ngram_counts(words: Sequence[str], n: int) -> dict[tuple[str, ...], int]:
     return counts
 
 
-@lru_cache(maxsize=1 << 18)
-def sentence_ngrams(sentence: str) -> tuple[tuple[str, int, int], ...]:
-    """``(key, order index, count)`` for orders 1..4 of ``sentence.split()``, in the reference
-    code's insertion order (all unigrams left to right, then bigrams, ...).
+# n-grams are interned to ints once per process: int hashing and numpy arrays of ids are
+# what make BLEU and CIDEr fast. The table is bounded; when it fills, it and the sentence
+# cache are cleared together (ids are only meaningful while both are alive).
+_GRAM_ID: dict[str, int] = {}
+_GRAM_STR: list[str] = []
+_MAX_GRAMS = 5_000_000
 
-    Keys are space-joined n-grams: ``split()`` tokens contain no spaces, and str hashes are
-    cached while tuple hashes are recomputed on every lookup (measured: the dominant cost).
-    Cached across metric families, so BLEU and CIDEr in one call count each sentence once.
+
+def gram_string(gram_id: int) -> str:
+    """The space-joined n-gram of an interned id."""
+    return _GRAM_STR[gram_id]
+
+
+def gram_id(gram: str) -> int | None:
+    return _GRAM_ID.get(gram)
+
+
+def _intern_reset_if_full() -> None:
+    if len(_GRAM_STR) > _MAX_GRAMS:
+        sentence_entries.cache_clear()
+        _GRAM_ID.clear()
+        _GRAM_STR.clear()
+
+
+@lru_cache(maxsize=1 << 18)
+def sentence_entries(sentence: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """n-grams of orders 1..4 of ``sentence.split()`` as ``(ids, order indices, counts)``, in the
+    reference code's insertion order (all unigrams left to right, then bigrams, ...).
+
+    Order matters: CIDEr sums floats in it. Cached across metric families, so BLEU and CIDEr
+    in one call count each distinct sentence once.
     """
     words = sentence.split()
-    counts: dict[str, int] = {}
-    order: dict[str, int] = {}
+    counts: dict[int, int] = {}
+    order: dict[int, int] = {}
+    ids = _GRAM_ID
     L = len(words)
     for k in range(4):
         for i in range(L - k):
-            g = " ".join(words[i : i + k + 1])
-            if g in counts:
-                counts[g] += 1
+            g = " ".join(words[i : i + k + 1]) if k else words[i]
+            j = ids.get(g)
+            if j is None:
+                j = ids[g] = len(_GRAM_STR)
+                _GRAM_STR.append(g)
+            if j in counts:
+                counts[j] += 1
             else:
-                counts[g] = 1
-                order[g] = k
-    return tuple((g, order[g], c) for g, c in counts.items())
+                counts[j] = 1
+                order[j] = k
+    keys = tuple(counts)
+    return keys, tuple(order[j] for j in keys), tuple(counts.values())

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result import MetricScores
-from ._units import dedupe, sentence_ngrams
+from ._units import _intern_reset_if_full, dedupe, sentence_entries
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -43,7 +43,8 @@ def _max_ref_counts(refs: Sequence[str]) -> dict:
     maxcounts: dict = {}
     get = maxcounts.get
     for ref in refs:
-        for g, _k, c in sentence_ngrams(ref):
+        ids, _orders, cnts = sentence_entries(ref)
+        for g, c in zip(ids, cnts):
             if c > get(g, 0):
                 maxcounts[g] = c
     return maxcounts
@@ -53,7 +54,7 @@ def unit_stats(cand: str, testlen: int, ref_lens, maxcounts, n: int = 4) -> Bleu
     """Statistics of one unit; ``cand`` is the tokenized candidate (counted by ``split()``)."""
     correct = [0] * n
     get = maxcounts.get
-    for g, k, c in sentence_ngrams(cand):
+    for g, k, c in zip(*sentence_entries(cand)):
         m = get(g)
         if m:
             correct[k] += c if c < m else m
@@ -115,6 +116,7 @@ class BleuCoco(Metric):
 
     def statistics(self, candidates, references) -> tuple[list[BleuStats], np.ndarray]:
         """Per distinct unit statistics and the row → unit map."""
+        _intern_reset_if_full()
         units = dedupe(candidates, references)
         cand_lens = [len(c.split()) for c in units.cands]
         ref_info = [([len(r.split()) for r in refs], _max_ref_counts(refs)) for refs in units.refsets]

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ._units import dedupe, sentence_ngrams
+from ._units import _intern_reset_if_full, dedupe, gram_string, sentence_entries
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -44,18 +44,16 @@ class DocumentFrequency:
         self.ref_len = np.log(float(n_units))  # numpy, as the reference computes it
 
     @classmethod
-    def from_references(cls, refsets: Sequence[Sequence[str]], rows_per_refset: Sequence[int],
-                        keys_of=None):
+    def from_references(cls, refsets: Sequence[Sequence[str]], rows_per_refset: Sequence[int]):
         """df over scoring units: a refset used by k rows counts k times, as in the reference."""
-        if keys_of is None:
-            keys_of = sentence_ngrams
         df: dict[str, float] = {}
         for refs, mult in zip(refsets, rows_per_refset):
-            grams = set()
+            grams: set[int] = set()
             for ref in refs:
-                grams.update(g for g, _k, _c in keys_of(ref))
+                grams.update(sentence_entries(ref)[0])
             for g in grams:
-                df[g] = df.get(g, 0.0) + mult
+                key = gram_string(g)
+                df[key] = df.get(key, 0.0) + mult
         n_units = int(sum(rows_per_refset))
         return cls(df, n_units, f"corpus:{n_units}")
 
@@ -84,87 +82,133 @@ class DocumentFrequency:
         return cls(df, int(payload["n_units"]), f"file:{digest}:{payload['n_units']}")
 
 
-class _Vector:
-    __slots__ = ("items", "norm", "length")
-
-    def __init__(self, items, norm, length):
-        self.items = items    # [(key, order, tf-idf)] in insertion order
-        self.norm = norm      # per order: Euclidean norm (numpy float64, like the reference)
-        self.length = length  # number of bigrams
-
-
-def _vectorize(keys, dfo: DocumentFrequency, log_cache: dict) -> _Vector:
-    items = []
-    norm = [0.0] * N_ORDER
-    length = 0
-    # Python floats hold the same IEEE doubles as numpy's scalars and are ~5x faster here;
-    # the logs themselves still come from np.log, as in the reference.
-    ref_len = float(dfo.ref_len)
-    df = dfo.df
-    for g, k, tf in keys:
-        d = df.get(g, 0.0)
-        lg = log_cache.get(d)
-        if lg is None:
-            lg = log_cache[d] = float(np.log(max(1.0, d)))
-        v = float(tf) * (ref_len - lg)
-        items.append((g, k, v))
-        norm[k] += v * v  # pow(v, 2) is exactly v*v: both are one correctly rounded product
-        if k == 1:
-            length += tf
-    return _Vector(items, [math.sqrt(x) for x in norm], length)
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + l)`` for each pair, without a Python loop."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    before = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return np.repeat(starts - before, lengths) + np.arange(total)
 
 
-class _RefSet:
-    """A unit's references, indexed by n-gram so one pass over the hypothesis finds all
-    common terms of all references, in the hypothesis' insertion order (the sum order)."""
+def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: float = SIGMA) -> np.ndarray:
+    """CIDEr(-D) of every distinct unit, vectorised over the corpus.
 
-    __slots__ = ("refs", "index")
+    Bit-exactness argument: every value goes through the same IEEE operations as the
+    reference, in the same order. tf-idf and divisions are elementwise; each sum the reference
+    builds sequentially (norms over a sentence's n-grams, similarity terms over the
+    hypothesis' n-grams in insertion order, the per-order score over references) is built by
+    ``np.bincount(..., weights=...)``, which accumulates in input order into 0.0, over arrays
+    laid out in the reference's order. Terms of n-grams absent from a reference are exact
+    zeros in the reference and are skipped here, which cannot change a sum.
+    """
+    # 1. Distinct sentences and their n-gram entries, in insertion order.
+    sid: dict[str, int] = {}
+    for c in units.cands:
+        sid.setdefault(c, len(sid))
+    for refs in units.refsets:
+        for r in refs:
+            sid.setdefault(r, len(sid))
+    e_gram: list[int] = []
+    e_order: list[int] = []
+    e_tf: list[int] = []
+    counts = np.empty(len(sid), dtype=np.int64)
+    for i, sentence in enumerate(sid):
+        ids, orders, cnts = sentence_entries(sentence)
+        counts[i] = len(ids)
+        e_gram.extend(ids)
+        e_order.extend(orders)
+        e_tf.extend(cnts)
+    # Compact the process-wide n-gram ids to 0..G-1 for this corpus.
+    global_ids, gram = np.unique(np.asarray(e_gram, dtype=np.int64), return_inverse=True)
+    gram = gram.reshape(-1)
+    order = np.asarray(e_order, dtype=np.int64)
+    tf = np.asarray(e_tf, dtype=np.float64)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    n_sent = len(sid)
+    n_gram = max(len(global_ids), 1)
+    entry_sent = np.repeat(np.arange(n_sent), counts)
 
-    def __init__(self, refs: list[_Vector]):
-        self.refs = refs
-        index: dict[str, list[tuple[int, float]]] = {}
-        for j, ref in enumerate(refs):
-            for g, _k, v in ref.items:
-                index.setdefault(g, []).append((j, v))
-        self.index = index
+    n_rs = len(units.refsets)
+    max_k = max(len(r) for r in units.refsets)
+    ref_sid = np.full((n_rs, max_k), -1, dtype=np.int64)
+    for i, refs in enumerate(units.refsets):
+        ref_sid[i, : len(refs)] = [sid[r] for r in refs]
+    pair_rs, pair_j = np.nonzero(ref_sid >= 0)
+    pair_sid = ref_sid[pair_rs, pair_j]
+    r_len = counts[pair_sid]
+    r_idx = _ranges(starts[pair_sid], r_len)
+    r_rs = np.repeat(pair_rs, r_len)
 
+    # 2. df and tf-idf. df(g) = number of units whose reference union holds g: distinct
+    # (refset, g) pairs, each weighted by the rows using that refset.
+    if dfo is None:
+        rs_gram = np.unique(r_rs * n_gram + gram[r_idx])
+        df_of_gram = np.bincount(rs_gram % n_gram, weights=units.refset_rows[rs_gram // n_gram].astype(np.float64),
+                                 minlength=n_gram)
+        ref_len = float(np.log(float(units.n_rows)))
+    else:
+        df_of_gram = np.fromiter((dfo.df.get(gram_string(g), 0.0) for g in global_ids.tolist()),
+                                 dtype=np.float64, count=len(global_ids))
+        ref_len = float(dfo.ref_len)
+    # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
+    uniq, inv = np.unique(df_of_gram, return_inverse=True)
+    logs = np.array([float(np.log(max(1.0, float(u)))) for u in uniq.tolist()], dtype=np.float64)
+    vals = tf * (ref_len - logs[inv.reshape(-1)][gram])
+    norms = np.sqrt(
+        np.bincount(entry_sent * N_ORDER + order, weights=vals * vals, minlength=n_sent * N_ORDER)
+    ).reshape(n_sent, N_ORDER)
+    # CIDEr's "length" is the bigram count, i.e. max(words - 1, 0).
+    sent_len = np.fromiter((max(len(x.split()) - 1, 0) for x in sid), dtype=np.int64, count=n_sent)
 
-def _unit_score(hyp: _Vector, rs: _RefSet, clipped: bool, sigma: float, penalty_cache: dict) -> float:
-    refs = rs.refs
-    sums = [[0.0] * N_ORDER for _ in refs]
-    index = rs.index
-    for g, k, h in hyp.items:
-        hits = index.get(g)
-        if hits is None:
-            continue
-        for j, r in hits:
-            if clipped:
-                sums[j][k] += (h if h < r else r) * r
-            else:
-                sums[j][k] += h * r
-    score = [0.0] * N_ORDER
-    hn = hyp.norm
-    for j, ref in enumerate(refs):
-        val = sums[j]
-        rn = ref.norm
-        if clipped:
-            delta = float(hyp.length - ref.length)
-            pen = penalty_cache.get(delta)
-            if pen is None:
-                # Euler's e raised to a power (not exp()), as the reference does: ulp-exact.
-                pen = penalty_cache[delta] = np.e ** (-(delta**2) / (2 * sigma**2))
-        for k in range(N_ORDER):
-            s = val[k]
-            if hn[k] != 0 and rn[k] != 0:
-                s /= hn[k] * rn[k]
-            if clipped:
-                s *= pen
-            score[k] += s
+    # 3. Reference entries keyed by (refset, n-gram).
+    r_key = r_rs * n_gram + gram[r_idx]
+    r_j = np.repeat(pair_j, r_len)
+    r_val = vals[r_idx]
+    srt = np.argsort(r_key, kind="stable")
+    r_key, r_j, r_val = r_key[srt], r_j[srt], r_val[srt]
+
+    # 4. Hypothesis entries per unit (unit-major, insertion order) joined with the references.
+    n_units = len(units.unit_cand)
+    cand_sid = np.fromiter((sid[c] for c in units.cands), dtype=np.int64, count=len(units.cands))
+    u_sid = cand_sid[units.unit_cand]
+    u_rs = units.unit_refset
+    h_idx = _ranges(starts[u_sid], counts[u_sid])
+    h_unit = np.repeat(np.arange(n_units), counts[u_sid])
+    h_key = u_rs[h_unit] * n_gram + gram[h_idx]
+    lo = np.searchsorted(r_key, h_key, side="left")
+    hi = np.searchsorted(r_key, h_key, side="right")
+    hits = hi - lo
+    j_h = np.repeat(np.arange(len(h_key)), hits)
+    j_r = _ranges(lo, hits)
+    h = vals[h_idx][j_h]
+    r = r_val[j_r]
+    term = np.minimum(h, r) * r if clipped else h * r
+    target = (h_unit[j_h] * max_k + r_j[j_r]) * N_ORDER + order[h_idx][j_h]
+    sims = np.bincount(target, weights=term, minlength=n_units * max_k * N_ORDER)
+    sims = sims.reshape(n_units, max_k, N_ORDER)
+
+    # 5. Normalise, penalise, and sum over references in order.
+    u_ref_sid = ref_sid[u_rs]  # (units, max_k), -1 where a refset is shorter
+    valid = u_ref_sid >= 0
+    safe = np.where(valid, u_ref_sid, 0)
+    hn = norms[u_sid][:, None, :]
+    rn = norms[safe]
+    both = (hn != 0) & (rn != 0)
+    sims = np.where(both, sims / np.where(both, hn * rn, 1.0), sims)
+    if clipped:
+        delta = (sent_len[u_sid][:, None] - sent_len[safe]).astype(np.float64)
+        d_uniq = np.unique(delta)
+        # Euler's e raised to a power (not exp()), as the reference does: ulp-exact.
+        pens = np.array([np.e ** (-(d**2) / (2 * sigma**2)) for d in d_uniq.tolist()])
+        sims = sims * pens[np.searchsorted(d_uniq, delta)][:, :, None]
+    score = np.zeros((n_units, N_ORDER))
+    for j in range(max_k):
+        score = score + np.where(valid[:, j, None], sims[:, j, :], 0.0)
     # numpy's mean of 4 values is the sequential sum / 4 (checked bit-for-bit on 2e5 draws).
-    avg = (((score[0] + score[1]) + score[2]) + score[3]) / N_ORDER
-    avg /= len(refs)
-    avg *= 10.0
-    return avg
+    avg = (((score[:, 0] + score[:, 1]) + score[:, 2]) + score[:, 3]) / N_ORDER
+    avg = avg / valid.sum(axis=1)
+    return avg * 10.0
 
 
 class _CiderBase(Metric):
@@ -177,48 +221,37 @@ class _CiderBase(Metric):
         self.sigma = sigma
         self.save_df = save_df
 
-    def _doc_freq(self, units, keys_of) -> DocumentFrequency:
+    def _external_df(self) -> DocumentFrequency | None:
+        """The df given by the user, or None for df from the scored set."""
         if isinstance(self.df_source, DocumentFrequency):
             return self.df_source
         if self.df_source is not None and str(self.df_source) != "corpus":
             return DocumentFrequency.load(self.df_source)
-        n = units.n_rows
-        if n < 2:
-            raise InputError(
-                f"{self.family}: with df from the scored set, {n} unit gives ln(1) = 0 and every "
-                "score 0 (CIDEr depends on the set scored together). Score more captions at once, "
-                "or pass a saved df file (options={'%s': {'df': 'df.json'}}; CLI --cider-df)." % self.family
-            )
-        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), keys_of)
+        return None
 
     def compute(self, candidates, references) -> MetricScores:
+        _intern_reset_if_full()
         units = dedupe(candidates, references)
-        keys_of = sentence_ngrams
-        dfo = self._doc_freq(units, keys_of)
-        if self.save_df is not None:
-            dfo.save(self.save_df)
-        log_cache: dict = {}
-        pen_cache: dict = {}
-        vec_cache: dict[str, _Vector] = {}
-
-        def vec_of(sentence: str) -> _Vector:
-            v = vec_cache.get(sentence)
-            if v is None:
-                v = vec_cache[sentence] = _vectorize(keys_of(sentence), dfo, log_cache)
-            return v
-
-        cand_vecs = [vec_of(c) for c in units.cands]
-        ref_vecs = [_RefSet([vec_of(r) for r in refs]) for refs in units.refsets]
-        unit_scores = np.array(
-            [
-                _unit_score(cand_vecs[ci], ref_vecs[ri], self._clipped, self.sigma, pen_cache)
-                for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())
-            ],
-            dtype=float,
-        )
-        per_row = unit_scores[units.row_unit]
+        dfo = self._external_df()
+        if dfo is None:
+            n = units.n_rows
+            if n < 2:
+                raise InputError(
+                    f"{self.family}: with df from the scored set, {n} unit gives ln(1) = 0 and every "
+                    "score 0 (CIDEr depends on the set scored together). Score more captions at once, "
+                    "or pass a saved df file (options={'%s': {'df': 'df.json'}}; CLI --cider-df)." % self.family
+                )
+            df_label = f"corpus:{n}"
+            if self.save_df is not None:
+                DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist()).save(self.save_df)
+        else:
+            df_label = dfo.source
+            if self.save_df is not None:
+                dfo.save(self.save_df)
+        scores = unit_scores(units, dfo, self._clipped, self.sigma)
+        per_row = scores[units.row_unit]
         name = self.outputs[0].name
-        fields = {"n": N_ORDER, "df": dfo.source}
+        fields = {"n": N_ORDER, "df": df_label}
         if self._clipped:
             fields["sigma"] = self.sigma
         return MetricScores(
