@@ -51,9 +51,16 @@ def ptb_coco(cands, refs):
     return gts, res
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process plus its finished children (the JVMs)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_side(side: str, n: int | None, workers: int | None, out: Path) -> None:
     cands, refs = load_rows(n)
     gts, res = ptb_coco(cands, refs)
+    cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
     if side == "ref":
         from pycocoevalcap.meteor.meteor import Meteor as RefMeteor
@@ -74,8 +81,10 @@ def run_side(side: str, n: int | None, workers: int | None, out: Path) -> None:
             corpus, per = r.corpus["meteor"], r.per_caption["meteor"].tolist()
             extra = {"workers": len(m._procs), "distinct_units": r.details["distinct_units"],
                      "signature_fields": {k: str(v) for k, v in r.signature_fields.items()}}
+    cpu = _cpu_seconds() - cpu0  # the JVMs are closed (waited for) by now, so they count
     out.write_text(json.dumps({
         "seconds": elapsed,
+        "cpu_seconds": cpu,
         "corpus": corpus,
         "per_unit": [float(x) for x in per],
         # ru_maxrss is KiB on Linux; children = the largest JVM.
@@ -117,6 +126,10 @@ def main() -> None:
         "pycocoevalcap_seconds": round(ref["seconds"], 3),
         "capeval_seconds": round(ours["seconds"], 3),
         "speedup": round(ref["seconds"] / ours["seconds"], 2),
+        "pycocoevalcap_cpu_seconds": round(ref["cpu_seconds"], 3),
+        "capeval_cpu_seconds": round(ours["cpu_seconds"], 3),
+        "cpu_ratio": round(ref["cpu_seconds"] / ours["cpu_seconds"], 2),
+        "load_average_at_end": os.getloadavg(),
         "per_unit_max_abs_diff": max(diffs),
         "per_unit_identical": ref["per_unit"] == ours["per_unit"],
         "corpus_pycocoevalcap": ref["corpus"],

@@ -77,6 +77,23 @@ def test_identical_caption_scores_one_and_unrelated_zero(ready):
     assert res.per_caption["spice"].tolist() == [1.0, 0.0]
 
 
+def test_empty_and_multi_sentence_captions(ready):
+    res = capeval.score(["", "a dog . a cat sits on a mat ."], [["a dog"], ["a cat on a mat", "a dog"]],
+                        metrics=["spice"], tokenizer="none", allow_empty=True)
+    assert res.per_caption["spice"][0] == 0.0  # no tuples: 0, not NaN (SPICE's All rule)
+    assert res.per_caption["spice"][1] > 0.5  # both sentences contribute tuples
+
+
+def test_import_stays_light():
+    import subprocess
+    import sys
+
+    code = ("import sys, capeval; from capeval.metrics.registry import list_metrics; list_metrics(); "
+            "print(any(m in sys.modules for m in ('spacy', 'nltk', 'capeval.scenegraph.parser')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_synonym_switch(ready):
     cands, refs = ["a man on a couch"], [["a man on a sofa"]]
     with_syn = capeval.score(cands, refs, metrics=["spice"], tokenizer="none")
@@ -186,5 +203,5 @@ def test_flickr8k_expert_sample_correlates(ready, data_dir):
     res = capeval.score(cands, refs, metrics=["spice"], tokenizer="none")
     tau = kendalltau(res.per_caption["spice"], ratings, variant="c")[0]
     # Full table (16,992 rows): 45.1 vs the original SPICE's 44.9 (docs/SPICE.md).
-    print("tau_c", tau)
-    assert 0.35 < tau < 0.60, tau
+    # This 80-image sample gives 0.41; a broken parser or matcher falls far below.
+    assert 0.35 < tau < 0.50, tau

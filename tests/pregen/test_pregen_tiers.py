@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from capeval.errors import InputError
 from capeval.pregen import tiers
 from capeval.pregen.tokens import TokenScores
-from pregen_reference_loops import reference_value
+from ._reference_loops import reference_value
 
 
 def test_names_count_and_order():

@@ -80,5 +80,45 @@ def bench_cmd(
         latex_out.write_text(to_latex(results))
 
 
+
+
+def combine_cmd(
+    name: str = typer.Argument(..., help="A correlation benchmark (flickr8k-expert, flickr8k-cf, composite, ...)."),
+    metrics: str = typer.Option(..., "--metrics", "-m", help="Metrics to combine, e.g. wmd,spice,meteor,cider_d."),
+    sizes: str = typer.Option("2,3", "--sizes", help="Combination sizes."),
+    norm: str = typer.Option("z", "--norm", help="z (z-scores) or minmax."),
+    statistic: str | None = typer.Option(None, "--statistic", help="Ranking statistic (default: the benchmark's)."),
+    df: str = typer.Option("n-3", "--df", help="Williams df rule: n-3 (psych) or n-2 (2014 README)."),
+    top: int = typer.Option(10, "--top", help="Combinations to print."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write all results here."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir"),
+    no_cache: bool = typer.Option(False, "--no-cache"),
+    tokenizer: str = typer.Option("ptb", "--tokenizer"),
+    root: Path | None = typer.Option(None, "--root"),
+) -> None:
+    """Search normalised sums of 2–3 metrics; Williams-test each against the best single metric."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from ..bench.cache import ScoreCache
+    from ..bench.combination import combination_markdown, combination_to_json, run_combination
+
+    err = Console(stderr=True)
+    try:
+        size_list = [int(x) for x in sizes.split(",") if x.strip()]
+        run = run_combination(name, metrics.split(","), sizes=size_list, method=norm, statistic=statistic, df=df,
+                              root=root, cache=ScoreCache(cache_dir, enabled=not no_cache), tokenizer=tokenizer)
+    except ValueError as e:  # InputError is a ValueError; so is a bad --sizes
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    except CapevalError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    Console().print(Markdown(combination_markdown(run, top=top)))
+    if json_out is not None:
+        json_out.write_text(json.dumps(combination_to_json(run), indent=1) + "\n")
+
+
 def register(app: typer.Typer) -> None:
     app.command("bench")(bench_cmd)
+    app.command("combine")(combine_cmd)

@@ -115,7 +115,7 @@ class MeteorProcess:
         try:
             proc = subprocess.Popen(
                 self.cmd, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, bufsize=0,
+                stderr=subprocess.PIPE,
             )
         except OSError as e:
             raise ExternalToolError(f"could not start METEOR ({' '.join(self.cmd)}): {e}") from e

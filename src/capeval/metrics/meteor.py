@@ -20,6 +20,7 @@ Why it is faster than the reference wrapper while giving identical numbers:
 from __future__ import annotations
 
 import hashlib
+import queue
 import os
 import shutil
 from collections.abc import Sequence
@@ -128,7 +129,7 @@ class Meteor(Metric):
         workers: int | None = None,
         timeout: float = 120.0,
         startup_timeout: float = 600.0,
-        batch_size: int = 1000,
+        batch_size: int = 500,
         jar: str | None = None,
         java: str | None = None,
         max_heap: str = "2G",
@@ -147,6 +148,7 @@ class Meteor(Metric):
         self._jar: Path | None = None
         self._java: str | None = None
         self._procs: list[MeteorProcess] = []
+        self._last_distinct = 0
 
     # -- resources -----------------------------------------------------------------------
     def _resolve(self) -> tuple[str, Path]:
@@ -196,13 +198,17 @@ class Meteor(Metric):
                     f"METEOR crashed twice on the same batch.\nfirst: {first}\nsecond: {second}"
                 ) from second
 
-    def _score_chunk(self, proc: MeteorProcess, lines: list[str]) -> list[str]:
-        out: list[str] = []
-        for start in range(0, len(lines), self.batch_size):
-            batch = lines[start : start + self.batch_size]
-            answers = self._exchange(proc, batch, len(batch))
-            out.extend(_check_stats(a, f"SCORE line {start + i}", proc) for i, a in enumerate(answers))
-        return out
+    def _score_batches(self, proc: MeteorProcess, batches: "queue.SimpleQueue", out: dict) -> None:
+        # Workers pull batches from one queue, so a JVM that starts or runs slower (a busy
+        # machine) simply takes fewer batches.
+        while True:
+            try:
+                start, lines = batches.get_nowait()
+            except queue.Empty:
+                return
+            answers = self._exchange(proc, lines, len(lines))
+            for i, (line, a) in enumerate(zip(lines, answers)):
+                out[line] = _check_stats(a, f"SCORE line {start + i}", proc)
 
     def statistics(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> list[str]:
         """The jar's statistics line for every row (distinct units scored once)."""
@@ -210,16 +216,17 @@ class Meteor(Metric):
         distinct = list(dict.fromkeys(rows))
         n_workers = max(1, min(self.workers, len(distinct) // MIN_UNITS_PER_EXTRA_WORKER))
         procs = self._processes(n_workers)
-        size = -(-len(distinct) // n_workers)
-        chunks = [distinct[k * size : (k + 1) * size] for k in range(n_workers)]
+        batches: queue.SimpleQueue = queue.SimpleQueue()
+        for start in range(0, len(distinct), self.batch_size):
+            batches.put((start, distinct[start : start + self.batch_size]))
+        stats_of: dict[str, str] = {}
         if n_workers == 1:
-            results = [self._score_chunk(procs[0], chunks[0])]
+            self._score_batches(procs[0], batches, stats_of)
         else:
             with ThreadPoolExecutor(n_workers) as pool:
-                results = list(pool.map(self._score_chunk, procs, chunks))
-        stats_of = {}
-        for chunk, res in zip(chunks, results):
-            stats_of.update(zip(chunk, res))
+                futures = [pool.submit(self._score_batches, p, batches, stats_of) for p in procs]
+                for f in futures:
+                    f.result()
         self._last_distinct = len(distinct)
         return [stats_of[r] for r in rows]
 

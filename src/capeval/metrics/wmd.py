@@ -215,9 +215,18 @@ class WMDScorer:
         """WMD per (candidate tokens, reference tokens) pair of in-vocabulary tokens."""
         distinct: dict[tuple, int] = {}
         pair_ix = np.empty(len(pairs), dtype=np.int64)
+        sorted_of: dict[tuple, tuple] = {}  # documents repeat across pairs: sort each once
+
+        def key(doc) -> tuple:
+            doc = tuple(doc)
+            k = sorted_of.get(doc)
+            if k is None:
+                k = sorted_of[doc] = tuple(sorted(doc))
+            return k
+
         for i, (c, r) in enumerate(pairs):
             # WMD is a function of the two token multisets, so sorted tuples are exact keys.
-            pair_ix[i] = distinct.setdefault((tuple(sorted(c)), tuple(sorted(r))), len(distinct))
+            pair_ix[i] = distinct.setdefault((key(c), key(r)), len(distinct))
         self.n_distinct = len(distinct)
         by_cand: dict[tuple, list[tuple[int, tuple]]] = {}
         for (c, r), j in distinct.items():
@@ -258,7 +267,7 @@ class WMDScorer:
                 out[j] = 0.0
                 continue
             cols = [rows[i] for i in shared] + new
-            block = np.ascontiguousarray(M[:, [col_of[w] for w in cols]])
+            block = M.take([col_of[w] for w in cols], axis=1)
             # gensim sums the full VxV matrix, whose other entries are zero; only the
             # all-zero case can fall under 1e-8, where the order of summation is moot.
             if block.sum() < ZERO_COST:

@@ -65,9 +65,11 @@ def target_prob_and_rank(logits, targets, vocab_chunk: int = DEFAULT_VOCAB_CHUNK
     for lo in range(0, v, vocab_chunk):
         chunk = logits[:, lo : lo + vocab_chunk]
         greater += (chunk > target_logit).sum(1)
-        part = torch.logsumexp(chunk, 1)
+        # float64 keeps the probability exact to ~1e-15 of the logits' softmax; float32
+        # loses ~1e-6 relative when logits are large.
+        part = torch.logsumexp(chunk.double(), 1)
         lse = part if lse is None else torch.logaddexp(lse, part)
-    prob = torch.exp(target_logit[:, 0] - lse)
+    prob = torch.exp(target_logit[:, 0].double() - lse)
     return prob.double().cpu(), greater.cpu()
 
 

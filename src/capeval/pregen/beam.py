@@ -53,7 +53,8 @@ def beam_search(
 def _search(model, images, W, lower, upper, temperature):
     n = images.shape[0]
     img = model.image_vector(images)  # [N, D]
-    h0 = model.initial_state(img)  # [N, R]
+    start = torch.full((n,), EDGE_INDEX, dtype=torch.int64)
+    h0 = model.step(img, model.initial_state(img), start)  # state after reading [EDG]
     R = h0.shape[1]
     V = model.vocab_size
     logp = torch.full((n, W), -torch.inf, dtype=torch.float64)

@@ -43,17 +43,43 @@ class PostgenScorer:
         self.signatures: dict[str, str] = {}
 
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
+        return self.score_subsets(candidates, references, [range(len(candidates))])[0]
+
+    def score_subsets(
+        self,
+        candidates: Sequence[str],
+        references: Sequence[Sequence[str]],
+        subsets: Sequence[Sequence[int]],
+    ) -> list[dict[str, float]]:
+        """Corpus values of each subset, each scored as if on its own (CIDEr's df from the
+        subset alone). A family whose ``compute`` returns per-row ``stats`` in its details
+        and that offers ``evaluate(stats)`` (METEOR) scores every row once and aggregates
+        each subset from its rows' statistics, which is what scoring the subset does."""
         cands, refs = validate_corpus(candidates, references)
-        outs = {cls: m.compute(cands, refs) for cls, m in self._families.items()}
-        values = {}
-        for col, name in self.postgen.items():
-            cls = family_for(name)
-            res = outs[cls]
-            values[col] = float(res.corpus[name])
-            self.signatures[col] = str(
-                Signature.make(cls.variant, out=name, tok="none", nrefs=nrefs_field(refs), **res.signature_fields)
-            )
-        return values
+        nrefs = nrefs_field(refs)
+        results: list[dict[str, float]] = [{} for _ in subsets]
+        for cls, metric in self._families.items():
+            names = [(col, out) for col, out in self.postgen.items() if family_for(out) is cls]
+            stats = None
+            if hasattr(metric, "evaluate"):
+                full = metric.compute(cands, refs)
+                stats = full.details.get("stats")
+                fields = full.signature_fields
+            for k, idx in enumerate(subsets):
+                idx = list(idx)
+                if stats is not None:
+                    aggregate = metric.evaluate([stats[i] for i in idx])[1]
+                    corpus = {out: aggregate for _, out in names}
+                else:
+                    res = metric.compute([cands[i] for i in idx], [refs[i] for i in idx])
+                    corpus, fields = res.corpus, res.signature_fields
+                for col, out in names:
+                    results[k][col] = float(corpus[out])
+            for col, out in names:
+                self.signatures[col] = str(
+                    Signature.make(cls.variant, out=out, tok="none", nrefs=nrefs, **fields)
+                )
+        return [{col: r[col] for col in self.postgen} for r in results]
 
     def close(self) -> None:
         for m in self._families.values():
@@ -86,12 +112,14 @@ def model_rows(
     order = image_order(per_image_cider(candidates, references), stable=stable)
     names = list(pregen_names) if pregen_names is not None else column_names()
     rows = []
-    for st in strata(order, max_strata):
+    subsets = strata(order, max_strata)
+    post = scorer.score_subsets(candidates, references, [st.indices.tolist() for st in subsets])
+    for st, values in zip(subsets, post):
         idx = st.indices.tolist()
         row: dict[str, object] = dict(key)
         row["num_strata"] = st.num_strata
         row["stratum"] = st.stratum
-        row.update(scorer.score([candidates[i] for i in idx], [references[i] for i in idx]))
+        row.update(values)
         row.update(compute(token_scores.select_images(idx), names))
         rows.append(row)
     return rows

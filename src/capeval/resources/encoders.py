@@ -133,7 +133,7 @@ def resolve_encoder(model: str | os.PathLike | None = None) -> ResolvedEncoder:
                 f"encoder directory {as_path} has no config.json; pass a directory that "
                 "transformers' AutoModel.from_pretrained can load"
             )
-        spec = _spec_for(as_path.name) or _spec_for(_config_name(as_path))
+        spec = _known_location(as_path) or _spec_for(as_path.name) or _spec_for(_config_name(as_path))
         if spec is not None:
             return ResolvedEncoder(spec.hub_id, str(as_path), spec.default_layer, spec.layer_source)
         return ResolvedEncoder(as_path.name, str(as_path), None, "user")
@@ -147,6 +147,20 @@ def resolve_encoder(model: str | os.PathLike | None = None) -> ResolvedEncoder:
     if spec.resource is not None:
         return ResolvedEncoder(spec.hub_id, str(resolve(spec.resource)), spec.default_layer, spec.layer_source)
     return ResolvedEncoder(spec.hub_id, spec.hub_id, spec.default_layer, spec.layer_source)
+
+
+def _known_location(path: Path) -> EncoderSpec | None:
+    """The known encoder whose resolved local copy is ``path`` (e.g. the packaged MiniLM dir)."""
+    target = path.resolve()
+    for spec in _KNOWN.values():
+        if spec.resource is None:
+            continue
+        try:
+            if resolve(spec.resource).resolve() == target:
+                return spec
+        except ResourceNotFound:
+            continue
+    return None
 
 
 def _config_name(path: Path) -> str:

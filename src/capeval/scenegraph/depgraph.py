@@ -75,9 +75,12 @@ Edge = tuple[int, str, int]  # (governor, relation, dependent)
 class DepGraph:
     """Words plus labelled edges; relations are UD names (``nsubj``, ``nmod:on``, ``amod``...)."""
 
-    def __init__(self, words: Sequence[Word], edges: Iterable[Edge], roots: Iterable[int]):
+    def __init__(self, words: Sequence[Word], edges: Iterable[Edge], roots: Iterable[int],
+                 mwe_inner: Iterable[int] = ()):
         self.words = list(words)
         self.roots = list(roots)
+        # Words inside a multi-word preposition ("front" of "in front of"): not objects.
+        self.mwe_inner = set(mwe_inner)
         self._edges: list[Edge] = []
         self._seen: set[Edge] = set()
         for e in edges:
@@ -181,8 +184,7 @@ def build(words: Sequence[Word], heads: Sequence[int], deps: Sequence[str]) -> D
         elif d in _RENAME:
             edges.append((h, _RENAME[d], i))
 
-    g = DepGraph(words, edges, roots)
-    g.mwe_inner = mwe_inner  # type: ignore[attr-defined]
+    g = DepGraph(words, edges, roots, mwe_inner)
     _copulas(g)
     _relative_pronouns(g)
     _conjuncts(g)

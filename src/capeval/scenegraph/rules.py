@@ -133,7 +133,7 @@ def extract(g: DepGraph) -> list[Tuple]:
             out.append((lemma(head), lemma(mod)))
 
     # 10. objects
-    skip = compound_words | getattr(g, "mwe_inner", set())
+    skip = compound_words | g.mwe_inner
     for w in W:
         if w.is_noun and w.i not in skip:
             out.append((w.lemma,))

@@ -29,14 +29,15 @@ class PySpiceScorer:
 
                 wn = load_wordnet(wordnet_path)
             synset_fn = WordNetSynsets(wn)
-        is_verb = None
+        is_verb = known = None
         if wn is not None:
-            from .lemmas import wordnet_verb_test
+            from .lemmas import wordnet_known_test, wordnet_verb_test
 
-            is_verb = wordnet_verb_test(wn)
+            is_verb, known = wordnet_verb_test(wn), wordnet_known_test(wn)
         # Graph merging uses synsets only in synonym mode (SPICE's -noSynsets turns both off).
         self._synsets = synset_fn if synonyms else no_synsets
-        self.parser = TupleParser(model, is_verb=is_verb, batch_size=batch_size, n_process=n_process)
+        self.parser = TupleParser(model, is_verb=is_verb, batch_size=batch_size, n_process=n_process,
+                                  known=known)
         self._cand_sets: dict[str, TupleSet] = {}
         self._ref_sets: dict[tuple[str, ...], TupleSet] = {}
         self.stats: dict[str, float] = {}

@@ -7,8 +7,9 @@ reproduce that with one anchored Python regex per rule; a rule with trailing con
 the context in a lookahead whose single capturing group gives the length JFlex compares.
 
 The rules and their order were established against the jar shipped in pycocoevalcap 1.2
-(flags ``-preserveLines -lowerCase``, i.e. ptb3Escaping with americanize, slash/asterisk
-escaping off); see docs/TOKENIZER.md for how, and for the known differences. Only behaviour
+(flags ``-preserveLines -lowerCase``: PTB3 escaping of brackets, quotes, dashes and
+ellipses, but no Americanization and no slash/asterisk escaping); see docs/TOKENIZER.md for
+how, and for the known differences. Only behaviour
 that can change the *filtered, lower-cased* output is modelled: e.g. CoreNLP's duplicated
 sentence-final period after an abbreviation is not, because the wrapper drops ``.`` anyway.
 """
@@ -187,19 +188,17 @@ def _rules() -> list[tuple[str, str | None, object]]:
             f"{A}+[aeiouyAEIOUY]{APOSETC}[aeiouA-Z]{A}*",
             "(?ai:cont'd)\\.?",
             "(?ai:'twas|nor'easter|c'mon|e'er|s'mores|ev'ry|li'l|nat'l)",
+            f"(?ai:o){APOSETC}(?ai:o)",
         ]
     )
     # dotted alternative first so that the leftmost-first match is the longest
     NUM = f"{D}*(?:[.:,\u00AD\u066B\u066C]{D}+)+|{D}+"
     NUMBER = f"[\\-+]?(?:{NUM})"
     HYPHEN = "[-_\u058A\u2010\u2011]"
-    THING = (
-        f"(?:[dDoOlL]{APOSETC}{AD})?(?:{AD}+|{NUMBER})"
-        f"(?:{HYPHEN}(?:[dDoOlL]{APOSETC}{AD})?(?:{AD}+|{NUM}))*"
-    )
+    THING = f"(?:[dDoOlL]{APOSETC}{AD})?{AD}+(?:{HYPHEN}(?:[dDoOlL]{APOSETC}{AD})?{AD}+)*"
     ACRO_ = "[A-Za-z](?:\\.[A-Za-z])*"
     ACRO2 = "[A-Za-z](?:\\.[A-Za-z])+"
-    HTHING = f"[A-Za-z0-9][A-Za-z0-9.,\u00AD]*(?:-(?:[A-Za-z0-9\u00AD]+|{ACRO2}\\.))+"
+    HTHING = f"[A-Za-z0-9][A-Za-z0-9.,\u00AD]*(?:-(?:{ACRO2}\\.|[A-Za-z0-9\u00AD]+))+"
     THINGA = "[A-Z]+(?:(?:[+&]|(?ai:&amp;))[A-Z]+)+"
     THING3 = "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}"
     SGML_NAME = "[A-Za-z][A-Za-z0-9_:.\\-]*"
@@ -213,7 +212,11 @@ def _rules() -> list[tuple[str, str | None, object]]:
     FRAC2 = "[\u00BC\u00BD\u00BE\u2153-\u215E]"
     DOLSIGN = "[A-Z]*\\$|#"
     DOLSIGN2 = "[\u00A2\u00A3\u00A4\u00A5\u0080\u20A0\u20AC\u060B\u0E3F\u20A4\uFFE0\uFFE1\uFFE5\uFFE6]"
-    FULLURL = '://[^ \\t\\n\\f\\r"<>|()]+[^ \\t\\n\\f\\r"<>|.!?(){},-]'
+    FULLURL = '://[^ \\t\\n\\f\\r"<>|(){}]+[^ \\t\\n\\f\\r"<>|.!?(){},-]'
+    FILENAME = (
+        f"{AD}+(?:\\.{AD}+)*\\.(?ai:bat|bmp|class|cgi|cpp|c|dll|docx|doc|exe|gif|gz|html|htm|h|jar"
+        "|java|jpeg|jpg|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|xml|x|zip)"
+    )
     LIKELYURL_WWW = '(?ai:www)\\.(?:[^ \\t\\n\\f\\r"<>|.!?(){},]+\\.)+[a-zA-Z]{2,4}'
     # ",-_" is a character range in the original grammar (it excludes digits and capitals).
     LIKELYURL_DOM = '(?:[^ \\t\\n\\f\\r"`\'<>|.!?(){},-_$]+\\.)+(?ai:com|net|org|edu)'
@@ -326,11 +329,13 @@ def _rules() -> list[tuple[str, str | None, object]]:
         (DOLSIGN2, None, _norm_currency, DOLSIGN2),
         (ACRONYM, f"{SP}+(?:{SENT_WORDS}|{SGML}){SPNL}", ACRO, "[A-Za-z]"),
         (ABBREV3, f"{SPNL}?{D}", None, "[A-Za-z]"),
+        (ABBREV1, "(?s:..)", None, "[A-Za-z]"),
         (ABBREV1, None, None, "[A-Za-z]"),
         (ABBREV2, None, None, "[A-Za-z]"),
         (ABBREV4, SP, None, "[A-Za-z]"),
         (ACRO_, SPNL, None, "[A-Za-z]"),
         (TBSPEC2, SPNL, None, AP1),
+        (FILENAME, f"{SPNL}|[.?!,]", None, AD),
         (WORD + "\\.", INSENTP, _remove_soft_hyphens, LET1),
         (PHONE1, None, _phone, "[(+0-9]"),
         (PHONE2, None, _phone, "[+0-9]"),
@@ -358,8 +363,8 @@ def _rules() -> list[tuple[str, str | None, object]]:
         ("/", None, None, "/"),
         (HTHING + "\\.", INSENTP, _remove_soft_hyphens, "[A-Za-z0-9]"),
         (HTHING, None, _remove_soft_hyphens, "[A-Za-z0-9]"),
-        (THING + "\\.", INSENTP, None, f"(?:{AD}|[-+.:,\u00AD\u066B\u066C])"),
-        (THING, None, None, f"(?:{AD}|[-+.:,\u00AD\u066B\u066C])"),
+        (THING + "\\.", INSENTP, None, AD),
+        (THING, None, None, AD),
         (THINGA + "\\.", INSENTP, _norm_amp, "[A-Z]"),
         (THINGA, None, _norm_amp, "[A-Z]"),
         ("'", "[A-Za-z][^ \\t\\n\\r\u00A0]", _left_quotes, "'"),

@@ -36,10 +36,11 @@ PUNCTUATIONS = frozenset(
 #          close it (a quote token: `` or '');
 #   's     a free-standing clitic;
 #   p      one of . , ; : ! ? "  (runs like "?!" or "..." are single tokens and go the slow way).
+# Possessive quantifiers: the shape is unambiguous, so backtracking would only waste time.
 _CHUNK = (
-    r"""(?:"?(?:'s|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'s)?)(?:[,;:!?]|\.(?=[ "]|$))?"?|[.,;:!?"])"""
+    r"""(?:"?(?:'s|[A-Za-z0-9]++(?:-[A-Za-z0-9]++)*+(?:'s)?+)(?:[,;:!?]|\.(?=[ "]|$))?+"?+|[.,;:!?"])"""
 )
-_FAST_SHAPE = re.compile(rf" *(?:{_CHUNK}(?: +{_CHUNK})*)? *")
+_FAST_SHAPE = re.compile(rf" *+(?:{_CHUNK}(?: ++{_CHUNK})*+)? *+")
 
 # Shapes inside a qualifying caption where CoreNLP does something else: contractions it splits
 # ("gonna" -> "gon na"), abbreviations and one-letter initials that keep their period ("etc.",
@@ -60,27 +61,28 @@ _ABBREVIATIONS = frozenset(
         "ca fig figs prop no nos art pp op"
     ).split()
 )
-_WORD_BEFORE_PERIOD = re.compile(r"([a-z0-9]+)\.")
-_DIGITS_ACROSS_SPACE = re.compile(r"\d +\d")
-_DROP_PUNCT = str.maketrans("", "", '.,;:!?"')
+_SPLIT_OR_JOINED = re.compile("|".join(_SPLIT_WORDS) + r"|\d +\d")
+# In a caption of this shape every . , ; : ! ? " is a token of its own that the filter drops,
+# and every apostrophe starts an "'s" clitic token.
+_FAST_OUTPUT = str.maketrans({**dict.fromkeys('.,;:!?"'), "'": " '"})
 
 
 def _fast(caption: str) -> str | None:
     if _FAST_SHAPE.fullmatch(caption) is None:
         return None
     low = caption.lower()
-    for w in _SPLIT_WORDS:
-        if w in low:
-            return None
-    if "." in low:
-        for w in _WORD_BEFORE_PERIOD.findall(low):
-            if len(w) == 1 or w in _ABBREVIATIONS:
-                return None
-    if _DIGITS_ACROSS_SPACE.search(low) is not None:
+    if _SPLIT_OR_JOINED.search(low) is not None:
         return None
-    # In a caption of this shape every . , ; : ! ? " is a token of its own that the filter drops,
-    # and every "'s" is a clitic token.
-    return " ".join(low.translate(_DROP_PUNCT).replace("'s", " 's").split())
+    if "." in low:
+        for chunk in low.split():
+            if "." in chunk and chunk != ".":
+                # the letters/digits right before the period; "'s." is a clitic, never an abbreviation
+                word = chunk.rstrip('.,;:!?"').lstrip('"').rsplit("-", 1)[-1]
+                if word.endswith("'s"):
+                    continue
+                if (len(word) == 1 and word.isalpha()) or word in _ABBREVIATIONS:
+                    return None
+    return " ".join(low.translate(_FAST_OUTPUT).split())
 
 
 # --- general path ------------------------------------------------------------------------------

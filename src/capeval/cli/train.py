@@ -1,0 +1,59 @@
+"""``capeval train nneval|lceval|linear --out model.npz``: train a learned metric."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..errors import CapevalError
+
+
+def train_cmd(
+    model: str = typer.Argument(..., help="nneval (8-72-72-2 MLP), lceval (softmax regression on LCEval's "
+                                "features) or linear (ridge combination of NNEval's features)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model file to write (.npz, no pickles)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for initialisation, shuffling, machine-caption choice "
+                             "and the split; the same seed gives the same file."),
+    validation: str = typer.Option("expert", "--validation", help="expert: early stopping on Kendall tau-c vs "
+                                   "Flickr8k-Expert (the paper's protocol); split: on 10% of the training "
+                                   "images; none: last epoch."),
+    features: str | None = typer.Option(None, "--features", help="Feature list: a preset (nneval, lceval) "
+                                        "and/or metric names joined by '+', e.g. nneval+rouge_l+length."),
+    max_images: int | None = typer.Option(None, "--max-images", help="Train on this many images (a stable "
+                                          "subsample) instead of all eligible ones."),
+    epochs: int | None = typer.Option(None, "--epochs", help="Maximum epochs (MLP models)."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Feature score cache (default "
+                                          "$CAPEVAL_CACHE or ~/.cache/capeval)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every feature."),
+    root: Path | None = typer.Option(None, "--root", help="Data directory (default $CAPEVAL_DATA)."),
+) -> None:
+    """Train on Tanti et al.'s machine vs human captions (evaluation images held out)."""
+    from rich.console import Console
+
+    from ..bench.cache import ScoreCache
+    from ..learn.builder import load_training_set
+    from ..learn.train import make_recipe, train_recipe
+
+    err = Console(stderr=True)
+    try:
+        overrides = {"max_epochs": epochs} if epochs is not None else {}
+        recipe = make_recipe(model, features=features, seed=seed, **overrides)
+        with err.status("building training rows …") as status:
+            training = load_training_set(root, seed=seed, max_images=max_images)
+            trained = train_recipe(recipe, training, validation=validation, root=root,
+                                   cache=ScoreCache(cache_dir, enabled=not no_cache),
+                                   progress=lambda msg: status.update(msg))
+        sha = trained.save(out)
+    except CapevalError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    v = trained.meta["validation"]
+    best = v.get("best_score")
+    err.print(f"{model}: {training.info['rows']} rows from {training.info['images']} images; validation "
+              f"{validation}" + (f", best {v.get('statistic')} {best:.4f} at epoch {v.get('best_epoch')}"
+                                 if best is not None else ""))
+    typer.echo(f"{out}\tsha256:{sha}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train_cmd)

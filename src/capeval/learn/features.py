@@ -1,0 +1,212 @@
+"""Feature vectors for learned metrics, computed by the registered metrics.
+
+A feature is one metric output (``meteor``, ``wmd``, ``bleu1`` ...) with the family options it
+was computed with and a fixed pre-scale (NNEval divides CIDEr by 10, METHODS.md §4.1). The
+list is data, saved inside every model, so a model scores new captions with exactly the
+features it was trained on; each feature's training-time signature is saved next to it.
+
+Scaling: min-max to [-1, 1] with bounds fitted on the training rows and saved with the model.
+Values outside the training range are not clipped: a ReLU network extrapolates linearly, and
+clipping would hide that a new corpus lies outside what the model saw.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One column: ``metric`` output, its family ``options``, multiplied by ``scale``."""
+
+    metric: str
+    options: tuple[tuple[str, Any], ...] = ()
+    scale: float = 1.0
+
+    @property
+    def options_dict(self) -> dict[str, Any]:
+        return dict(self.options)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "options": dict(self.options), "scale": self.scale}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Feature":
+        try:
+            return cls(str(d["metric"]), tuple(sorted(dict(d.get("options", {})).items())),
+                       float(d.get("scale", 1.0)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError(f"bad feature description {d!r}: {e}") from None
+
+
+# NNEval uses unit-normalised word vectors for WMD (gensim init_sims, METHODS.md §7.3).
+_WMD_NNEVAL = (("norm", True),)
+
+#: NNEval's eight features in the paper's order (METHODS.md §4.1).
+NNEVAL_FEATURES: tuple[Feature, ...] = (
+    Feature("meteor"),
+    Feature("wmd", _WMD_NNEVAL),
+    Feature("bleu1"),
+    Feature("bleu2"),
+    Feature("bleu3"),
+    Feature("bleu4"),
+    Feature("spice"),
+    Feature("cider_d", scale=0.1),
+)
+
+#: LCEval's features that capeval computes (METHODS.md §5.3): BLEU scores stand in for the
+#: clipped precisions, the always-zero ROUGE-1 and the HWCM columns are left out.
+LCEVAL_FEATURES: tuple[Feature, ...] = (
+    Feature("bleu1"), Feature("bleu2"), Feature("bleu3"), Feature("bleu4"),
+    Feature("rouge_l"), Feature("meteor"), Feature("wmd", _WMD_NNEVAL), Feature("spice"),
+    Feature("cider_d", scale=0.1), Feature("wembsim", (("combine", "max"),)),
+)
+
+#: Optional extras a user can append (``capeval train nneval --features``).
+EXTRA_FEATURES: dict[str, Feature] = {
+    "rouge_l": Feature("rouge_l"),
+    "wembsim": Feature("wembsim", (("combine", "max"),)),
+    "bertscore_f": Feature("bertscore_f"),
+}
+
+PRESETS = {"nneval": NNEVAL_FEATURES, "lceval": LCEVAL_FEATURES}
+
+
+def parse_features(spec: str | Sequence[str] | Sequence[Feature]) -> tuple[Feature, ...]:
+    """A preset name (``nneval``, ``lceval``), ``nneval+rouge_l+length``, or a list of names."""
+    if isinstance(spec, str):
+        parts = [p.strip() for p in spec.replace(",", "+").split("+") if p.strip()]
+    else:
+        parts = list(spec)
+    out: list[Feature] = []
+    for p in parts:
+        if isinstance(p, Feature):
+            out.append(p)
+        elif p in PRESETS:
+            out.extend(PRESETS[p])
+        elif p in EXTRA_FEATURES:
+            out.append(EXTRA_FEATURES[p])
+        elif p == LENGTH:
+            out.append(Feature(LENGTH))
+        else:
+            out.append(Feature(p))
+    if not out:
+        raise InputError(f"no features in {spec!r}")
+    seen = set()
+    for f in out:
+        if f in seen:
+            raise InputError(f"feature {f.metric!r} listed twice")
+        seen.add(f)
+    return tuple(out)
+
+
+#: Pseudo-feature: candidate length in PTB tokens (not a registered metric).
+LENGTH = "length"
+
+
+@dataclass
+class FeatureMatrix:
+    """Raw (pre-scaled, not min-max normalised) features, one row per candidate."""
+
+    X: np.ndarray
+    features: tuple[Feature, ...]
+    signatures: dict[str, str] = field(default_factory=dict)
+    cached: dict[str, bool] = field(default_factory=dict)
+
+
+def _length(candidates: Sequence[str], tokenizer: str) -> np.ndarray:
+    from ..text import tokenize
+
+    return np.array([len(t.split()) for t in tokenize(list(candidates), tokenizer)], dtype=float)
+
+
+def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
+            tokenizer: str = "ptb", cache=None, progress=None) -> FeatureMatrix:
+    """Score every feature once (grouped by option set, so a family runs once per set).
+
+    ``cache`` is a :class:`capeval.bench.cache.ScoreCache`; feature columns are stored under
+    the content hash of the texts, metric, variant and options, so retraining and benchmark
+    runs reuse each other's scores.
+    """
+    from ..bench.scoring import score_units
+    from ..metrics.registry import family_for
+    from ..validation import validate_corpus
+
+    cands, refs = validate_corpus(candidates, references)
+    features = tuple(features)
+    cols: dict[Feature, np.ndarray] = {}
+    sigs: dict[str, str] = {}
+    cached: dict[str, bool] = {}
+    # One score_units call per consistent options map: every family appears with one option
+    # set per call, so default-option features share one call (tokenization runs once).
+    calls: list[tuple[dict[str, tuple], list[Feature]]] = []
+    for f in features:
+        if f.metric == LENGTH:
+            cols[f] = _length(cands, tokenizer)
+            sigs[label(f)] = f"length|tok:{tokenizer}"
+            continue
+        fam = family_for(f.metric).family
+        for fam_opts, fs in calls:
+            if fam_opts.get(fam, f.options) == f.options:
+                fam_opts[fam] = f.options
+                fs.append(f)
+                break
+        else:
+            calls.append(({fam: f.options}, [f]))
+    for fam_opts, fs in calls:
+        names = list(dict.fromkeys(f.metric for f in fs))
+        opts = {fam: dict(o) for fam, o in fam_opts.items() if o}
+        got = score_units(cands, refs, names, tokenizer=tokenizer, options=opts, cache=cache, progress=progress)
+        for f in fs:
+            cols[f] = np.asarray(got.per_unit[f.metric], dtype=float) * f.scale
+            sigs[label(f)] = got.signatures[f.metric]
+            cached[label(f)] = got.cached[f.metric]
+    X = np.column_stack([cols[f] for f in features]) if features else np.zeros((len(cands), 0))
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        i, j = (int(v) for v in bad[0])
+        raise InputError(f"feature {label(features[j])} is {X[i, j]!r} for candidate {i} ({cands[i]!r}); "
+                         "learned models need finite features")
+    return FeatureMatrix(X, features, sigs, cached)
+
+
+def label(f: Feature) -> str:
+    """Column name: ``wmd[norm=True]``, ``cider_d/10``."""
+    s = f.metric
+    if f.options:
+        s += "[" + ",".join(f"{k}={v}" for k, v in f.options) + "]"
+    if f.scale != 1.0:
+        s += f"/{1 / f.scale:g}" if f.scale < 1 else f"*{f.scale:g}"
+    return s
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """x → 2·(x − lo)/(hi − lo) − 1 per column, bounds from the training rows.
+
+    A column constant on the training rows carries no information; it maps to 0 rather
+    than dividing by zero.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @classmethod
+    def fit(cls, X: np.ndarray) -> "MinMax":
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise InputError(f"cannot fit min-max bounds on an array of shape {X.shape}")
+        return cls(X.min(axis=0), X.max(axis=0))
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.lo.shape[0]:
+            raise InputError(f"expected {self.lo.shape[0]} feature columns, got shape {X.shape}")
+        span = self.hi - self.lo
+        safe = np.where(span > 0, span, 1.0)
+        return np.where(span > 0, 2.0 * (X - self.lo) / safe - 1.0, 0.0)

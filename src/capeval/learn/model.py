@@ -1,0 +1,94 @@
+"""A trained learned metric: features + min-max bounds + parameters + provenance, in one file.
+
+``kind`` is ``"mlp"`` (NNEval, and LCEval-style with no hidden layer: score = P(human)) or
+``"linear"`` (score = w·x + b on normalised features). Everything needed to score new
+captions is in the file; the rest of ``meta`` (training data digest, feature signatures,
+validation curve) says where the numbers came from.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from . import mlp
+from .features import Feature, FeatureMatrix, MinMax, extract, label
+from .weights import load_npz, save_npz, sha256_file
+
+KINDS = ("mlp", "linear")
+FORMAT = "capeval-learned-model/1"
+
+
+@dataclass
+class LearnedModel:
+    kind: str
+    params: list[np.ndarray]
+    scaler: MinMax
+    features: tuple[Feature, ...]
+    tokenizer: str = "ptb"
+    meta: dict[str, Any] = field(default_factory=dict)
+    sha256: str | None = None  # of the file it was loaded from / saved to
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InputError(f"unknown model kind {self.kind!r}; one of {', '.join(KINDS)}")
+        n = len(self.features)
+        if self.scaler.lo.shape != (n,) or self.scaler.hi.shape != (n,):
+            raise InputError(f"min-max bounds have shape {self.scaler.lo.shape}, expected ({n},)")
+        if self.kind == "mlp":
+            if len(self.params) < 2 or len(self.params) % 2:
+                raise InputError(f"an mlp needs weight/bias pairs, got {len(self.params)} arrays")
+            if self.params[0].shape[0] != n or self.params[-1].shape != (2,):
+                raise InputError(f"mlp shapes {[p.shape for p in self.params]} do not fit {n} features and 2 classes")
+        elif len(self.params) != 2 or self.params[0].shape != (n,) or self.params[1].shape != ():
+            raise InputError(f"a linear model needs w ({n},) and scalar b, got {[p.shape for p in self.params]}")
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", "custom"))
+
+    def predict(self, X_raw: np.ndarray) -> np.ndarray:
+        """Scores from raw (pre-scaled) feature rows."""
+        Z = self.scaler.transform(X_raw)
+        if self.kind == "mlp":
+            return mlp.p_class1(self.params, Z)
+        return Z @ self.params[0] + float(self.params[1])
+
+    def features_for(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None,
+                     progress=None) -> FeatureMatrix:
+        return extract(candidates, references, self.features, tokenizer=self.tokenizer, cache=cache,
+                       progress=progress)
+
+    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None
+              ) -> np.ndarray:
+        return self.predict(self.features_for(candidates, references, cache=cache).X)
+
+    # ---- I/O --------------------------------------------------------------------------
+    def save(self, path: Path | str) -> str:
+        arrays = {"feature_lo": self.scaler.lo, "feature_hi": self.scaler.hi}
+        arrays.update({f"param_{i:02d}": p for i, p in enumerate(self.params)})
+        meta = dict(self.meta)
+        meta.update(format=FORMAT, kind=self.kind, tokenizer=self.tokenizer,
+                    features=[f.to_json() for f in self.features],
+                    feature_labels=[label(f) for f in self.features])
+        self.sha256 = save_npz(path, arrays, meta)
+        return self.sha256
+
+    @classmethod
+    def load(cls, path: Path | str) -> "LearnedModel":
+        arrays, meta = load_npz(path)
+        if meta.get("format") != FORMAT:
+            raise InputError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        try:
+            features = tuple(Feature.from_json(d) for d in meta["features"])
+            params = [arrays[k] for k in sorted(arrays) if k.startswith("param_")]
+            model = cls(meta["kind"], params, MinMax(arrays["feature_lo"], arrays["feature_hi"]), features,
+                        meta.get("tokenizer", "ptb"), meta)
+        except KeyError as e:
+            raise InputError(f"{path}: missing entry {e}") from None
+        model.sha256 = sha256_file(path)
+        return model

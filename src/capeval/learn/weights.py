@@ -1,0 +1,80 @@
+"""Model files: ``.npz`` written byte-for-byte reproducibly, read with ``allow_pickle=False``.
+
+``np.savez`` stamps each zip member with the current time, so the same weights saved twice
+give different files and a checksum cannot prove a retrain reproduced them. This writer uses a
+fixed timestamp, stored (uncompressed) members in sorted order and numpy's own ``.npy`` format,
+so ``np.load`` reads the result like any ``.npz``. Metadata is one JSON string array (a
+unicode array, not an object array), so no pickle is ever involved.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, ResourceNotFound
+
+_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip header can hold
+META_KEY = "meta_json"
+
+
+def save_npz(path: Path | str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> str:
+    """Write arrays + JSON metadata; return the file's sha256."""
+    if META_KEY in arrays:
+        raise InputError(f"array name {META_KEY!r} is reserved for the metadata")
+    members = {k: np.asarray(v) for k, v in arrays.items()}
+    for k, v in members.items():
+        if v.dtype.hasobject:
+            raise InputError(f"array {k!r} has dtype object; model files never hold pickled objects")
+    members[META_KEY] = np.array(json.dumps(meta, sort_keys=True, ensure_ascii=True))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+            for name in sorted(members):
+                buf = io.BytesIO()
+                # np.ascontiguousarray would turn 0-d arrays (the metadata, a bias) into 1-d ones.
+                np.lib.format.write_array(buf, np.array(members[name], order="C"), allow_pickle=False)
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=_EPOCH)
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, buf.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return sha256_file(path)
+
+
+def load_npz(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        raise ResourceNotFound(f"model file {path} not found")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: np.array(z[k]) for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise InputError(f"{path} is not a readable capeval model (.npz without pickles): {e}") from None
+    if META_KEY not in arrays:
+        raise InputError(f"{path} has no {META_KEY!r} entry; not a capeval model file")
+    try:
+        meta = json.loads(str(arrays.pop(META_KEY)))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: metadata is not valid JSON: {e}") from None
+    return arrays, meta
+
+
+def sha256_file(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

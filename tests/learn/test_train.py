@@ -1,0 +1,102 @@
+"""Training end to end on the real Tanti pool (n-gram features only, so no Java and fast)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from capeval.learn.builder import canonical_image, evaluation_images, load_training_set
+from capeval.learn.model import LearnedModel
+from capeval.learn.train import make_recipe, train_recipe
+from capeval.learn.weights import sha256_file
+
+FAST = "bleu1+bleu2+bleu3+bleu4+rouge_l+cider_d+length"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def training(data_dir):
+    return load_training_set(data_dir)
+
+
+@pytest.fixture(scope="module")
+def small(training):
+    keep = sorted(set(training.images))[:60]
+    return training.subset([i for i, img in enumerate(training.images) if img in keep])
+
+
+@pytest.mark.data
+def test_no_evaluation_image_is_trained_on(training, data_dir):
+    held_out = evaluation_images(data_dir)
+    assert held_out["flickr8k-expert"] and held_out["composite"] and held_out["pascal50s"]
+    trained = set(training.images)
+    for name, images in held_out.items():
+        assert not trained & images, f"{name} images in the training set"
+    # every Flickr8k test image is an Expert image, so no Flickr8k row survives
+    assert all(img.startswith(("coco:", "flickr:")) for img in trained)
+    assert training.info["images"] == len(trained) and len(training) == training.info["rows"]
+    assert training.info["human"] == 3 * len(trained)
+
+
+@pytest.mark.data
+def test_same_seed_same_weights_bit_for_bit(small, tmp_path):
+    recipe = make_recipe("nneval", features=FAST, seed=5, max_epochs=4)
+    a = train_recipe(recipe, small, validation="split")
+    b = train_recipe(recipe, small, validation="split")
+    assert all(np.array_equal(p, q) for p, q in zip(a.params, b.params))
+    assert a.save(tmp_path / "a.npz") == b.save(tmp_path / "b.npz")
+    c = train_recipe(make_recipe("nneval", features=FAST, seed=6, max_epochs=4), small, validation="split")
+    assert not np.array_equal(a.params[0], c.params[0])
+
+
+@pytest.mark.data
+def test_expert_validation_reports_the_models_own_tau(small, data_dir):
+    from capeval import data
+    from capeval.meta import kendall_tau_c
+
+    model = train_recipe(make_recipe("lceval", features=FAST, max_epochs=3), small, validation="expert",
+                         root=data_dir)
+    v = model.meta["validation"]
+    assert v["statistic"] == "kendall_tau_c" and v["rows"] == 16992 and 1 <= v["best_epoch"] <= 3
+    table = data.load("flickr8k-expert", data_dir)
+    tau = kendall_tau_c(model.score(table.candidates, table.references), table.human).value
+    assert tau == pytest.approx(v["best_score"], abs=1e-12)
+    assert model.meta["feature_signatures"]["cider_d"].startswith("cider_d_coco|")
+
+
+@pytest.mark.data
+def test_linear_baseline_learns_the_label(small):
+    model = train_recipe(make_recipe("linear", features=FAST), small, validation="split")
+    scores = model.score(small.candidates, small.references)
+    assert scores[small.labels == 1].mean() > scores[small.labels == 0].mean()
+    assert model.meta["validation"]["ridge_lambda"] in (0.0, 0.1, 1.0, 10.0, 100.0, 1000.0)
+
+
+@pytest.mark.data
+def test_cli_train_writes_a_loadable_model(tmp_path, data_dir):
+    from capeval.cli.main import app
+
+    out = tmp_path / "m.npz"
+    res = CliRunner().invoke(app, ["train", "linear", "--out", str(out), "--features", "bleu1+cider_d",
+                                   "--max-images", "30", "--validation", "split", "--root", str(data_dir),
+                                   "--cache-dir", str(tmp_path / "cache")])
+    assert res.exit_code == 0, res.output
+    model = LearnedModel.load(out)
+    assert res.output.strip().endswith(f"sha256:{model.sha256}")
+    assert model.meta["training"]["images"] == 30 and model.kind == "linear"
+    bad = CliRunner().invoke(app, ["train", "forest", "--out", str(out)])
+    assert bad.exit_code == 2 and "unknown learned model" in bad.output
+
+
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.java
+@pytest.mark.skipif(os.environ.get("CAPEVAL_CHECK_SHIPPED_NNEVAL") != "1",
+                    reason="full retrain (METEOR, SPICE, WMD on ~35k captions): set CAPEVAL_CHECK_SHIPPED_NNEVAL=1")
+def test_default_script_reproduces_the_shipped_file(data_dir):
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_default_nneval.py"), "--check"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr

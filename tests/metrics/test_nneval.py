@@ -1,0 +1,82 @@
+import warnings
+
+import numpy as np
+import pytest
+
+import capeval
+from capeval.learn.builder import TrainingSet
+from capeval.learn.features import NNEVAL_FEATURES, extract, label
+from capeval.learn.model import LearnedModel
+from capeval.learn.nneval import default_model_path
+from capeval.learn.train import make_recipe, train_recipe
+from capeval.metrics.nneval import NNEval
+
+CANDS = ["a dog runs on the grass", "a man rides a red bike", "two cats sleep on a sofa", "a cat"]
+REFS = [["a dog is running on grass", "the dog runs in a field"],
+        ["a man riding a bike", "a person on a red bicycle"],
+        ["two cats sleeping on a couch", "cats lying on a sofa"],
+        ["a brown dog running", "a dog runs fast"]]
+
+
+def _toy_training():
+    rng = np.random.default_rng(0)
+    words = "a the dog cat man woman red blue runs sits on in grass street ball bike park".split()
+    cands, refs, labels = [], [], []
+    for i in range(40):
+        r = [" ".join(rng.choice(words, 7)) for _ in range(4)]
+        good = r[0].split()[:5] + ["today"]
+        cands += [" ".join(good), " ".join(rng.choice(words, 6))]
+        refs += [r[1:], r[1:]]
+        labels += [1, 0]
+    return TrainingSet(cands, refs, np.array(labels), [f"coco:{i // 2}" for i in range(80)],
+                       ["human:0", "sys"] * 40, {"rows": 80})
+
+
+@pytest.fixture(scope="module")
+def user_model(tmp_path_factory):
+    model = train_recipe(make_recipe("nneval", features="bleu1+bleu2+cider_d", max_epochs=5), _toy_training(),
+                         validation="none")
+    path = tmp_path_factory.mktemp("m") / "user.npz"
+    model.save(path)
+    return path
+
+
+def test_user_model_by_path(user_model):
+    res = capeval.score(CANDS, REFS, ["nneval", "bleu1"], options={"nneval": {"model": str(user_model)}})
+    model = LearnedModel.load(user_model)
+    expect = model.predict(extract(CANDS, REFS, model.features).X)
+    np.testing.assert_array_equal(res.per_caption["nneval"], expect)
+    assert np.all((expect > 0) & (expect < 1))
+    sig = res.signatures["nneval"]
+    assert sig.startswith("nneval_capeval|out:nneval|") and f"msha:{model.sha256[:12]}" in sig
+    assert "feats:bleu1+bleu2+cider_d/10" in sig and "val:none" in sig
+
+
+def test_feature_variant_drift_warns(user_model):
+    model = LearnedModel.load(user_model)
+    model.meta["feature_signatures"]["bleu1"] = "bleu_other|out:bleu1|version:0"
+    with pytest.warns(UserWarning, match="other metric variants: bleu1"):
+        NNEval(model=model).compute(CANDS, REFS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        NNEval(model=LearnedModel.load(user_model)).compute(CANDS, REFS)
+
+
+def test_shipped_model_is_nneval_shaped():
+    model = LearnedModel.load(default_model_path())
+    assert model.kind == "mlp" and model.features == NNEVAL_FEATURES
+    assert [p.shape for p in model.params] == [(8, 72), (72,), (72, 72), (72,), (72, 2), (2,)]
+    assert model.meta["validation"]["protocol"] == "expert"
+    assert set(model.meta["feature_signatures"]) == {label(f) for f in NNEVAL_FEATURES}
+    assert np.all(model.scaler.hi > model.scaler.lo)
+
+
+@pytest.mark.slow
+@pytest.mark.java
+def test_shipped_model_scores_through_the_api(java):
+    res = capeval.score(CANDS, REFS, ["nneval"])
+    model = LearnedModel.load(default_model_path())
+    np.testing.assert_array_equal(res.per_caption["nneval"],
+                                  model.predict(extract(CANDS, REFS, model.features).X))
+    assert np.all((res.per_caption["nneval"] >= 0) & (res.per_caption["nneval"] <= 1))
+    assert f"msha:{model.sha256[:12]}" in res.signatures["nneval"]
