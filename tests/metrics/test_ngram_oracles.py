@@ -117,26 +117,27 @@ def test_bit_parallel_lcs_equals_table(a, b):
     assert lcs_length(a, b) == table[len(a)][len(b)]
 
 
-def _expert_rows(data_dir):
-    import json
+def _table_units(name):
+    from capeval import data
 
-    d = json.loads((data_dir / "flickr8k/clipscore_format_EXPERT/flickr8k.json").read_text())
-    cands, refs = [], []
-    for v in d.values():
-        gt = [" ".join(r.split()) for r in v["ground_truth"]]
-        for hj in v["human_judgement"]:
-            cands.append(" ".join(hj["caption"].split()))
-            refs.append(gt)
-    return cands, refs
+    t = data.load(name)
+    if hasattr(t, "candidates_a"):  # pairwise: both members of every pair in one call
+        return t.candidates_a + t.candidates_b, t.references + t.references
+    return t.candidates, t.references
 
 
 @pytest.mark.data
 @pytest.mark.slow
-def test_flickr8k_expert_all_rows_identical(data_dir, java):
-    """16,992 rows, tokenized once by pycocoevalcap's PTB jar, scored by both."""
+@pytest.mark.parametrize("name", ["flickr8k-expert", "composite", "pascal50s"])
+def test_end_to_end_equals_pycocoevalcap_pipeline(name, data_dir, java):
+    """capeval.score with the pure-Python PTB tokenizer == pycocoevalcap with its Java
+    tokenizer, per caption and corpus, on every candidate of the benchmark."""
+    import capeval
+
     from ._coco_oracle import ptb_java_reference
 
-    cands, refs = _expert_rows(data_dir)
-    assert len(cands) == 16992
-    tc, tr = ptb_java_reference(cands, refs)
-    assert_identical(ours(tc, tr), coco_scores(tc, tr))
+    cands, refs = _table_units(name)
+    expected = coco_scores(*ptb_java_reference(cands, refs))
+    names = ["bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"]
+    r = capeval.score(cands, refs, names, tokenizer="ptb")
+    assert_identical({m: (r.corpus[m], r.per_caption[m]) for m in names}, expected)
