@@ -79,3 +79,35 @@ def test_original_cider_equals_cider_d_when_clipping_and_penalty_vanish():
 def test_list_metrics_has_contract_names():
     names = {m.name for m in capeval.list_metrics()}
     assert {"bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d", "cider"} <= names
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from capeval.validation import LINE_BREAKS  # noqa: E402
+
+_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="".join(LINE_BREAKS)),
+    min_size=1,
+    max_size=30,
+).filter(lambda s: s.strip())
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_TEXT, st.lists(_TEXT, min_size=1, max_size=3)), min_size=2, max_size=6))
+def test_score_total_on_random_unicode(units):
+    """Any valid unicode goes through PTB tokenization and every n-gram metric: one finite
+    score per candidate, in range, nothing shifted."""
+    cands = [u[0] for u in units]
+    refs = [u[1] for u in units]
+    names = ["bleu1", "bleu4", "rouge_l", "cider_d", "cider"]
+    r = capeval.score(cands, refs, names)
+    for name in names:
+        v = r.per_caption[name]
+        assert len(v) == len(cands) and np.all(np.isfinite(v)) and np.all(v >= 0)
+    assert np.all(r.per_caption["bleu1"] <= 1) and np.all(r.per_caption["rouge_l"] <= 1)
+    assert np.all(r.per_caption["cider_d"] <= 10 + 1e-9)
+    # Scoring a row alone (with the same df) gives the same BLEU/ROUGE: no cross-row shift.
+    solo = capeval.score(cands[:1] * 2, refs[:1] * 2, ["bleu4", "rouge_l"])
+    assert solo.per_caption["bleu4"][0] == r.per_caption["bleu4"][0]
+    assert solo.per_caption["rouge_l"][0] == r.per_caption["rouge_l"][0]

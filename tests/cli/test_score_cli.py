@@ -43,3 +43,15 @@ def test_bad_input_exit_code_and_message(tmp_path):
 def test_metrics_lists():
     res = runner.invoke(app, ["metrics"])
     assert res.exit_code == 0 and "cider_d" in res.output
+
+
+def test_metric_options_parsed():
+    from capeval.cli.score import parse_options
+
+    assert parse_options(["wmd.vectors=spacy-md", "cider_d.sigma=6.0", "meteor.workers=2"]) == {
+        "wmd": {"vectors": "spacy-md"}, "cider_d": {"sigma": 6.0}, "meteor": {"workers": 2}}
+
+
+def test_bad_metric_option_is_a_clear_error():
+    res = runner.invoke(app, ["score", "-i", str(EXAMPLES / "captions.jsonl"), "-m", "bleu4", "-O", "novalue", "-q"])
+    assert res.exit_code == 2 and "FAMILY.KEY=VALUE" in res.output

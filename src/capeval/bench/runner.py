@@ -43,6 +43,10 @@ class BenchResult:
     bootstrap: dict[str, BootstrapCI] = field(default_factory=dict)
     cached: dict[str, bool] = field(default_factory=dict)
     seconds: float = 0.0
+    #: per-unit scores (input order) and, for correlation tables, the human ratings: raw
+    #: material for figures (capeval.bench.report); not part of the JSON contract
+    scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    human: np.ndarray | None = field(default=None, repr=False)
 
     def signature(self) -> Signature:
         """The benchmark side of every number: dataset protocol + statistic (+ ties/seed)."""
@@ -121,7 +125,8 @@ def run_benchmark(
         exp = correlation_experiment(table, scored.per_unit,
                                      statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")))
         result = BenchResult(name, "correlation", dict(table.protocol), metrics, scored.signatures, exp,
-                             statistic=stat, seed=seed, cached=scored.cached)
+                             statistic=stat, seed=seed, cached=scored.cached,
+                             scores=dict(scored.per_unit), human=table.human)
         if bootstrap:
             result.bootstrap = {m: bootstrap_correlation(scored.per_unit[m], table.human, stat,
                                                          n_resamples=bootstrap, seed=seed) for m in metrics}
@@ -131,7 +136,8 @@ def run_benchmark(
         scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
         exp = pairwise_experiment(table, scored.per_unit, tie_policy=tie_policy, seed=seed, higher_is_better=hib)
         result = BenchResult(name, "pairwise", dict(table.protocol), metrics, scored.signatures, exp,
-                             tie_policy=tie_policy, seed=seed, cached=scored.cached)
+                             tie_policy=tie_policy, seed=seed, cached=scored.cached,
+                             scores=dict(scored.per_unit))
         if bootstrap:
             result.bootstrap = {m: bootstrap_accuracy(exp.results[m], n_resamples=bootstrap, seed=seed)
                                 for m in metrics}

@@ -43,8 +43,11 @@ def score_units(
     missing: list[str] = []
     for m in metrics:
         cls = family_for(m)
+        fam_opts = options.get(cls.family)
+        # A family whose numbers depend on a file (a learned model's weights) names its content.
+        token = cls.cache_token(fam_opts or {}) if hasattr(cls, "cache_token") else None
         keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer,
-                            options=options.get(cls.family))
+                            options={**(fam_opts or {}), "_content": token} if token else fam_opts)
         hit = cache.get(keys[m])
         if hit is not None and len(hit.per_unit) == len(candidates):
             out.per_unit[m], out.corpus[m], out.signatures[m] = hit.per_unit, hit.corpus, hit.signature

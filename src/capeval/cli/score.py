@@ -18,6 +18,26 @@ def _parse_metrics(text: str) -> list[str]:
     return [m.strip() for m in text.split(",") if m.strip()]
 
 
+def parse_options(items: list[str]) -> dict[str, dict]:
+    """``["wmd.vectors=spacy-md", "cider_d.sigma=6"]`` → ``{"wmd": {"vectors": "spacy-md"}, ...}``."""
+    import json
+
+    from ..errors import InputError
+
+    out: dict[str, dict] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        fam, dot, name = key.partition(".")
+        if not sep or not dot or not fam or not name:
+            raise InputError(f"--option {item!r}: expected FAMILY.KEY=VALUE (e.g. wmd.vectors=spacy-md)")
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        out.setdefault(fam.strip(), {})[name.strip()] = parsed
+    return out
+
+
 def score_cmd(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV (id, candidate, ref*), or COCO results .json with --annotations."),
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
@@ -27,6 +47,7 @@ def score_cmd(
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
     save_cider_df: Optional[Path] = typer.Option(None, "--save-cider-df", help="Write the df computed from these references."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Score empty candidates (0, as pycocoevalcap) instead of failing."),
+    option: list[str] = typer.Option([], "--option", "-O", help="Metric option FAMILY.KEY=VALUE, repeatable (e.g. wmd.vectors=spacy-md, wembsim.combine=max, meteor.workers=2). Values are parsed as JSON when possible."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Score candidate captions against references; print corpus scores with signatures."""
@@ -45,6 +66,8 @@ def score_cmd(
                 opt["save_df"] = str(save_cider_df)
             if opt:
                 options[fam] = opt
+        for fam, opt in parse_options(option).items():
+            options.setdefault(fam, {}).update(opt)
         from ..metrics.registry import family_for
 
         families = list(dict.fromkeys(family_for(n).family for n in names))

@@ -17,6 +17,8 @@ class DatasetSpec:
     description: str
     #: further folders the loader reads (e.g. shared reference files)
     needs: tuple[str, ...] = field(default_factory=tuple)
+    #: building the table is slow (e.g. parses text), so ``data list`` does not count its rows
+    costly: bool = False
 
     def load_fn(self) -> Callable:
         mod, fn = self.loader.split(":")
@@ -63,5 +65,8 @@ for _ds, _n in (("flickr8k", "1,000"), ("flickr30k", "1,000"), ("coco", "5,000")
 _D(DatasetSpec("tanti-human200", "correlation", "machine_captions", "tanti:load_human200",
                "Tanti PhD human evaluation: 200 COCO images x 5 systems, mean binary accuracy of 5 judges",
                needs=("references_karpathy_test",)))
+_D(DatasetSpec("distractors", "pairwise", "flickr8k", "distractors:load_distractors",
+               "Hodosh & Hockenmaier (2016)-style forced-choice distractors from Flickr8k/Flickr30k test "
+               "captions, 8 tasks (accuracy)", needs=("references_karpathy_test", "machine_captions"), costly=True))
 _D(DatasetSpec("foil-sample", "pairwise", "foil_sample_only", "foil:load_foil_sample",
                "FOIL-COCO format samples only (not the benchmark): original vs foil pairs"))

@@ -34,7 +34,7 @@ def dataset_infos(root: Path | str | None = None, *, verify: bool = False, count
         checks = [check_folder(root, f, hash_files=verify, _cache=hashes) for f in (spec.folder, *spec.needs)]
         bad = [f"{c.folder}: {c.status}" for c in checks if c.status != "ok"]
         info.checksum = ("ok" if verify else "present") if not bad else "; ".join(bad)
-        if count:
+        if count and not spec.costly:
             try:
                 table = spec.load_fn()(root)
                 info.counts = table_counts(table)

