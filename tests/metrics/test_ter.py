@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import capeval
-from capeval.metrics.ter import Ter, edit_count, sentence_stats
+from capeval.metrics.ter import Ter, _BeamEditDistance, edit_count
 
 sacrebleu_ter = pytest.importorskip("sacrebleu.metrics", reason="sacrebleu (the TER oracle) not installed")
 
@@ -33,6 +33,16 @@ def assert_rows_equal(cands, refs, lowercase=False):
         assert got == (want.num_edits, want.ref_length), (i, c, rs)
         assert 100 * ours.per_caption["ter"][i] == pytest.approx(want.score, rel=1e-12, abs=1e-12), (i, c, rs)
     return ours
+
+
+def levenshtein(a, b):
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            cur[j] = min(prev[j - 1] + (x != y), prev[j] + 1, cur[j - 1] + 1)
+        prev = cur
+    return prev[-1]
 
 
 def test_textbook_shift():
@@ -61,11 +71,12 @@ def test_lowercase_option():
 
 
 def test_band_and_candidate_budget_corner_cases():
-    # 1) The optimal Levenshtein path runs 27 cells off the diagonal, outside the 25-wide
-    #    band, so the banded count (47) exceeds the unbanded optimum; sacrebleu has the same.
-    common = [f"w{i}" for i in range(20)]
-    band_h, band_r = " ".join(["x"] * 27 + common), " ".join(common + ["y"] * 27)
-    assert edit_count(band_h.split(), band_r.split()) == 47
+    # 1) The optimal Levenshtein path runs 26 cells off the diagonal, outside the 25-wide
+    #    band, so the banded distance (54) exceeds the true one (52).
+    common = [f"w{i}" for i in range(28)]
+    band_h, band_r = " ".join(["x"] * 26 + common), " ".join(common + ["y"] * 26)
+    assert _BeamEditDistance(band_r.split())(band_h.split())[0] == 54
+    assert levenshtein(band_h.split(), band_r.split()) == 52
     # 2) A two-word vocabulary: the shift search stops at its 1,000-candidate budget.
     rng = random.Random(1)
     budget_h = " ".join(rng.choice("ab") for _ in range(34))

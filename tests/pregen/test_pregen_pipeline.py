@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import capeval
+from capeval.errors import InputError
 from capeval.pregen import tiers
 from capeval.pregen.pipeline import PostgenScorer, model_rows, per_image_cider
 from capeval.pregen.stratify import image_order, strata
@@ -37,14 +38,19 @@ def test_model_rows_follow_the_stratification_protocol():
     # the lowest-CIDEr half scores below the highest-CIDEr half
     assert rows[1]["CIDEr"] < rows[2]["CIDEr"]
     assert "cider_d" in scorer.signatures["CIDEr"] and "tok:none" in scorer.signatures["CIDEr"]
+    with pytest.raises(InputError, match="'meteor'"):
+        scorer.instance("meteor")
 
 
 @pytest.mark.java
+@pytest.mark.slow
 def test_meteor_subsets_from_row_statistics_equal_scoring_each_subset(java):
     cands, refs, _ = _corpus(8, seed=4)
     subsets = [[0, 1, 2], [3, 4, 5, 6, 7], [7, 0]]
     with PostgenScorer({"METEOR": "meteor"}) as scorer:
         fast = scorer.score_subsets(cands, refs, subsets)
-    for values, idx in zip(fast, subsets):
-        direct = capeval.score([cands[i] for i in idx], [refs[i] for i in idx], ["meteor"], tokenizer="none")
-        assert values["METEOR"] == direct.corpus["meteor"]
+        meteor = scorer.instance("meteor")  # same JVM: one start instead of four
+        for values, idx in zip(fast, subsets):
+            direct = meteor.compute([cands[i] for i in idx], [refs[i] for i in idx])
+            assert values["METEOR"] == direct.corpus["meteor"]
+    assert "meteor_1.5_coco" in scorer.signatures["METEOR"]

@@ -17,6 +17,8 @@ def bench_cmd(
     json_out: Path | None = typer.Option(None, "--json", help="Write results (stable JSON contract) here."),
     markdown_out: Path | None = typer.Option(None, "--markdown", help="Write Markdown tables here."),
     latex_out: Path | None = typer.Option(None, "--latex", help="Write LaTeX tables here."),
+    report_out: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report (tables, "
+                                           "figures, signatures; no scripts or external URLs) here."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Score cache (default $CAPEVAL_CACHE or "
                                           "~/.cache/capeval)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write cached scores."),
@@ -78,6 +80,14 @@ def bench_cmd(
         markdown_out.write_text(to_markdown(results))
     if latex_out is not None:
         latex_out.write_text(to_latex(results))
+    if report_out is not None:
+        from ..bench.report import write_report
+
+        try:
+            write_report(results, report_out)
+        except CapevalError as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
 
 
 

@@ -76,10 +76,18 @@ class SpacyParser:
         return self._nlp
 
     def describe(self) -> str:
-        import spacy
+        """``spacy-<version>:<pipeline>-<version>``, read from package metadata when the
+        pipeline is an installed package: importing spaCy alone can take seconds, and a cache
+        hit should not pay for it."""
+        from importlib import metadata
 
-        meta = self.nlp.meta
-        return f"spacy-{spacy.__version__}:{meta.get('name', self.model)}-{meta.get('version', '?')}"
+        try:
+            return f"spacy-{metadata.version('spacy')}:{self.model}-{metadata.version(self.model)}"
+        except metadata.PackageNotFoundError:
+            import spacy
+
+            meta = self.nlp.meta
+            return f"spacy-{spacy.__version__}:{self.model}-{meta.get('version', '?')}"
 
     def _key(self, texts: Sequence[str]) -> str:
         h = hashlib.sha256(json.dumps([self.describe(), list(texts)], ensure_ascii=False).encode("utf-8"))

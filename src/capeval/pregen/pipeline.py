@@ -42,6 +42,13 @@ class PostgenScorer:
                 self._families[cls] = cls(**options.get(cls.family, {}))
         self.signatures: dict[str, str] = {}
 
+    def instance(self, family: str):
+        """The open metric object of a family (its subprocess stays up between calls)."""
+        for cls, metric in self._families.items():
+            if cls.family == family:
+                return metric
+        raise InputError(f"no {family!r} metric in this scorer")
+
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
         return self.score_subsets(candidates, references, [range(len(candidates))])[0]
 

@@ -77,13 +77,13 @@ class TokenScores:
         if bad.size:
             img, cap, pos = self._locate_token(cpi, lens, int(bad[0]))
             raise InputError(
-                f"image {img} caption {cap} position {pos}: probability {probs[bad[0]]!r} "
+                f"image {img} caption {cap} position {pos}: probability {float(probs[bad[0]])!r} "
                 "is not in [0, 1]"
             )
         bad = np.flatnonzero(ranks < 0)
         if bad.size:
             img, cap, pos = self._locate_token(cpi, lens, int(bad[0]))
-            raise InputError(f"image {img} caption {cap} position {pos}: negative rank {ranks[bad[0]]}")
+            raise InputError(f"image {img} caption {cap} position {pos}: negative rank {int(ranks[bad[0]])}")
         object.__setattr__(self, "probs", probs)
         object.__setattr__(self, "ranks", ranks)
         object.__setattr__(self, "caption_lengths", lens)

@@ -1,0 +1,114 @@
+"""The ``distractors`` benchmark table built from the shared Flickr8k / Flickr30k captions."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from capeval import data
+from capeval.data.distractors import SpacyParser, load_distractors
+from capeval.errors import InputError, ResourceNotFound
+from capeval.meta.distractors import TASKS
+
+LIMIT = 12  # images per dataset: enough for every task, a few seconds of parsing
+
+
+@pytest.fixture(scope="module")
+def parser():
+    pytest.importorskip("spacy")
+    p = SpacyParser()
+    try:
+        p.nlp
+    except ResourceNotFound as exc:
+        pytest.skip(str(exc))
+    return p
+
+
+@pytest.fixture(scope="module")
+def cache_env(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CAPEVAL_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def table(data_dir, parser, cache_env):
+    return data.load("distractors", data_dir, limit=LIMIT, parser=parser)
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_table_shape_and_protocol(table):
+    assert table.name == "distractors"
+    counts = Counter(table.categories)
+    assert set(counts) == set(TASKS)
+    assert all(n <= 2 * LIMIT for n in counts.values())
+    assert (table.labels == 0).all()  # candidate a is always the correct caption
+    p = table.protocol
+    assert p["source"] == "flickr8k-test+flickr30k-test" and p["refs"] == "image-others"
+    assert p["gen_seed"] == "2016" and p["limit"] == str(LIMIT) and p["rows"] == str(len(table))
+    assert p["parser"].startswith("spacy-")
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_items_follow_the_reference_rule(table, data_dir):
+    from capeval.data._common import flickr8k_captions, karpathy_references, ws
+
+    f8 = flickr8k_captions(data_dir, "t")
+    f30 = karpathy_references(data_dir, "flickr30k", "t")
+    for it, a, b, refs in zip(table.extra["items"], table.candidates_a, table.candidates_b, table.references):
+        ds, img = it.image.split("/", 1)
+        caps = [ws(c) for c in (f8 if ds == "flickr8k" else f30)[img]]
+        assert a == caps[it.caption_index] and refs == caps[:it.caption_index] + caps[it.caption_index + 1:]
+        assert a not in refs and b != a
+        if it.donor:
+            assert it.donor.split("/")[0] == ds and it.donor != it.image  # donors stay in their dataset
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_deterministic_through_the_parse_cache(table, data_dir, parser, cache_env):
+    fresh = SpacyParser()
+    again = load_distractors(data_dir, limit=LIMIT, parser=fresh)
+    assert fresh._nlp is None  # served from the on-disk parse cache: spaCy never loaded
+    assert again.candidates_b == table.candidates_b and again.references == table.references
+    assert again.protocol == table.protocol
+    other = load_distractors(data_dir, limit=LIMIT, seed=1, parser=fresh)
+    assert other.candidates_b != table.candidates_b
+
+
+@pytest.mark.data
+def test_options_are_checked(data_dir):
+    fake = lambda texts: []  # noqa: E731  never reached
+    with pytest.raises(InputError, match="datasets='coco'"):
+        load_distractors(data_dir, datasets="coco", parser=fake)
+    with pytest.raises(InputError, match="tasks='swap'"):
+        load_distractors(data_dir, tasks="shuffle,swap", parser=fake)
+    with pytest.raises(InputError, match="unknown option"):
+        load_distractors(data_dir, nrefs=3, parser=fake)
+    with pytest.raises(InputError, match="limit"):
+        load_distractors(data_dir, limit="x", parser=fake)
+
+
+@pytest.mark.data
+def test_injected_parser_and_task_subset(data_dir):
+    """The table builds with any parser; the toy one here makes every caption a bag of nouns."""
+    from capeval.meta.distractors import Token
+
+    def nouns(texts):
+        out = []
+        for t in texts:
+            words, pos = t.split(" "), 0
+            toks = []
+            for w in words:
+                toks.append(Token(w, pos, "NN", "NOUN", "ROOT" if not toks else "dep", 0, w.lower()))
+                pos += len(w) + 1
+            out.append(tuple(toks))
+        return out
+
+    t = load_distractors(data_dir, datasets="flickr8k", tasks="shuffle,object-list", limit=5, parser=nouns)
+    assert Counter(t.categories) == {"shuffle": 5, "object-list": 5}
+    assert t.protocol["parser"] == "injected" and t.protocol["source"] == "flickr8k-test"
+    assert np.all(t.labels == 0)
