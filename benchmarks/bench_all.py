@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ RUNS = [
     ("flickr8k-expert@elliott-keller", "flickr8k-expert", {"protocol": "elliott-keller"}, "spearman"),
     ("tanti-human200", "tanti-human200", {}, None),
 ]
+CORE = {"flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s"}
 SYSTEM_RUNS = ["tanti-flickr8k", "tanti-flickr30k", "tanti-coco"]
 # METEOR per unit costs a JVM round trip; on 2 cores the CF table (47,830 rows) takes
 # minutes, so these benchmarks get METEOR only with --meteor-everywhere.
@@ -66,10 +68,11 @@ def run_all(args) -> dict:
         metrics = [m for m in args.metrics if not (m == "meteor" and name in METEOR_SKIP and not args.meteor_everywhere)]
         t0 = time.perf_counter()
         print(f"[bench_all] {label}: {','.join(metrics)}", file=sys.stderr, flush=True)
-        res = run_benchmark(name, metrics, cache=cache, statistic=stat, load_options=opts, bootstrap=args.bootstrap,
+        bs = args.bootstrap if label in CORE else 0
+        res = run_benchmark(name, metrics, cache=cache, statistic=stat, load_options=opts, bootstrap=bs,
                             seed=args.seed, root=args.root)
         out[label] = {"json": to_json_dict(res), "markdown": to_markdown([res], heading_level=4),
-                      "command": _cmd(label, name, opts, stat, metrics, args.bootstrap),
+                      "command": _cmd(label, name, opts, stat, metrics, bs),
                       "seconds": round(time.perf_counter() - t0, 2)}
     if args.system:
         for name in SYSTEM_RUNS:
@@ -101,9 +104,14 @@ def time_cli(metrics: list[str]) -> dict:
         times = {}
         for phase in ("cold", "warm"):
             cmd = f"{exe} bench all --metrics {','.join(metrics)} --cache-dir {tmp} -q"
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run(cmd, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times[phase] = round(time.perf_counter() - t0, 2)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            # CPU seconds do not depend on how busy the shared machine is; wall time does.
+            times[f"{phase}_cpu"] = round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2)
+        times["load_average_after"] = round(os.getloadavg()[0], 1)
         times["command"] = f"capeval bench all --metrics {','.join(metrics)} --cache-dir <empty dir> -q"
         return times
     finally:
@@ -158,6 +166,14 @@ def _fmt(x, d=3):
     return "—" if x is None else f"{x:.{d}f}"
 
 
+def _delta(x, d):
+    """Signed difference; an exact match prints as 0 without a spurious sign."""
+    if x is None:
+        return "not run"
+    text = f"{x:+.{d}f}"
+    return f"{0:.{d}f}" if float(text) == 0 else text
+
+
 def comparison_rows(label: str, entry: dict, targets: dict) -> list[str]:
     """Markdown rows: metric | statistic | ours | published | Δ | status."""
     j = entry["json"]
@@ -169,16 +185,15 @@ def comparison_rows(label: str, entry: dict, targets: dict) -> list[str]:
             ours = j.get(metric, {}).get(stat)
             mine = None if ours is None else round(scale * ours, 6)
             delta = None if mine is None else mine - value
-            d = 3 if scale == 100 else 3
-            rows.append(f"| {metric} | {_STAT_LABEL[stat]} | {_fmt(mine, d)} | {value} | "
-                        f"{'not run' if delta is None else f'{delta:+.3f}'} | {status} |")
+            rows.append(f"| {metric} | {_STAT_LABEL[stat]} | {_fmt(mine, 3)} | {value} | "
+                        f"{_delta(delta, 3)} | {status} |")
     for metric, pub in t.get("accuracy", {}).items():
         ours = j.get(metric)
         for cat in ("HC", "HI", "HM", "MM", "mean"):
             mine = None if ours is None else ours.get(cat)
             delta = None if mine is None else mine - pub[cat]
             rows.append(f"| {metric} | {cat} | {_fmt(mine, 2)} | {pub[cat]} | "
-                        f"{'not run' if delta is None else f'{delta:+.2f}'} | {pub['status']} |")
+                        f"{_delta(delta, 2)} | {pub['status']} |")
     return rows
 
 
@@ -195,7 +210,8 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
              "value was verified against its source text (PROTOCOLS.md §18 ✔/✔c); *recalled* = team transcription "
              "not yet verified against the PDF. Every table below lists the benchmark signature (dataset protocol + "
              "statistic) and each metric's signature. The `capeval bench` JSON (`--json`) holds raw coefficients "
-             f"in [−1, 1]. Bootstrap: {args.bootstrap} row resamples, seed {args.seed}, 95% percentile interval.\n")
+             f"in [−1, 1]. Bootstrap (core five benchmarks): {args.bootstrap} row resamples (pairs resampled within "
+             f"their category), seed {args.seed}, 95% percentile interval.\n")
     L.append("## Summary against published numbers\n")
     L.append("| benchmark | metric | statistic | ours | published | Δ | status |")
     L.append("|---|---|---|---:|---:|---:|---|")
@@ -230,6 +246,9 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
     L.append("- **ABSTRACT-50S, Tanti human evaluation, Tanti system-level runs**: no published targets are recorded; "
              "numbers are reported for reference only. ABSTRACT-50S vote polarity and the HC/HI split are unverified "
              "(DATA.md §4).")
+    L.append("- **Elliott & Keller BLEU-4**: our Spearman ρ is about 0.02 below their README's 0.459 while CIDEr and "
+             "METEOR agree to 0.001. The cause is not established (their BLEU-4 scorer or smoothing may differ from the "
+             "coco per-unit BLEU-4 used here); not investigated further.")
     L.append("- **FOIL**: only format samples are available; not a benchmark.")
     skipped = sorted(METEOR_SKIP) if "meteor" in args.metrics and not args.meteor_everywhere else []
     if skipped:
@@ -249,8 +268,11 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
     if timing or reference:
         L.append("## Timing\n")
         if timing:
-            L.append(f"`{timing['command']}` (fresh process, all five core benchmarks): **cold {timing['cold']} s**, "
-                     f"**warm {timing['warm']} s**.\n")
+            L.append(f"`{timing['command']}` (fresh process, all five core benchmarks): **cold {timing['cold']} s** "
+                     f"wall ({timing['cold_cpu']} s CPU), **warm {timing['warm']} s** wall ({timing['warm_cpu']} s CPU). "
+                     f"The machine is shared (load average {timing['load_average_after']} on {meta['machine']['cpus']} "
+                     "CPUs when the timing finished), so wall time overstates what an idle machine needs; CPU time "
+                     "is the load-independent figure.\n")
         if reference:
             L.append(f"Reference side (Flickr8k-Expert only, {', '.join(reference['metrics'])}): {reference['what']}: "
                      f"{reference['seconds']} s; τc identical to capeval's: **{reference['identical']}** (max |Δτ| = "

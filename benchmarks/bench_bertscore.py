@@ -53,6 +53,7 @@ def run_side(side: str, n: int | None, idf: bool, threads: int | None, out: Path
     """Child process: score with one implementation, save per-row P, R, F and timings."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
+    import transformers  # noqa: F401  (imported by bert_score at import; keep it out of both timings)
 
     if threads:
         torch.set_num_threads(threads)

@@ -88,6 +88,8 @@ def test_renderers_carry_signatures(toy_data, tmp_path):
         for sig in r.metric_signatures.values():
             assert sig in md
     assert "| bleu4 |" in md and "\\begin{tabular}" in tex
+    names, mat = results[2].experiment.metric_matrix
+    assert f"bleu1/cider_d {mat[0, 2]:.2f}" in md  # system-ranking agreement is shown, not only in JSON
     for r in results:  # LaTeX escapes underscores, nothing else in a signature
         assert str(r.signature()).replace("_", "\\_") in tex
         assert r.metric_signatures["cider_d"].replace("_", "\\_") in tex

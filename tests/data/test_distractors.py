@@ -112,3 +112,50 @@ def test_injected_parser_and_task_subset(data_dir):
     assert Counter(t.categories) == {"shuffle": 5, "object-list": 5}
     assert t.protocol["parser"] == "injected" and t.protocol["source"] == "flickr8k-test"
     assert np.all(t.labels == 0)
+
+
+class _FakeTok:
+    def __init__(self, i, text, idx):
+        self.i, self.text, self.idx = i, text, idx
+        self.tag_, self.pos_, self.dep_, self.lemma_ = "NN", "NOUN", "dep", text.lower()
+        self.head = self
+
+
+class _FakeNLP:
+    """Stands in for a spaCy pipeline: one 'doc' (token list) per text, counting calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def pipe(self, texts, batch_size=None):
+        self.calls += 1
+        for t in texts:
+            toks, pos = [], 0
+            for i, w in enumerate(t.split(" ")):
+                toks.append(_FakeTok(i, w, pos))
+                pos += len(w) + 1
+            yield toks
+
+
+def test_parse_cache_round_trip_and_damaged_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    texts = ["A man runs .", "Two dogs play in the snow ."]
+
+    def parser():
+        p = SpacyParser("fake-pipeline")
+        p._nlp = _FakeNLP()
+        p.describe = lambda: "fake-1"
+        return p
+
+    first = parser()
+    parses = first(texts)
+    assert first._nlp.calls == 1 and [t.text for t in parses[1]] == texts[1].split()
+    (cached,) = (tmp_path / "parses").iterdir()
+    second = parser()
+    assert second(texts) == parses and second._nlp.calls == 0
+    cached.write_text("{not json", encoding="utf-8")
+    third = parser()
+    assert third(texts) == parses and third._nlp.calls == 1  # a damaged file is a miss, then rewritten
+    assert parser()(texts) == parses
+    assert parser()(texts[:1]) == parses[:1]  # another text list is another key
+    assert len(list((tmp_path / "parses").iterdir())) == 2

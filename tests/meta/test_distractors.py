@@ -87,7 +87,7 @@ def toy_parse(text: str) -> D.Parse:
     if len(words) == 7:
         return P(text, "DT/DET/det/1 NN/NOUN/nsubj/2 VBZ/VERB/ROOT/2 IN/ADP/prep/2 DT/DET/det/5 NN/NOUN/pobj/3 "
                        "./PUNCT/punct/2")
-    return P(text, " ".join(["NN/NOUN/ROOT/0"] + [f"NN/NOUN/dep/0"] * (len(words) - 1)))
+    return P(text, " ".join(["NN/NOUN/ROOT/0"] + ["NN/NOUN/dep/0"] * (len(words) - 1)))
 
 
 def toy_images(n: int = 12) -> dict[str, list[str]]:

@@ -179,6 +179,11 @@ def test_bad_options(kwargs, match):
         BERTScore(**kwargs)
 
 
+def test_missing_hub_model_is_resource_not_found():
+    with pytest.raises(ResourceNotFound, match="could not load encoder 'capeval-test/no-such-model'"):
+        BERTScore(model="capeval-test/no-such-model", num_layers=1).compute(["a dog"], [["a dog"]])
+
+
 def test_too_deep_layer(minilm):
     with pytest.raises(InputError, match="has 6 layers"):
         BERTScore(num_layers=7).compute(["a dog"], [["a dog"]])
@@ -314,6 +319,7 @@ def test_equals_bert_score_on_flickr8k_expert(minilm, expert_sample, idf):
 
 @pytest.mark.oracle
 @pytest.mark.data
+@pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")
 def test_rescaled_equals_bert_score(minilm, expert_sample, tmp_path):
     bert_score = _bert_score()
     enc, _, _ = minilm

@@ -8,19 +8,17 @@ they take milliseconds.
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
-import textwrap
-import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import capeval
 from capeval.errors import ExternalToolError, InputError, ResourceNotFound
-from capeval.metrics._meteor_jvm import MeteorProcess, meteor_command
+from capeval.metrics._meteor_jvm import meteor_command
 from capeval.metrics.meteor import EVAL_ID, Meteor, clean_hypothesis, jar_sha256, score_line
 
 from ._coco_oracle import ptb_java_reference
@@ -228,7 +226,7 @@ def test_signature_through_api(fake):
     sig = res.signatures["meteor"]
     assert sig.startswith("meteor_1.5_coco|")
     assert f"eval_id:{EVAL_ID}" in sig and "norm:yes" in sig and "lang:en" in sig
-    assert f"jar_sha256:{jar_sha256(__import__('pathlib').Path(jar))[:12]}" in sig
+    assert f"jar_sha256:{jar_sha256(Path(jar))[:12]}" in sig
 
 
 def test_missing_resources(fake, tmp_path, monkeypatch):
@@ -246,6 +244,19 @@ def test_missing_resources(fake, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(ResourceNotFound, match="Java was not found"):
         Meteor(jar=jar).compute(CANDS, REFS)
+
+
+def test_default_workers_back_off_on_a_saturated_machine(monkeypatch):
+    from capeval.metrics import _meteor_jvm
+
+    monkeypatch.setattr(_meteor_jvm.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(_meteor_jvm.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert _meteor_jvm.default_workers() == 2
+    monkeypatch.setattr(_meteor_jvm.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert _meteor_jvm.default_workers() == 1
+    monkeypatch.setattr(_meteor_jvm.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(_meteor_jvm.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert _meteor_jvm.default_workers() == 1
 
 
 def test_reference_separator_rejected_before_any_jvm(fake):
@@ -321,8 +332,8 @@ def test_eval_id_printed_by_jar(jvms):
 @pytest.mark.slow
 def test_unicode_and_spacing_like_wrapper(jvms):
     ours, ref, _ = jvms
-    cands = ["a café   with  ||| naïve  people", "   leading spaces", "a dog"]
-    refs = [["a cafe with naive people", "un café"], ["leading spaces here"], ["a dog", "a dog"]]
+    cands = ["a café   with  ||| naïve  people", "   leading spaces", "a dog", "", "|||"]
+    refs = [["a cafe with naive people", "un café"], ["leading spaces here"], ["a dog", "a dog"], ["x"], ["y z"]]
     got = ours.compute(cands, refs)
     want_corpus, want_per = _ref_scores(ref, cands, refs)
     assert got.corpus["meteor"] == want_corpus

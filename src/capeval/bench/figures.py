@@ -75,7 +75,8 @@ def rating_distributions(scores: Mapping[str, Sequence[float]], human: Sequence[
             ax.set_visible(False)
             continue
         values = np.asarray(scores[names[k]], dtype=float)
-        groups = [values[idx == i] for i in range(len(labels))]
+        ok = np.isfinite(values)  # e.g. SPICE sub-scores are NaN where references lack the tuple type
+        groups = [values[(idx == i) & ok] for i in range(len(labels))]
         present = [i for i, g in enumerate(groups) if len(g)]
         ax.boxplot([groups[i] for i in present], positions=present, whis=(5, 95), showfliers=False,
                    widths=0.6, patch_artist=True, boxprops={"facecolor": "#cfe0f3", "edgecolor": "#3b6ea5"},

@@ -124,6 +124,10 @@ def build_table(result: BenchResult) -> BenchTable:
     rows = [[s] + [exp.scores[m][s] for m in result.metrics] for s in exp.systems]
     for m, sc in exp.vs_human.items():
         notes.append(f"{m} vs human: " + ", ".join(f"{k}={c.value:.3f}" for k, c in sc.correlations.items()))
+    if exp.metric_matrix is not None:
+        names, mat = exp.metric_matrix
+        pairs = [f"{names[i]}/{names[j]} {mat[i, j]:.2f}" for i in range(len(names)) for j in range(i + 1, len(names))]
+        notes.append("ranking agreement between metrics (Kendall τb over systems): " + "; ".join(pairs))
     return BenchTable(f"{result.name} (system level, {exp.aggregate} scores, {len(exp.systems)} systems)",
                       cols, rows, notes, "metric scale")
 

@@ -177,6 +177,8 @@ def load_distractors(
         if limit is not None:
             imgs = {k: imgs[k] for k in sorted(imgs)[:limit]}
         by_ds[ds] = imgs
+    if parser is not None and not callable(parser):
+        raise InputError(f"distractors: parser={parser!r} is not callable; use model=<spaCy pipeline> instead")
     parser = parser if parser is not None else SpacyParser(model)
     items = build_items(by_ds, parser, tasks=tasks, seed=seed)
     if not items:

@@ -47,6 +47,7 @@ def save_npz(path: Path | str, arrays: Mapping[str, np.ndarray], meta: Mapping[s
                 info = zipfile.ZipInfo(f"{name}.npy", date_time=_EPOCH)
                 info.external_attr = 0o644 << 16
                 zf.writestr(info, buf.getvalue())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a shipped or shared model must be readable
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

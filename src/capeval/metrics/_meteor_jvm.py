@@ -187,4 +187,15 @@ class MeteorProcess:
 
 
 def default_workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
+    """min(2, cpu count), or 1 when the machine is already saturated.
+
+    Each extra JVM costs ~10 s of CPU to load the paraphrase table and its own JIT warm-up;
+    that only pays off when a core is free for it. Measured on a 2-core machine under load
+    ~20 (benchmarks/results/meteor.json): 2 JVMs took 0.7x, 1 JVM 1.4x the reference's time.
+    """
+    cpus = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0] >= cpus
+    except (AttributeError, OSError):  # not available on every platform
+        busy = False
+    return 1 if busy else max(1, min(2, cpus))

@@ -41,9 +41,9 @@ from .registry import register
 EVAL_ID = "meteor-1.5-wo-en-norm-0.85_0.2_0.6_0.75-ex_st_sy_pa-1.0_0.6_0.8_0.6"
 VARIANT = "meteor_1.5_coco"
 SEP = " ||| "
-#: Below this many distinct units a second JVM costs more (≈20 s of paraphrase loading)
-#: than it saves.
-MIN_UNITS_PER_EXTRA_WORKER = 500
+#: A second JVM costs ~10 s of CPU (paraphrase table, JIT warm-up) and saves ~1.7 ms per
+#: distinct unit it takes over; below this many units per JVM it is not worth starting.
+MIN_UNITS_PER_EXTRA_WORKER = 2000
 
 _sha_cache: dict[tuple[str, int, int], str] = {}
 
@@ -97,9 +97,10 @@ class Meteor(Metric):
     Parameters
     ----------
     workers : int, optional
-        JVMs scoring distinct units in parallel (default ``min(2, cpu count)``). Each loads
-        the paraphrase table (≈1 GB heap). A second JVM is only started for at least
-        500 distinct units per JVM.
+        JVMs scoring distinct units in parallel (default ``min(2, cpu count)``, or 1 when the
+        load average already reaches the cpu count). Each loads the paraphrase table (≈1 GB
+        heap). A second JVM is only started for at least 2,000 distinct units per JVM.
+        Results do not depend on it.
     timeout : float
         Seconds to wait for any single answer line of a running JVM.
     startup_timeout : float

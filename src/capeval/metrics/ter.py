@@ -48,7 +48,6 @@ INF = int(1e16)
 # Edit operations, as rewriting the hypothesis into the reference.
 NOP, SUB, INS, DEL, UNDEF = " ", "s", "i", "d", "x"
 _FLIP = str.maketrans(INS + DEL, DEL + INS)
-_UNDEF_CELL = (INF, UNDEF)
 
 
 class _BeamEditDistance:
@@ -56,17 +55,18 @@ class _BeamEditDistance:
 
     All hypotheses given to one instance have the same length (shifts permute words), so the
     band of row i is the same for all of them and a cached row is exactly the row a fresh
-    computation would produce.
+    computation would produce. A row is a pair (costs, ops); cells outside the band stay
+    (INF, UNDEF).
     """
 
     def __init__(self, ref: Sequence[str]) -> None:
         self.ref = ref
         self.m = len(ref)
-        self.first_row = tuple((j, INS) for j in range(self.m + 1))
+        self.first_row = (list(range(self.m + 1)), [INS] * (self.m + 1))
         self.trie: dict = {}
         self.cached = 0
 
-    def __call__(self, hyp: Sequence[str]) -> tuple[int, str]:
+    def __call__(self, hyp: Sequence[str], trace: bool = False) -> tuple[int, str | None]:
         rows = [self.first_row]
         node = self.trie
         for w in hyp:
@@ -78,38 +78,41 @@ class _BeamEditDistance:
         start = len(rows) - 1
         self._fill(hyp, rows)
         self._remember(hyp, rows, start)
-        return rows[-1][-1][0], self._trace(rows)
+        return rows[-1][0][-1], (self._trace(rows) if trace else None)
 
     def _fill(self, hyp: Sequence[str], rows: list) -> None:
         n, m, ref = len(hyp), self.m, self.ref
         ratio = m / n if hyp else 1
         beam = math.ceil(ratio / 2 + BEAM_WIDTH) if BEAM_WIDTH < ratio / 2 else BEAM_WIDTH
         for i in range(len(rows), n + 1):
-            prev = rows[i - 1]
-            row = [_UNDEF_CELL] * (m + 1)
+            pc = rows[i - 1][0]
+            rc = [INF] * (m + 1)
+            ro = [UNDEF] * (m + 1)
             diag = math.floor(i * ratio)
             lo = max(0, diag - beam)
             hi = m + 1 if i == n else min(m + 1, diag + beam)
+            if lo == 0 and hi > 0:
+                rc[0] = pc[0] + 1
+                ro[0] = DEL
+                lo = 1
             w = hyp[i - 1]
             for j in range(lo, hi):
-                if j == 0:
-                    row[0] = (prev[0][0] + 1, DEL)
-                    continue
                 # Strict '<' keeps the first of equal costs: match/sub, then deletion, then insertion.
                 if w == ref[j - 1]:
-                    best = (prev[j - 1][0], NOP)
+                    c, op = pc[j - 1], NOP
                 else:
-                    best = (prev[j - 1][0] + 1, SUB)
-                if best[0] >= INF:
-                    best = _UNDEF_CELL
-                c = prev[j][0] + 1
-                if c < best[0]:
-                    best = (c, DEL)
-                c = row[j - 1][0] + 1
-                if c < best[0]:
-                    best = (c, INS)
-                row[j] = best
-            rows.append(tuple(row))
+                    c, op = pc[j - 1] + 1, SUB
+                if c >= INF:
+                    c, op = INF, UNDEF
+                d = pc[j] + 1
+                if d < c:
+                    c, op = d, DEL
+                d = rc[j - 1] + 1
+                if d < c:
+                    c, op = d, INS
+                rc[j] = c
+                ro[j] = op
+            rows.append((rc, ro))
 
     def _remember(self, hyp: Sequence[str], rows: list, start: int) -> None:
         if self.cached >= MAX_CACHE_ROWS:
@@ -127,7 +130,7 @@ class _BeamEditDistance:
         ops = []
         i, j = len(rows) - 1, self.m
         while i > 0 or j > 0:
-            op = rows[i][j][1]
+            op = rows[i][1][j]
             ops.append(op)
             if op == SUB or op == NOP:
                 i -= 1
@@ -167,10 +170,13 @@ def _alignment(trace: str) -> tuple[dict[int, int], list[int], list[int]]:
 
 def _matching_blocks(hyp: Sequence[str], ref: Sequence[str]):
     """(hyp start, ref start, length) of every common run (length ≤ MAX_SHIFT_SIZE), each prefix
-    of a run yielded separately, in sacrebleu's order."""
+    of a run yielded separately, in sacrebleu's order (hyp start, then ref start ascending)."""
     nh, nr = len(hyp), len(ref)
+    where: dict[str, list[int]] = {}
+    for sr, w in enumerate(ref):
+        where.setdefault(w, []).append(sr)
     for sh in range(nh):
-        for sr in range(nr):
+        for sr in where.get(hyp[sh], ()):  # a run must start with equal words
             if abs(sr - sh) > MAX_SHIFT_DIST:
                 continue
             k = 0
@@ -192,7 +198,7 @@ def _move(words: list[str], start: int, length: int, target: int) -> list[str]:
 
 def _best_shift(hyp: list[str], ref: Sequence[str], ed: _BeamEditDistance, checked: int):
     """The best single block shift: (gain, shifted hyp, candidates checked so far)."""
-    before, inv_trace = ed(hyp)
+    before, inv_trace = ed(hyp, trace=True)
     align, ref_err, hyp_err = _alignment(inv_trace.translate(_FLIP))
     best = None
     for sh, sr, k in _matching_blocks(hyp, ref):
