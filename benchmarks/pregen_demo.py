@@ -111,6 +111,11 @@ def main(argv=None) -> int:
     systems = []
     total_train = 0.0
     with PostgenScorer(postgen) as scorer:
+        # Start subprocess-backed metrics (METEOR's JVM) before any timing: their start-up is
+        # paid once per session, not per model, and is reported on its own.
+        t0 = time.perf_counter()
+        scorer.score([r[0] for r in test_refs_text], [r[1:] for r in test_refs_text])
+        warmup = time.perf_counter() - t0
         for arch in ARCHITECTURES:
             hp = scaled_hyperparams(arch, args.scale)
             torch.manual_seed(0)
@@ -186,7 +191,7 @@ def main(argv=None) -> int:
         for m, c in corr.items()
     }
     secs = [s["seconds"] for s in systems]
-    mean = lambda k: float(np.mean([s[k] for s in secs]))  # noqa: E731
+    med = lambda k: float(np.median([s[k] for s in secs]))  # noqa: E731
     out = {
         "description": "Pre-gen demo: four where-image2 architectures trained on Flickr8k "
         "(CPU, scaled down), bag-of-words image stand-in from held-out captions #0-#1, "
@@ -199,21 +204,23 @@ def main(argv=None) -> int:
         "total_train_seconds": total_train,
         "rows": len(table), "postgen_signatures": signatures,
         "r2_all_rows": report,
-        "timing_mean_per_system_s": {
-            "pregen_best_metric": mean("pregen_best"),
-            "pregen_all_504": mean("pregen_all504"),
-            "generate_paper_beam": mean("generate_beam"),
-            "generate_beam1": mean("generate_beam1"),
-            "score_postgen": mean("score_postgen"),
+        "postgen_startup_seconds": warmup,
+        "timing_median_per_system_s": {
+            "pregen_best_metric": med("pregen_best"),
+            "pregen_all_504": med("pregen_all504"),
+            "generate_paper_beam": med("generate_beam"),
+            "generate_beam1": med("generate_beam1"),
+            "score_postgen": med("score_postgen"),
             "ratio_generate_and_score_over_pregen_best":
-                (mean("generate_beam") + mean("score_postgen")) / mean("pregen_best"),
-            "ratio_generate_beam1_over_pregen_best": mean("generate_beam1") / mean("pregen_best"),
+                float(np.median([(s["generate_beam"] + s["score_postgen"]) / s["pregen_best"] for s in secs])),
+            "ratio_generate_beam1_over_pregen_best":
+                float(np.median([s["generate_beam1"] / s["pregen_best"] for s in secs])),
             "paper_mscoco": {"pregen": 28, "postgen_beam1_len5_50": 1246},
         },
         "systems": systems,
     }
     args.out.write_text(json.dumps(out, indent=1))
-    print(json.dumps({k: out[k] for k in ("rows", "r2_all_rows", "timing_mean_per_system_s")}, indent=1))
+    print(json.dumps({k: out[k] for k in ("rows", "r2_all_rows", "timing_median_per_system_s")}, indent=1))
     return 0
 
 

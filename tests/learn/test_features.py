@@ -3,7 +3,7 @@ import pytest
 
 import capeval
 from capeval.bench.cache import ScoreCache
-from capeval.errors import InputError
+from capeval.errors import InputError, UnknownMetricError
 from capeval.learn.features import (NNEVAL_FEATURES, Feature, MinMax, extract, label, parse_features)
 
 CANDS = ["a dog runs on the grass", "a man rides a red bike", "two cats sleep on a sofa", "a dog runs"]
@@ -15,7 +15,7 @@ REFS = [["a dog is running on grass", "the dog runs in a field"],
 
 def test_nneval_preset_is_the_papers_order():
     assert [label(f) for f in NNEVAL_FEATURES] == [
-        "meteor", "wmd[norm=True]", "bleu1", "bleu2", "bleu3", "bleu4", "spice", "cider_d/10"]
+        "meteor", "wmd(norm=True)", "bleu1", "bleu2", "bleu3", "bleu4", "spice", "cider_d/10"]
 
 
 def test_parse_features():
@@ -26,6 +26,8 @@ def test_parse_features():
         parse_features("nneval+bleu1")
     with pytest.raises(InputError, match="no features"):
         parse_features(" + ")
+    with pytest.raises(UnknownMetricError, match="unknown metric 'blue4'"):
+        parse_features("nneval+blue4")
 
 
 def test_columns_are_the_registered_metrics_scaled():

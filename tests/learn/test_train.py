@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from capeval.learn.builder import canonical_image, evaluation_images, load_training_set
+from capeval.learn.builder import evaluation_images, load_training_set
 from capeval.learn.model import LearnedModel
 from capeval.learn.train import make_recipe, train_recipe
-from capeval.learn.weights import sha256_file
 
 FAST = "bleu1+bleu2+bleu3+bleu4+rouge_l+cider_d+length"
 ROOT = Path(__file__).resolve().parents[2]

@@ -60,7 +60,7 @@ def test_model_round_trip(tmp_path, kind):
     assert all(np.array_equal(p, q) for p, q in zip(back.params, m.params))
     X = np.random.default_rng(1).uniform(0, 1, (7, 3))
     np.testing.assert_array_equal(back.predict(X), m.predict(X))
-    assert back.meta["feature_labels"] == ["bleu1", "cider_d/10", "wmd[norm=True]"]
+    assert back.meta["feature_labels"] == ["bleu1", "cider_d/10", "wmd(norm=True)"]
 
 
 def test_predict_applies_minmax_then_the_network():

@@ -49,7 +49,36 @@ def test_user_model_by_path(user_model):
     assert np.all((expect > 0) & (expect < 1))
     sig = res.signatures["nneval"]
     assert sig.startswith("nneval_capeval|out:nneval|") and f"msha:{model.sha256[:12]}" in sig
-    assert "feats:bleu1+bleu2+cider_d/10" in sig and "val:none" in sig
+    assert "|feats:bleu1+bleu2+cider_d|" in sig and "val:none" in sig
+
+
+def test_missing_model_is_named(tmp_path):
+    from capeval.bench.scoring import score_units
+    from capeval.errors import ResourceNotFound
+
+    missing = str(tmp_path / "gone.npz")
+    with pytest.raises(ResourceNotFound, match="gone.npz"):
+        capeval.score(CANDS, REFS, ["nneval"], options={"nneval": {"model": missing}})
+    with pytest.raises(ResourceNotFound, match="gone.npz"):
+        score_units(CANDS, REFS, ["nneval"], options={"nneval": {"model": missing}})
+
+
+def test_cache_key_follows_the_model_file(user_model, tmp_path):
+    from capeval.bench.cache import ScoreCache
+    from capeval.bench.scoring import score_units
+
+    path = tmp_path / "m.npz"
+    path.write_bytes(user_model.read_bytes())
+    cache = ScoreCache(tmp_path / "cache")
+    opts = {"nneval": {"model": str(path)}}
+    first = score_units(CANDS, REFS, ["nneval"], options=opts, cache=cache)
+    assert score_units(CANDS, REFS, ["nneval"], options=opts, cache=cache).cached["nneval"]
+    retrained = train_recipe(make_recipe("nneval", features="bleu1+bleu2+cider_d", max_epochs=5, seed=9),
+                             _toy_training(), validation="none")
+    retrained.save(path)  # same path, new weights: the cached scores must not be reused
+    again = score_units(CANDS, REFS, ["nneval"], options=opts, cache=cache)
+    assert not again.cached["nneval"]
+    assert not np.array_equal(again.per_unit["nneval"], first.per_unit["nneval"])
 
 
 def test_feature_variant_drift_warns(user_model):

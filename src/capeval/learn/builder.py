@@ -21,6 +21,7 @@ left out. Images are compared by a canonical id (``coco:<id>``, ``flickr:<photo 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -68,17 +69,23 @@ EVALUATION_SETS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s")
 
 def evaluation_images(root: Path | str | None = None, names: Sequence[str] = EVALUATION_SETS) -> dict[str, set[str]]:
     """Canonical image ids of each evaluation benchmark, from its loader."""
+    return {k: set(v) for k, v in _evaluation_images(None if root is None else str(root), tuple(names)).items()}
+
+
+@functools.lru_cache(maxsize=4)  # loading the four tables takes seconds; the files do not change
+def _evaluation_images(root: str | None, names: tuple[str, ...]) -> dict[str, frozenset[str]]:
     from .. import data
 
-    out: dict[str, set[str]] = {}
+    out: dict[str, frozenset[str]] = {}
     for name in names:
         table = data.load(name, root)
         if name == "pascal50s":
-            out[name] = {canonical_image(i, "voc") for i in table.extra["image"]}
+            out[name] = frozenset(canonical_image(i, "voc") for i in table.extra["image"])
         elif name == "composite":
-            out[name] = {canonical_image(g, "coco" if g.startswith("coco/") else "flickr") for g in table.groups}
+            out[name] = frozenset(canonical_image(g, "coco" if g.startswith("coco/") else "flickr")
+                                  for g in table.groups)
         else:
-            out[name] = {canonical_image(g, "flickr") for g in table.groups}
+            out[name] = frozenset(canonical_image(g, "flickr") for g in table.groups)
     return out
 
 

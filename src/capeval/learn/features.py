@@ -76,6 +76,9 @@ EXTRA_FEATURES: dict[str, Feature] = {
 
 PRESETS = {"nneval": NNEVAL_FEATURES, "lceval": LCEVAL_FEATURES}
 
+#: Pseudo-feature: candidate length in PTB tokens (not a registered metric).
+LENGTH = "length"
+
 
 def parse_features(spec: str | Sequence[str] | Sequence[Feature]) -> tuple[Feature, ...]:
     """A preset name (``nneval``, ``lceval``), ``nneval+rouge_l+length``, or a list of names."""
@@ -97,16 +100,17 @@ def parse_features(spec: str | Sequence[str] | Sequence[Feature]) -> tuple[Featu
             out.append(Feature(p))
     if not out:
         raise InputError(f"no features in {spec!r}")
+    from ..metrics.registry import family_for
+
+    for f in out:
+        if f.metric != LENGTH:
+            family_for(f.metric)  # unknown names fail here, listing the registered metrics
     seen = set()
     for f in out:
         if f in seen:
             raise InputError(f"feature {f.metric!r} listed twice")
         seen.add(f)
     return tuple(out)
-
-
-#: Pseudo-feature: candidate length in PTB tokens (not a registered metric).
-LENGTH = "length"
 
 
 @dataclass
@@ -176,10 +180,10 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
 
 
 def label(f: Feature) -> str:
-    """Column name: ``wmd[norm=True]``, ``cider_d/10``."""
+    """Column name: ``wmd(norm=True)``, ``cider_d/10``."""
     s = f.metric
-    if f.options:
-        s += "[" + ",".join(f"{k}={v}" for k, v in f.options) + "]"
+    if f.options:  # parentheses, not brackets: rich would read [..] in a signature as markup
+        s += "(" + ",".join(f"{k}={v}" for k, v in f.options) + ")"
     if f.scale != 1.0:
         s += f"/{1 / f.scale:g}" if f.scale < 1 else f"*{f.scale:g}"
     return s

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ResourceNotFound
 from ..result import MetricScores
 from .base import Metric, OutputInfo
 from .registry import register
@@ -75,7 +76,10 @@ class NNEval(Metric):
         model = options.get("model")
         if isinstance(model, LearnedModel):
             return model.sha256 or f"unsaved-{id(model)}"
-        return sha256_file(Path(model) if model is not None else default_model_path())
+        path = Path(model) if model is not None else default_model_path()
+        if not path.is_file():
+            raise ResourceNotFound(f"nneval: model file {path} not found")
+        return sha256_file(path)
 
     def _cache(self):
         if not self._cache_arg:

@@ -64,12 +64,12 @@ def target_prob_and_rank(logits, targets, vocab_chunk: int = DEFAULT_VOCAB_CHUNK
     lse = None
     for lo in range(0, v, vocab_chunk):
         chunk = logits[:, lo : lo + vocab_chunk]
-        greater += (chunk > target_logit).sum(1)
-        # float64 keeps the probability exact to ~1e-15 of the logits' softmax; float32
-        # loses ~1e-6 relative when logits are large.
-        part = torch.logsumexp(chunk.double(), 1)
+        greater += (chunk > target_logit).sum(1, dtype=torch.int32)  # 3x faster than int64
+        # In the logits' own precision, like the reference's float32 softmax (≈1e-7·|lse|
+        # relative error in p); float64 here cost 5x and dominated the whole pass on CPU.
+        part = torch.logsumexp(chunk, 1)
         lse = part if lse is None else torch.logaddexp(lse, part)
-    prob = torch.exp(target_logit[:, 0].double() - lse)
+    prob = torch.exp(target_logit[:, 0].double() - lse.double())
     return prob.double().cpu(), greater.cpu()
 
 

@@ -62,6 +62,8 @@ class PostgenScorer:
         subset alone). A family whose ``compute`` returns per-row ``stats`` in its details
         and that offers ``evaluate(stats)`` (METEOR) scores every row once and aggregates
         each subset from its rows' statistics, which is what scoring the subset does."""
+        if not subsets:
+            return []
         cands, refs = validate_corpus(candidates, references)
         nrefs = nrefs_field(refs)
         results: list[dict[str, float]] = [{} for _ in subsets]
@@ -79,7 +81,11 @@ class PostgenScorer:
                     corpus = {out: aggregate for _, out in names}
                 else:
                     res = metric.compute([cands[i] for i in idx], [refs[i] for i in idx])
-                    corpus, fields = res.corpus, res.signature_fields
+                    corpus = res.corpus
+                    if k == 0:
+                        # The first subset's (in the stratification, the whole test set);
+                        # size-dependent fields like CIDEr's df:corpus:N follow each subset.
+                        fields = res.signature_fields
                 for col, out in names:
                     results[k][col] = float(corpus[out])
             for col, out in names:
