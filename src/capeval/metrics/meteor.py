@@ -5,25 +5,20 @@ Any Target Language". Protocol (PROTOCOLS.md §3): per unit, clean the hypothesi
 ``|||``, then one left-to-right pass turning double spaces into single ones), send
 ``SCORE ||| ref_1 ||| ... ||| ref_K ||| hyp`` and read a statistics line; then
 ``EVAL ||| stats_1 ||| ... ||| stats_N`` returns one score per statistics line and, last,
-the corpus score: the jar's ``computeMetrics`` on the sum of all N statistics (not the mean
-of unit scores).
+the corpus score: the jar's score of the N statistics aggregated by its own rules (not the
+mean of unit scores).
 
 Why it is faster than the reference wrapper while giving identical numbers:
 
 * A statistics line is a pure function of its SCORE line, so each distinct line is sent
   once and its answer reused for every row that repeats it (Flickr8k-Expert: 16,992 rows,
   5,664 distinct units).
-* A unit's score is a pure function of its statistics line (the jar parses each line into a
-  fresh object and scores it alone), so each JVM EVALs the statistics of every batch it has
-  just scored; these EVALs run in parallel with the other JVMs' work.
-* The statistics are word and chunk counts: integers, which a double sums exactly in any
-  order. So the N-row sum is formed here as integers, weighted by how often each unit
-  occurs, and one ``EVAL`` of that single line makes the jar compute the corpus score from
-  exactly the doubles its own N-row EVAL would have summed. Should a statistics line ever
-  hold a non-integer (or the sums exceed 2^53), the full N-row EVAL is sent instead;
-  ``eval_all_rows=True`` forces it.
 * SCORE lines go out in batches (write all, then read all) instead of one round trip each,
   spread over up to ``workers`` JVMs.
+* The final EVAL still covers all N rows' statistics, in input order, in one JVM: the
+  per-unit scores and the aggregate are the jar's own. The aggregate cannot be formed by
+  summing statistics outside the jar: coco's ``MeteorStats.addStats`` skips the chunk count
+  of a perfect match (all words matched, one chunk), a rule of the modified jar.
 """
 from __future__ import annotations
 
@@ -31,7 +26,6 @@ import hashlib
 import os
 import queue
 import shutil
-from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -103,25 +97,6 @@ def eval_line(stats: Sequence[str]) -> str:
     return "EVAL" + "".join(SEP + st for st in stats)
 
 
-def summed_stats(stats: Sequence[str], counts: Sequence[int]) -> str | None:
-    """The statistics of all rows summed as integers (``stats[i]`` occurring ``counts[i]``
-    times), formatted as the jar prints numbers; None when that would not be exact."""
-    total: list[int] | None = None
-    for line, k in zip(stats, counts):
-        values = [float(x) for x in line.split()]
-        if not all(v.is_integer() for v in values):
-            return None
-        if total is None:
-            total = [0] * len(values)
-        elif len(values) != len(total):
-            return None
-        for i, v in enumerate(values):
-            total[i] += int(v) * k
-    if total is None or max(total, default=0) >= 2**53:
-        return None
-    return " ".join(f"{v}.0" for v in total)
-
-
 @register
 class Meteor(Metric):
     """METEOR 1.5 as computed by pycocoevalcap (coco's jar, ``-l en -norm``).
@@ -143,9 +118,6 @@ class Meteor(Metric):
         Paths overriding ``$CAPEVAL_METEOR_JAR`` / pycocoevalcap's jar and ``$CAPEVAL_JAVA`` / PATH.
     max_heap : str
         The JVM's ``-Xmx`` (the wrapper uses 2G).
-    eval_all_rows : bool
-        Get the corpus score from one EVAL of all N rows' statistics, exactly as the wrapper
-        does, instead of one EVAL of their integer sum (same number; slower).
     """
 
     family = "meteor"
@@ -169,7 +141,6 @@ class Meteor(Metric):
         jar: str | None = None,
         java: str | None = None,
         max_heap: str = "2G",
-        eval_all_rows: bool = False,
     ) -> None:
         self.workers = default_workers() if workers is None else int(workers)
         if self.workers < 1:
@@ -185,7 +156,6 @@ class Meteor(Metric):
         self._jar: Path | None = None
         self._java: str | None = None
         self._procs: list[MeteorProcess] = []
-        self.eval_all_rows = eval_all_rows
 
     # -- resources -----------------------------------------------------------------------
     def _resolve(self) -> tuple[str, Path]:
@@ -244,19 +214,17 @@ class Meteor(Metric):
             except queue.Empty:
                 return
             answers = self._exchange(proc, lines, len(lines))
-            stats = [_check_stats(a, f"SCORE line {start + i}", proc) for i, a in enumerate(answers)]
-            scores = self._exchange(proc, [eval_line(stats)], len(stats) + 1)[:-1]
-            for i, (line, st, sc) in enumerate(zip(lines, stats, scores)):
-                out[line] = (st, _parse_float(sc, f"EVAL answer for SCORE line {start + i}", proc))
+            for i, (line, a) in enumerate(zip(lines, answers)):
+                out[line] = _check_stats(a, f"SCORE line {start + i}", proc)
 
-    def score_units(self, lines: Sequence[str]) -> dict[str, tuple[str, float]]:
-        """{SCORE line: (statistics line, score)} for distinct lines, over up to ``workers`` JVMs."""
+    def score_units(self, lines: Sequence[str]) -> dict[str, str]:
+        """{SCORE line: statistics line} for distinct lines, over up to ``workers`` JVMs."""
         n_workers = max(1, min(self.workers, len(lines) // MIN_UNITS_PER_EXTRA_WORKER))
         procs = self._processes(n_workers)
         batches: queue.SimpleQueue = queue.SimpleQueue()
         for start in range(0, len(lines), self.batch_size):
             batches.put((start, list(lines[start : start + self.batch_size])))
-        out: dict[str, tuple[str, float]] = {}
+        out: dict[str, str] = {}
         if n_workers == 1:
             self._score_batches(procs[0], batches, out)
         else:
@@ -279,19 +247,10 @@ class Meteor(Metric):
         if not candidates:
             raise InputError("no candidates to score")
         rows = [score_line(i, c, r) for i, (c, r) in enumerate(zip(candidates, references))]
-        counts = Counter(rows)
-        distinct = list(counts)
+        distinct = list(dict.fromkeys(rows))
         units = self.score_units(distinct)
-        per = np.array([units[r][1] for r in rows], dtype=float)
-        total = None if self.eval_all_rows else summed_stats(
-            [units[u][0] for u in distinct], [counts[u] for u in distinct]
-        )
-        if total is not None:
-            corpus = self.evaluate([total])[1]
-            aggregate = "summed-integer-stats"
-        else:
-            corpus = self.evaluate([units[r][0] for r in rows])[1]
-            aggregate = "eval-all-rows"
+        stats = [units[r] for r in rows]
+        per, corpus = self.evaluate(stats)
         return MetricScores(
             corpus={"meteor": corpus},
             per_caption={"meteor": per},
@@ -302,12 +261,7 @@ class Meteor(Metric):
                 "lang": "en",
                 "corpus": "jar-aggregate",
             },
-            details={
-                "distinct_units": len(distinct),
-                "aggregate": aggregate,
-                "stats": [units[r][0] for r in rows],
-                "summed_stats": total,
-            },
+            details={"distinct_units": len(distinct), "stats": stats},
         )
 
     def close(self) -> None:
