@@ -5,9 +5,10 @@ whitespace-normalised, PTB-tokenized by pycocoevalcap's PTBTokenizer). Each side
 own fresh Python process so that peak RSS (Python + JVM children) is measured separately.
 Times are wall-clock and include starting the JVM(s), as a user would experience them.
 
-    python benchmarks/bench_meteor.py [--rows N] [--workers W]
+    python benchmarks/bench_meteor.py [--rows N] [--workers W] [--result PATH]
 
-Writes benchmarks/results/meteor.json.
+Writes benchmarks/results/meteor.json (default workers) and, by hand,
+benchmarks/results/meteor_workers2.json (``--workers 2``).
 """
 from __future__ import annotations
 
@@ -98,6 +99,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=None, help="first N rows only (default: all 16,992)")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--result", type=Path, default=HERE / "results" / "meteor.json",
+                    help="where to write the JSON (default benchmarks/results/meteor.json)")
     ap.add_argument("--side", choices=["ours", "ref"], help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -105,6 +108,7 @@ def main() -> None:
         run_side(args.side, args.rows, args.workers, args.out)
         return
 
+    load_start = os.getloadavg()
     sides = {}
     with tempfile.TemporaryDirectory() as tmp:
         for side in ("ref", "ours"):
@@ -129,6 +133,8 @@ def main() -> None:
         "pycocoevalcap_cpu_seconds": round(ref["cpu_seconds"], 3),
         "capeval_cpu_seconds": round(ours["cpu_seconds"], 3),
         "cpu_ratio": round(ref["cpu_seconds"] / ours["cpu_seconds"], 2),
+        # The machine may be shared: wall times inflate with load, CPU seconds much less.
+        "load_average_at_start": load_start,
         "load_average_at_end": os.getloadavg(),
         "per_unit_max_abs_diff": max(diffs),
         "per_unit_identical": ref["per_unit"] == ours["per_unit"],
@@ -147,7 +153,7 @@ def main() -> None:
         "command": "python benchmarks/bench_meteor.py" + (f" --rows {args.rows}" if args.rows else "")
         + (f" --workers {args.workers}" if args.workers else ""),
     }
-    out = HERE / "results" / "meteor.json"
+    out = args.result
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

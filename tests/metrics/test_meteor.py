@@ -246,17 +246,18 @@ def test_missing_resources(fake, tmp_path, monkeypatch):
         Meteor(jar=jar).compute(CANDS, REFS)
 
 
-def test_default_workers_back_off_on_a_saturated_machine(monkeypatch):
+def test_default_workers_need_spare_cores(monkeypatch):
     from capeval.metrics import _meteor_jvm
 
-    monkeypatch.setattr(_meteor_jvm.os, "cpu_count", lambda: 8)
-    monkeypatch.setattr(_meteor_jvm.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
-    assert _meteor_jvm.default_workers() == 2
-    monkeypatch.setattr(_meteor_jvm.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
-    assert _meteor_jvm.default_workers() == 1
-    monkeypatch.setattr(_meteor_jvm.os, "cpu_count", lambda: 1)
-    monkeypatch.setattr(_meteor_jvm.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert _meteor_jvm.default_workers() == 1
+    def machine(cpus, load):
+        monkeypatch.setattr(_meteor_jvm.os, "cpu_count", lambda: cpus)
+        monkeypatch.setattr(_meteor_jvm.os, "getloadavg", lambda: (load, load, load))
+        return _meteor_jvm.default_workers()
+
+    assert machine(8, 0.5) == 2
+    assert machine(8, 6.0) == 1  # saturated
+    assert machine(2, 0.0) == 1  # one JVM already uses more than one core while loading
+    assert machine(1, 0.0) == 1
 
 
 def test_reference_separator_rejected_before_any_jvm(fake):

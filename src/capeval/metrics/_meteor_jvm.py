@@ -99,6 +99,7 @@ class MeteorProcess:
         self._answered = False
         self._lock = threading.Lock()
         self._finalizer = None
+        self._stderr_pump: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
@@ -124,7 +125,8 @@ class MeteorProcess:
         self._stderr = collections.deque(maxlen=200)
         self._answered = False
         threading.Thread(target=_pump_stdout, args=(proc.stdout, self._lines), daemon=True).start()
-        threading.Thread(target=_pump_stderr, args=(proc.stderr, self._stderr), daemon=True).start()
+        self._stderr_pump = threading.Thread(target=_pump_stderr, args=(proc.stderr, self._stderr), daemon=True)
+        self._stderr_pump.start()
         self._finalizer = weakref.finalize(self, _kill, proc)
 
     def stderr_tail(self, n: int = 20) -> str:
@@ -166,8 +168,7 @@ class MeteorProcess:
                     except subprocess.TimeoutExpired:
                         rc = None
                     writer.join(timeout=1)
-                    # Give the stderr pump a moment to collect the JVM's last words.
-                    threading.Event().wait(0.2)
+                    self._stderr_pump.join(timeout=2)  # stderr closes with the process: its last words
                     raise JVMCrashed(
                         f"METEOR JVM exited (code {rc}) after {len(out)} of {n_answers} answer "
                         f"lines. stderr:\n{self.stderr_tail()}"
@@ -187,15 +188,16 @@ class MeteorProcess:
 
 
 def default_workers() -> int:
-    """min(2, cpu count), or 1 when the machine is already saturated.
+    """2 JVMs on machines with at least 4 cores that are not saturated, else 1.
 
-    Each extra JVM costs ~10 s of CPU to load the paraphrase table and its own JIT warm-up;
-    that only pays off when a core is free for it. Measured on a 2-core machine under load
-    ~20 (benchmarks/results/meteor.json): 2 JVMs took 0.7x, 1 JVM 1.4x the reference's time.
+    One METEOR JVM already keeps more than one core busy while it loads the paraphrase table
+    (JIT compiler and GC threads), and each extra JVM costs its own ~10 s of loading and JIT
+    warm-up. On a 2-core machine a second JVM was a net loss even at load ~3.5: 44.8 s CPU /
+    34.9 s wall against 25.7 s CPU / 20.1 s wall for one (benchmarks/results/meteor*.json).
     """
     cpus = os.cpu_count() or 1
     try:
-        busy = os.getloadavg()[0] >= cpus
+        busy = os.getloadavg()[0] >= cpus / 2
     except (AttributeError, OSError):  # not available on every platform
         busy = False
-    return 1 if busy else max(1, min(2, cpus))
+    return 2 if cpus >= 4 and not busy else 1

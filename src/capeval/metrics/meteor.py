@@ -104,10 +104,11 @@ class Meteor(Metric):
     Parameters
     ----------
     workers : int, optional
-        JVMs scoring distinct units in parallel (default ``min(2, cpu count)``, or 1 when the
-        load average already reaches the cpu count). Each loads the paraphrase table (≈1 GB
-        heap). A second JVM is only started for at least 2,000 distinct units per JVM.
-        Results do not depend on it.
+        JVMs scoring distinct units in parallel. Default: 2 on machines with at least 4 cores
+        whose load average is below half the core count, else 1 (see
+        :func:`capeval.metrics._meteor_jvm.default_workers`). Each loads the paraphrase table
+        (≈1.4 GB resident). A second JVM is only started for at least 2,000 distinct units per
+        JVM. Results do not depend on it.
     timeout : float
         Seconds to wait for any single answer line of a running JVM.
     startup_timeout : float
