@@ -89,6 +89,7 @@ def main(argv=None) -> int:
     from capeval.pregen.beam import beam_search
     from capeval.pregen.models import ARCHITECTURES, Captioner, scaled_hyperparams
     from capeval.pregen.pipeline import PostgenScorer, model_rows
+    from capeval.pregen.signature import RANK_RULE_ADAPTER, pregen_signature
     from capeval.pregen.results import ResultsTable, write_results
     from capeval.pregen.train import train
     from capeval.pregen.vocab import EDGE_INDEX, Vocabulary
@@ -161,6 +162,7 @@ def main(argv=None) -> int:
                 systems.append({
                     "architecture": arch, "run": run, "snapshot": label, "hyperparams": hp.as_dict(),
                     "postgen_full_test": whole, tiers.BEST: best,
+                    "pregen_signature": pregen_signature(ts, RANK_RULE_ADAPTER),
                     "mean_caption_words": float(np.mean([len(g) for g in gen_ids])),
                     "distinct_captions": len(set(cands)),
                     "seconds": {

@@ -46,3 +46,12 @@ def test_npz_missing_array_is_named(tmp_path):
     np.savez(tmp_path / "x.npz", probs=np.ones(1), ranks=np.zeros(1))
     with pytest.raises(InputError, match="caption_lengths, captions_per_image"):
         TokenScores.load_npz(tmp_path / "x.npz")
+
+
+def test_score_carries_signature():
+    import capeval.pregen as pg
+
+    ts = TokenScores.from_nested(NESTED)
+    res = pg.score(ts, [pg.BEST], rank_rule="gt-logits")
+    assert res.values == {pg.BEST: pg.compute(ts, [pg.BEST])[pg.BEST]}
+    assert res.signature.startswith("pregen_tanti2018|images:2|caps:3|tokens:6|rank:gt-logits|")

@@ -28,18 +28,18 @@ def score_cmd(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated pre-gen names (default: all 504)."),
 ) -> None:
     """Compute the pre-gen metrics (Tanti et al. 2018) from per-token (probability, rank) arrays."""
-    from ..pregen.signature import pregen_signature
-    from ..pregen.tiers import BEST, compute
+    from ..pregen.result import score
+    from ..pregen.tiers import BEST
     from ..pregen.tokens import TokenScores
 
     try:
         ts = TokenScores.load_npz(probs)
         names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
-        values = compute(ts, names)
+        result = score(ts, names)
     except CapevalError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
-    sig = pregen_signature(ts)
+    values, sig = result.values, result.signature
     shown = [BEST] if BEST in values and len(values) > 10 else list(values)
     table = Table(title=f"pre-gen — {ts.n_images} images, {ts.n_captions} reference captions")
     table.add_column("metric")

@@ -3,6 +3,7 @@ the reference tokens under teacher forcing, without generating captions.
 
 - ``tokens.TokenScores``: per-token (probability, rank) records, the engine's input;
 - ``tiers.compute``: the 504 filter × sentence × image × dataset combinations;
+  ``score`` returns them with their signature;
 - ``adapters``: teacher-forced records from PyTorch / Hugging Face models (imports torch);
 - ``stratify``, ``pipeline``: the reference's CIDEr strata and per-stratum scoring;
 - ``results``, ``analysis``: the data.txt table and the R² analysis with the drop rule;
@@ -10,7 +11,8 @@ the reference tokens under teacher forcing, without generating captions.
 
 Only the numpy parts are imported here; torch loads with ``adapters``/``models``.
 """
+from .result import PregenResult, score
 from .tiers import BEST, column_names, compute
 from .tokens import TokenScores
 
-__all__ = ["BEST", "TokenScores", "column_names", "compute"]
+__all__ = ["BEST", "PregenResult", "TokenScores", "column_names", "compute", "score"]
