@@ -319,6 +319,38 @@ def test_oracles_equal_pycocoevalcap(jvms, name):
 
 @pytest.mark.oracle
 @pytest.mark.slow
+def test_repeated_units_fold_into_the_jar_aggregate(jvms):
+    """Repeated rows are sent to EVAL once plus one folded remainder line; the aggregate
+    must still equal pycocoevalcap's one-line-per-row EVAL, including the jar's rule that
+    skips the chunk of a perfect single-chunk match (rows 0/1) and a perfect match with two
+    chunks (rows 2/3), a one-chunk partial match (row 4) and a unique row (row 5)."""
+    ours, ref, _ = jvms
+    cands = ["a dog runs", "a dog runs", "runs dog a", "runs dog a", "a dog", "a dog", "a dog", "two cats sleep"]
+    refs = [["a dog runs"], ["a dog runs"], ["a dog runs"], ["a dog runs"], ["a dog runs fast"],
+            ["a dog runs fast"], ["a dog runs fast"], ["cats are sleeping", "two cats"]]
+    for order in (list(range(8)), [7, 0, 4, 2, 1, 5, 3, 6]):
+        c = [cands[i] for i in order]
+        r = [refs[i] for i in order]
+        got = ours.compute(c, r)
+        want_corpus, want_per = _ref_scores(ref, c, r)
+        assert got.corpus["meteor"] == want_corpus
+        np.testing.assert_array_equal(got.per_caption["meteor"], want_per)
+
+
+def test_fold_remainders_chunk_rule():
+    from capeval.metrics.meteor import fold_remainders
+
+    perfect = "3.0 3.0 1.0 1.0 2.0 2.0 1.0 1.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 1.0 3.0 3.0"
+    partial = "5.0 4.0 3.0 3.0 1.0 1.0 3.0 3.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 2.0 4.0 4.0"
+    assert fold_remainders([perfect, partial], [1, 1]) == []
+    (line,) = fold_remainders([perfect, partial], [3, 2])
+    f = [float(x) for x in line.split()]
+    assert f[0] == 2 * 3.0 + 5.0 and f[1] == 2 * 3.0 + 4.0
+    assert f[20] == 2.0  # perfect single-chunk copies add no chunks; one partial copy adds 2
+
+
+@pytest.mark.oracle
+@pytest.mark.slow
 def test_eval_id_printed_by_jar(jvms):
     ours, _, plain = jvms
     out, _ = plain.communicate(timeout=600)

@@ -28,7 +28,7 @@ def score_cmd(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated pre-gen names (default: all 504)."),
 ) -> None:
     """Compute the pre-gen metrics (Tanti et al. 2018) from per-token (probability, rank) arrays."""
-    from ..pregen.result import score
+    from ..pregen.scoring import score
     from ..pregen.tiers import BEST
     from ..pregen.tokens import TokenScores
 

@@ -15,10 +15,15 @@ Why it is faster than the reference wrapper while giving identical numbers:
   5,664 distinct units).
 * SCORE lines go out in batches (write all, then read all) instead of one round trip each,
   spread over up to ``workers`` JVMs.
-* The final EVAL still covers all N rows' statistics, in input order, in one JVM: the
-  per-unit scores and the aggregate are the jar's own. The aggregate cannot be formed by
-  summing statistics outside the jar: coco's ``MeteorStats.addStats`` skips the chunk count
-  of a perfect match (all words matched, one chunk), a rule of the modified jar.
+* One EVAL in one JVM gives the per-unit scores (one line per distinct unit) and the
+  jar's own aggregate. The aggregate needs every row's statistics, but not one line per
+  row: the jar's ``MeteorStats.addStats`` sums fields (all integer-valued doubles, so the
+  order of addition cannot change the result) except that it skips the chunk count of a
+  perfect match with exactly one chunk (a rule of coco's modified jar, read in its
+  bytecode). So the extra copies of repeated units are folded into one remainder line whose
+  fields are their sums and whose chunk count is what the jar would have added for them
+  (:func:`fold_remainders`); the jar then aggregates it with its own code. Tests check the
+  result is identical (==) to pycocoevalcap's one-line-per-row EVAL.
 """
 from __future__ import annotations
 
@@ -91,6 +96,60 @@ def _check_stats(line: str, what: str, proc: MeteorProcess) -> str:
     for p in parts:
         _parse_float(p, what, proc)
     return line
+
+
+def _is_perfect_single_chunk(f: list[float]) -> bool:
+    """The jar's ``addStats`` condition for skipping chunks: all test and reference words
+    matched (totals = sums of the per-stage content + function matches) and one chunk."""
+    n_stages = (len(f) - 7) // 4
+    blocks = f[4 : 4 + 4 * n_stages]
+    test_total = sum(blocks[0::4]) + sum(blocks[2::4])
+    ref_total = sum(blocks[1::4]) + sum(blocks[3::4])
+    return test_total == f[0] and ref_total == f[1] and f[4 + 4 * n_stages] == 1.0
+
+
+def _foldable(f: list[float]) -> bool:
+    return len(f) >= 7 and (len(f) - 7) % 4 == 0 and all(x == int(x) and x >= 0 for x in f)
+
+
+def fold_remainders(stats: Sequence[str], counts: Sequence[int]) -> list[str]:
+    """One statistics line equal, for the jar's aggregate, to ``counts[i] - 1`` further copies
+    of each ``stats[i]`` (empty list when nothing repeats).
+
+    Fields are integer counts, so sums are exact; the chunk field carries the chunks the jar
+    would add for those copies (none for a perfect single-chunk match). The folded line can
+    never itself trigger the skip rule: its chunk count is 1 only when it holds exactly one
+    non-perfect copy, and a sum containing a non-perfect line is not perfect.
+
+    Lines of an unexpected layout (another jar) are not folded: every extra copy is sent
+    as it is, which is always correct, only slower.
+    """
+    total: list[float] | None = None
+    chunk_idx = None
+    chunks = 0.0
+    verbatim: list[str] = []
+    for line, m in zip(stats, counts):
+        if m <= 1:
+            continue
+        try:
+            f = [float(x) for x in line.split()]
+        except ValueError:
+            f = []
+        if not _foldable(f) or (total is not None and len(f) != len(total)):
+            verbatim.extend([line] * (m - 1))
+            continue
+        if total is None:
+            total = [0.0] * len(f)
+            chunk_idx = 4 + 4 * ((len(f) - 7) // 4)
+        k = m - 1
+        for j, x in enumerate(f):
+            total[j] += k * x
+        if not _is_perfect_single_chunk(f):
+            chunks += k * f[chunk_idx]
+    if total is None:
+        return verbatim
+    total[chunk_idx] = chunks
+    return verbatim + [" ".join(repr(x) for x in total)]
 
 
 def eval_line(stats: Sequence[str]) -> str:
@@ -248,10 +307,15 @@ class Meteor(Metric):
         if not candidates:
             raise InputError("no candidates to score")
         rows = [score_line(i, c, r) for i, (c, r) in enumerate(zip(candidates, references))]
-        distinct = list(dict.fromkeys(rows))
+        index: dict[str, int] = {}
+        row_unit = np.fromiter((index.setdefault(r, len(index)) for r in rows), dtype=np.int64, count=len(rows))
+        distinct = list(index)
         units = self.score_units(distinct)
-        stats = [units[r] for r in rows]
-        per, corpus = self.evaluate(stats)
+        unit_stats = [units[d] for d in distinct]
+        counts = np.bincount(row_unit, minlength=len(distinct)).tolist()
+        per_unit, corpus = self.evaluate(unit_stats + fold_remainders(unit_stats, counts))
+        per = per_unit[: len(distinct)][row_unit]
+        stats = [unit_stats[u] for u in row_unit.tolist()]
         return MetricScores(
             corpus={"meteor": corpus},
             per_caption={"meteor": per},

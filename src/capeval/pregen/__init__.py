@@ -11,7 +11,7 @@ the reference tokens under teacher forcing, without generating captions.
 
 Only the numpy parts are imported here; torch loads with ``adapters``/``models``.
 """
-from .result import PregenResult, score
+from .scoring import PregenResult, score
 from .tiers import BEST, column_names, compute
 from .tokens import TokenScores
 

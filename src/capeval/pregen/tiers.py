@@ -125,8 +125,7 @@ def _geomean_rows(block: np.ndarray) -> np.ndarray:
     out = np.zeros(block.shape[0])
     ok = np.all(block != 0.0, axis=1)
     if ok.any():
-        with np.errstate(invalid="ignore"):
-            out[ok] = _pow2(np.mean(np.log2(block[ok]), axis=1))
+        out[ok] = _pow2(np.mean(np.log2(block[ok]), axis=1))
     return out
 
 
@@ -187,6 +186,7 @@ def compute(ts: TokenScores, names: Iterable[str] | None = None) -> dict[str, fl
     caps = caption_scores(ts)
     image_cache: dict[tuple[str, str, str], np.ndarray] = {}
     out: dict[str, float] = {}
+    # Sums of huge perplexities may overflow to inf, which is the reference's value too.
     with np.errstate(over="ignore"):
         for name, (d, i, s, f) in zip(wanted, parsed):
             key = (i, s, f)
