@@ -22,11 +22,3 @@ def java():
     if shutil.which("java") is None:
         pytest.skip("Java not installed")
     return shutil.which("java")
-
-
-def pycocoevalcap_available() -> bool:
-    try:
-        import pycocoevalcap.bleu.bleu  # noqa: F401
-    except ImportError:
-        return False
-    return True
