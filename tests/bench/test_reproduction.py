@@ -96,15 +96,13 @@ def test_flickr8k_expert_meteor(bench, meteor):
     assert _x100(out, meteor, "kendall_tau_b") == 41.538
 
 
-@pytest.mark.skipif(not os.environ.get("CAPEVAL_FULL_REPRO"),
-                    reason="METEOR over PASCAL-50S's 8,000 units adds a minute or more; set CAPEVAL_FULL_REPRO=1")
+@pytest.mark.slow
 def test_pascal50s_meteor(bench, meteor):
     out = bench("pascal50s", [meteor])
     assert round(out[meteor]["mean"], 4) == 79.9875
 
 
-@pytest.mark.skipif(not os.environ.get("CAPEVAL_FULL_REPRO"),
-                    reason="METEOR over 47,830 CF rows takes minutes; set CAPEVAL_FULL_REPRO=1 to run it")
+@pytest.mark.slow
 def test_flickr8k_cf_meteor(bench, meteor):
     out = bench("flickr8k-cf", [meteor])
     assert _x100(out, meteor, "kendall_tau_b") == 22.269
