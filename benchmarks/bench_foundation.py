@@ -25,17 +25,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def expert_rows():
-    from capeval.data_path import data_root
+    import capeval.data
 
-    root = data_root(required=True)
-    d = json.loads((root / "flickr8k/clipscore_format_EXPERT/flickr8k.json").read_text())
-    cands, refs = [], []
-    for v in d.values():
-        gt = [" ".join(r.split()) for r in v["ground_truth"]]
-        for hj in v["human_judgement"]:
-            cands.append(" ".join(hj["caption"].split()))
-            refs.append(gt)
-    return cands, refs
+    table = capeval.data.load("flickr8k-expert")  # whitespace-normalised rows, file order
+    return table.candidates, table.references
 
 
 METRICS = ["bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"]

@@ -27,16 +27,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def load_rows(n: int | None):
-    from capeval.data_path import data_root
+    import capeval.data
 
-    root = data_root(required=True)
-    data = json.loads((root / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json").read_text())
-    cands, refs = [], []
-    for item in data.values():
-        gt = [" ".join(r.split()) for r in item["ground_truth"]]
-        for j in item["human_judgement"]:
-            cands.append(" ".join(j["caption"].split()))
-            refs.append(gt)
+    table = capeval.data.load("flickr8k-expert")  # whitespace-normalised rows, file order
+    cands, refs = table.candidates, table.references
     if n is not None:
         cands, refs = cands[:n], refs[:n]
     return cands, refs

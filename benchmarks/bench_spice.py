@@ -37,15 +37,10 @@ def norm(text: str) -> str:
 
 
 def load_expert(root: Path):
-    data = json.loads((root / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json").read_text())
-    cands, refs, ratings = [], [], []
-    for item in data.values():
-        gt = [norm(r) for r in item["ground_truth"]]
-        for row in item["human_judgement"]:
-            cands.append(norm(row["caption"]))
-            refs.append(gt)
-            ratings.append(float(row["rating"]))
-    return cands, refs, np.asarray(ratings)
+    import capeval.data
+
+    table = capeval.data.load("flickr8k-expert", root)  # whitespace-normalised rows, file order
+    return table.candidates, table.references, table.human
 
 
 def load_pascal(root: Path):

@@ -3,7 +3,6 @@
 definitional difference (hypotheses shorter than n) is pinned separately."""
 from __future__ import annotations
 
-import json
 import math
 import random
 
@@ -13,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import capeval
+import capeval.data
 from capeval.metrics.bleu_smooth import BleuSmooth
 
 bleu_score = pytest.importorskip("nltk.translate.bleu_score", reason="nltk (the oracle) not installed")
@@ -83,13 +83,8 @@ def test_random_equal_to_nltk(rows):
 
 @pytest.mark.data
 def test_flickr8k_expert_sample_equals_nltk(data_dir):
-    d = json.loads((data_dir / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json").read_text())
-    cands, refs = [], []
-    for item in d.values():
-        gt = [" ".join(r.split()) for r in item["ground_truth"]]
-        for j in item["human_judgement"]:
-            cands.append(" ".join(j["caption"].split()))
-            refs.append(gt)
+    table = capeval.data.load("flickr8k-expert", data_dir)  # whitespace-normalised rows, file order
+    cands, refs = table.candidates, table.references
     idx = sorted(random.Random(0).sample(range(len(cands)), 1500))
     raw_c, raw_r = [cands[i] for i in idx], [refs[i] for i in idx]
     tok_c, tok_r = capeval.text.tokenize_corpus(raw_c, raw_r, "ptb")

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import capeval
+import capeval.data
 from capeval.errors import ExternalToolError, InputError, ResourceNotFound
 from capeval.metrics._meteor_jvm import meteor_command
 from capeval.metrics.meteor import EVAL_ID, Meteor, clean_hypothesis, jar_sha256, score_line
@@ -374,14 +375,8 @@ def test_unicode_and_spacing_like_wrapper(jvms):
 
 
 def _expert_rows(data_dir):
-    d = json.loads((data_dir / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json").read_text())
-    cands, refs = [], []
-    for item in d.values():
-        gt = [" ".join(r.split()) for r in item["ground_truth"]]
-        for j in item["human_judgement"]:
-            cands.append(" ".join(j["caption"].split()))
-            refs.append(gt)
-    return cands, refs
+    table = capeval.data.load("flickr8k-expert", data_dir)  # whitespace-normalised rows, file order
+    return table.candidates, table.references
 
 
 @pytest.mark.oracle

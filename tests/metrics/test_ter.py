@@ -3,7 +3,6 @@ and corpus scores. sacrebleu runs with ``case_sensitive=True`` (our default; the
 has already lower-cased) and no normalisation, so both see the same ``split()`` tokens."""
 from __future__ import annotations
 
-import json
 import random
 
 import numpy as np
@@ -12,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import capeval
+import capeval.data
 from capeval.metrics.ter import Ter, _BeamEditDistance, edit_count
 
 sacrebleu_ter = pytest.importorskip("sacrebleu.metrics", reason="sacrebleu (the TER oracle) not installed")
@@ -99,13 +99,8 @@ def test_random_small_vocabulary(rows):
 
 
 def _expert_sample(data_dir, n=300, seed=0):
-    d = json.loads((data_dir / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json").read_text())
-    cands, refs = [], []
-    for item in d.values():
-        gt = [" ".join(r.split()) for r in item["ground_truth"]]
-        for j in item["human_judgement"]:
-            cands.append(" ".join(j["caption"].split()))
-            refs.append(gt)
+    table = capeval.data.load("flickr8k-expert", data_dir)  # whitespace-normalised rows, file order
+    cands, refs = table.candidates, table.references
     idx = sorted(random.Random(seed).sample(range(len(cands)), n))
     return [cands[i] for i in idx], [refs[i] for i in idx]
 
