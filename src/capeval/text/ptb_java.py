@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ..errors import ExternalToolError, InputError, ResourceNotFound
 from ..resources import resolver
-from ..validation import find_line_break
+from ..validation import check_text
 from .ptb import PUNCTUATIONS
 
 MAIN_CLASS = "edu.stanford.nlp.process.PTBTokenizer"
@@ -32,15 +32,9 @@ def command(jar: str, input_path: str, java: str | None = None) -> list[str]:
 
 
 def _check(captions: Sequence[str]) -> None:
+    # Empty captions are fine for the jar (one empty output line); line breaks are not.
     for i, cap in enumerate(captions):
-        if not isinstance(cap, str):
-            raise InputError(f"caption {i}: expected a string, got {type(cap).__name__} ({cap!r})")
-        lb = find_line_break(cap)
-        if lb is not None:
-            raise InputError(
-                f"caption {i} contains a line break ({lb}): {cap[:60]!r}. The Java tokenizer would "
-                "split it and shift every later caption; replace line breaks with spaces first."
-            )
+        check_text(cap, f"caption {i}", allow_empty=True)
 
 
 def _filter(line: str) -> str:
