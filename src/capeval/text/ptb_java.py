@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 
-from ..errors import ExternalToolError, InputError, ResourceNotFound
+from ..errors import ExternalToolError, ResourceNotFound
 from ..resources import resolver
 from ..validation import check_text
 from .ptb import PUNCTUATIONS
