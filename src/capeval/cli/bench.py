@@ -37,6 +37,9 @@ def bench_cmd(
                                           "(e.g. -D protocol=elliott-keller for flickr8k-expert, -D labels=... for "
                                           "pascal50s); it changes the table, so it lands in the signature."),
     root: Path | None = typer.Option(None, "--root", help="Data directory (default $CAPEVAL_DATA)."),
+    option: list[str] = typer.Option([], "--option", "-O", help="Metric option FAMILY.KEY=VALUE, repeatable, as in "
+                                     "`capeval score` (e.g. -O wmd.vectors=spacy-md, -O nneval.model=my.npz); it "
+                                     "is part of the metric's signature and of the cache key."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
 ) -> None:
     """Score metrics on benchmarks and report correlations / accuracies with signatures."""
@@ -58,12 +61,15 @@ def bench_cmd(
     names = resolve_names(name)
     results = []
     try:
+        from .score import parse_options
+
+        metric_options = parse_options(option)
         for n in names:
             with err.status(f"{n} …") as status:
                 res = run_benchmark(
                     n, metrics.split(","), root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
                     seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
-                    load_options=load_options,
+                    load_options=load_options, options=metric_options or None,
                     progress=lambda msg: status.update(msg),
                 )
             results.append(res)
