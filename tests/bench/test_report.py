@@ -211,3 +211,13 @@ def test_browser_harness_sees_console_errors_and_empty_figures(chromium, tmp_pat
     boxes, console = render(chromium, bad, tmp_path)
     assert any("deliberate" in line for line in console)
     assert boxes[0]["w"] == 0 and boxes[1]["loaded"] is False
+
+
+def test_best_cell_respects_lower_is_better_rows():
+    from capeval.bench.report import html_table
+
+    rows = [["bleu4", 30.0], ["ter", -40.0]]
+    page = html_table(["metric", "tau"], rows, best=[1], row_sign=[1.0, -1.0])
+    assert '<td class="best">-40.00</td>' in page and '<td class="best">30.00</td>' not in page
+    plain = html_table(["metric", "tau"], rows, best=[1])
+    assert '<td class="best">30.00</td>' in plain

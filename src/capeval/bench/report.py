@@ -30,7 +30,7 @@ from ..meta.correlation import SHORT, canonical_statistic, correlation_matrix
 from ..meta.williams import DF_RULES, williams_from_scores
 from ..signature import Signature
 from . import figures
-from .runner import BenchResult
+from .runner import BenchResult, higher_is_better
 from .tables import build_table
 
 DEFAULT_AGREEMENT = "kendall_tau_b"
@@ -75,18 +75,25 @@ def _slug(name: str) -> str:
 
 
 def html_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, digits: int = 2,
-               best: Sequence[int] = (), lower_is_better: Sequence[int] = ()) -> str:
-    """A plain table; columns listed in ``best`` get their top value bolded."""
+               best: Sequence[int] = (), lower_is_better: Sequence[int] = (),
+               row_sign: Sequence[float] | None = None) -> str:
+    """A plain table; columns listed in ``best`` get their top value bolded.
+
+    ``row_sign`` (one ±1 per row) flips rows before ranking: a correlation of −0.3 is the
+    better agreement for a lower-is-better metric such as TER.
+    """
+    signs = list(row_sign) if row_sign is not None else [1.0] * len(rows)
     tops: dict[int, float] = {}
     for c in best:
-        vals = [r[c] for r in rows if isinstance(r[c], (int, float, np.floating)) and math.isfinite(r[c])]
+        vals = [sg * r[c] for r, sg in zip(rows, signs)
+                if isinstance(r[c], (int, float, np.floating)) and math.isfinite(r[c])]
         if vals:
             tops[c] = min(vals) if c in lower_is_better else max(vals)
     out = ["<table><thead><tr>", *(f"<th>{_e(c)}</th>" for c in columns), "</tr></thead><tbody>"]
-    for row in rows:
+    for row, sg in zip(rows, signs):
         out.append("<tr>")
         for c, v in enumerate(row):
-            cls = ' class="best"' if c in tops and v == tops[c] else ""
+            cls = ' class="best"' if c in tops and sg * v == tops[c] else ""
             out.append(f"<td{cls}>{_e(_fmt(v, digits))}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
@@ -148,8 +155,12 @@ def _table_section(result: BenchResult) -> str:
     if result.kind in ("correlation", "pairwise"):
         best = [c for c in range(1, n_num + 1)
                 if all(isinstance(r[c], (float, np.floating)) for r in t.rows) and t.columns[c] != "ties"]
+    # Pairwise accuracies already account for direction; raw correlations do not.
+    row_sign = None
+    if result.kind == "correlation":
+        row_sign = [1.0 if higher_is_better(r[0]) else -1.0 for r in t.rows]
     parts = [f"<h3>{_e(t.title)}</h3>", f'<p class="meta">Values: {_e(t.scale)}.</p>',
-             html_table(t.columns, t.rows, digits=digits, best=best)]
+             html_table(t.columns, t.rows, digits=digits, best=best, row_sign=row_sign)]
     parts.append(signature_block(t.notes))
     return "".join(parts)
 
