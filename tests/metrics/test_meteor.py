@@ -394,3 +394,17 @@ def test_flickr8k_expert_subset_equals_pycocoevalcap(jvms, data_dir):
     want_corpus, want_per = _ref_scores(ref, cands, refs)
     np.testing.assert_array_equal(got.per_caption["meteor"], want_per)
     assert got.corpus["meteor"] == want_corpus
+
+
+@pytest.mark.java
+def test_damaged_paraphrase_table_is_refused(java, tmp_path):
+    """The jar swallows resource errors and scores without the module; we must not."""
+    import shutil
+
+    jar = Meteor(workers=1)._resolve()[1]
+    (tmp_path / "data").mkdir()
+    shutil.copy(jar, tmp_path / jar.name)
+    (tmp_path / "data" / "paraphrase-en.gz").write_bytes(b"not a gzip file\n")
+    with Meteor(workers=1, jar=tmp_path / jar.name) as m:
+        with pytest.raises(ExternalToolError, match="exception while loading its resources"):
+            m.compute(["a dog runs", "two cats"], [["a dog is running"], ["two cats sleep"]])

@@ -253,9 +253,23 @@ class Meteor(Metric):
         return procs
 
     # -- protocol ------------------------------------------------------------------------
+    @staticmethod
+    def _check_resources_loaded(proc: MeteorProcess) -> None:
+        # The jar catches resource errors and carries on without the module: with a damaged
+        # paraphrase table it answers quickly with no paraphrase matches (seen with a
+        # non-gzip file: only a Java stack trace on stderr). Refuse rather than score wrong.
+        if any("Exception" in line for line in list(proc._stderr)):
+            raise ExternalToolError(
+                "the METEOR jar reported an exception while loading its resources (is "
+                "data/paraphrase-en.gz beside the jar intact?); its scores would silently lack "
+                f"matches. stderr:\n{proc.stderr_tail()}"
+            )
+
     def _exchange(self, proc: MeteorProcess, lines: list[str], n_answers: int) -> list[str]:
         try:
-            return proc.exchange(lines, n_answers)
+            answers = proc.exchange(lines, n_answers)
+            self._check_resources_loaded(proc)
+            return answers
         except JVMCrashed as first:
             proc.close()
             try:
