@@ -63,28 +63,16 @@ def unit_stats(cand: str, testlen: int, ref_lens, maxcounts, n: int = 4) -> Bleu
 
 
 def bleu_from_stats(s: BleuStats, n: int = 4) -> list[float]:
-    """BLEU-1..n from statistics, with the reference code's exact operation order."""
+    """BLEU-1..n from statistics (one unit's, or a corpus' summed), with the reference code's
+    exact operation order. The reference writes the corpus formula as float(correct + tiny)
+    and the unit formula as float(correct) + tiny: for integer counts both are the same IEEE
+    addition, so one function serves both."""
     out = []
     bleu = 1.0
     for k in range(n):
         bleu *= (float(s.correct[k]) + TINY) / (float(s.guess[k]) + SMALL)
         out.append(bleu ** (1.0 / (k + 1)))
     ratio = (s.testlen + TINY) / (s.reflen + SMALL)
-    if ratio < 1:
-        bp = math.exp(1 - 1 / ratio)
-        out = [b * bp for b in out]
-    return out
-
-
-def corpus_bleu_from_stats(total: BleuStats, n: int = 4) -> list[float]:
-    # The corpus formula differs from the per-unit one only in where float() is applied
-    # (float(correct + tiny)); for integers the two round identically, kept for fidelity.
-    out = []
-    bleu = 1.0
-    for k in range(n):
-        bleu *= float(total.correct[k] + TINY) / (total.guess[k] + SMALL)
-        out.append(bleu ** (1.0 / (k + 1)))
-    ratio = (total.testlen + TINY) / (total.reflen + SMALL)
     if ratio < 1:
         bp = math.exp(1 - 1 / ratio)
         out = [b * bp for b in out]
@@ -142,7 +130,7 @@ class BleuCoco(Metric):
                 guess[k] += s.guess[k] * m
                 correct[k] += s.correct[k] * m
         total = BleuStats(testlen, reflen, tuple(guess), tuple(correct))
-        corpus = corpus_bleu_from_stats(total, self.n)
+        corpus = bleu_from_stats(total, self.n)
         names = [o.name for o in self.outputs]
         return MetricScores(
             corpus={names[k]: corpus[k] for k in range(self.n)},
