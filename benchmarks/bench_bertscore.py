@@ -29,18 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from _common import expert_rows  # noqa: E402  (scripts run from benchmarks/)
+
 HERE = Path(__file__).resolve().parent
 LAYER = 6
-
-
-def load_rows(n: int | None):
-    import capeval.data
-
-    table = capeval.data.load("flickr8k-expert")  # whitespace-normalised rows, file order
-    cands, refs = table.candidates, table.references
-    if n is not None:
-        cands, refs = cands[:n], refs[:n]
-    return cands, refs
 
 
 def run_side(side: str, n: int | None, idf: bool, threads: int | None, out: Path) -> None:
@@ -51,7 +43,7 @@ def run_side(side: str, n: int | None, idf: bool, threads: int | None, out: Path
 
     if threads:
         torch.set_num_threads(threads)
-    cands, refs = load_rows(n)
+    cands, refs = expert_rows(n)
     from capeval.resources.encoders import resolve_encoder
 
     location = resolve_encoder(None).location
@@ -120,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import transformers
 
-    cands, refs = load_rows(args.rows)
+    cands, refs = expert_rows(args.rows)
     n = len(cands)
     load_start = os.getloadavg()
     modes = {"both": (False, True), "off": (False,), "on": (True,)}[args.idf]

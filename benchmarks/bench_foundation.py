@@ -21,14 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from _common import expert_rows  # noqa: E402  (scripts run from benchmarks/)
+
 HERE = Path(__file__).resolve().parent
-
-
-def expert_rows():
-    import capeval.data
-
-    table = capeval.data.load("flickr8k-expert")  # whitespace-normalised rows, file order
-    return table.candidates, table.references
 
 
 METRICS = ["bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"]

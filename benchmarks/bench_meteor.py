@@ -23,17 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import expert_rows  # noqa: E402  (scripts run from benchmarks/)
+
 HERE = Path(__file__).resolve().parent
-
-
-def load_rows(n: int | None):
-    import capeval.data
-
-    table = capeval.data.load("flickr8k-expert")  # whitespace-normalised rows, file order
-    cands, refs = table.candidates, table.references
-    if n is not None:
-        cands, refs = cands[:n], refs[:n]
-    return cands, refs
 
 
 def ptb_coco(cands, refs):
@@ -53,7 +45,7 @@ def _cpu_seconds() -> float:
 
 
 def run_side(side: str, n: int | None, workers: int | None, out: Path) -> None:
-    cands, refs = load_rows(n)
+    cands, refs = expert_rows(n)
     gts, res = ptb_coco(cands, refs)
     cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
