@@ -1,0 +1,153 @@
+"""Human judgments as training material for learned metrics, with an explicit leave-out rule.
+
+Every benchmark becomes a :class:`Judgments`: distinct scoring units (candidate + references),
+the canonical image of each unit, and the human signal in one of two shapes:
+
+* caption ratings (Flickr8k-Expert, Flickr8k-CF, COMPOSITE, the Tanti 200-image study): one
+  mean rating per distinct unit; the stacked judge rows of Expert are averaged per unit;
+* preferences (PASCAL-50S, ABSTRACT-50S): pairs of units with label 0 (a preferred), 1 (b)
+  or 0.5 (human tie).
+
+:func:`exclude_overlap` removes from a training benchmark every unit that shares an image or
+a candidate text with a held-out benchmark. Flickr8k-Expert and Flickr8k-CF rate the same
+1,000 images with largely the same candidate sentences, and COMPOSITE holds Flickr8k and COCO
+test images, so holding a benchmark out by name alone would leak it back in.
+
+No scoring and no file access beyond the loaders (``capeval.data``).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from .builder import canonical_image
+
+#: Human-judgment benchmarks a learned model may be trained and evaluated on, with the
+#: headline statistic each is reported with.
+JUDGMENT_BENCHMARKS: dict[str, str] = {
+    "flickr8k-expert": "kendall_tau_c",
+    "flickr8k-cf": "kendall_tau_b",
+    "composite": "kendall_tau_c",
+    "pascal50s": "accuracy",
+    "abstract50s": "accuracy",
+    "tanti-human200": "kendall_tau_b",
+}
+
+
+@dataclass
+class Judgments:
+    """One benchmark's distinct units and its human signal (see module docstring)."""
+
+    name: str
+    kind: str  # "rating" | "preference"
+    candidates: list[str]
+    references: list[list[str]]
+    images: list[str]  # canonical image id per unit
+    ratings: np.ndarray | None = None  # per unit, kind == "rating"
+    pairs: np.ndarray | None = None  # (n, 2) unit indices, kind == "preference"
+    labels: np.ndarray | None = None  # per pair: 0 → a preferred, 1 → b, 0.5 tie
+    table: object = field(default=None, repr=False)  # the loaded benchmark table (for evaluation)
+    unit_of_row: np.ndarray | None = field(default=None, repr=False)  # table row → unit (ratings)
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+
+def _key(cand: str, refs: Sequence[str]) -> tuple:
+    return (cand, tuple(refs))
+
+
+def _row_images(name: str, table) -> list[str]:
+    if name == "pascal50s":
+        return [canonical_image(i, "voc") for i in table.extra["image"]]
+    if name == "abstract50s":
+        # Abstract scenes appear in no other benchmark; one pseudo-image per pair keeps them apart.
+        return [f"abstract:{int(i)}" for i in table.extra.get("pair_index", range(len(table)))]
+    if name == "composite":
+        return [canonical_image(g, "coco" if g.startswith("coco/") else "flickr") for g in table.groups]
+    if name == "tanti-human200":
+        return [canonical_image(g, "coco") for g in table.groups]
+    return [canonical_image(g, "flickr") for g in table.groups]
+
+
+def from_table(name: str, table) -> Judgments:
+    """Distinct units of a loaded benchmark table with their human signal."""
+    from ..data import CorrelationTable, PairwiseTable
+
+    images = _row_images(name, table)
+    index: dict[tuple, int] = {}
+    cands: list[str] = []
+    refs: list[list[str]] = []
+    unit_images: list[str] = []
+
+    def unit(c: str, r: Sequence[str], img: str) -> int:
+        k = _key(c, r)
+        if k not in index:
+            index[k] = len(cands)
+            cands.append(c)
+            refs.append(list(r))
+            unit_images.append(img)
+        return index[k]
+
+    if isinstance(table, CorrelationTable):
+        rows = np.array([unit(c, r, img) for c, r, img in zip(table.candidates, table.references, images)])
+        sums = np.bincount(rows, weights=table.human, minlength=len(cands))
+        counts = np.bincount(rows, minlength=len(cands))
+        return Judgments(name, "rating", cands, refs, unit_images, ratings=sums / counts, table=table,
+                         unit_of_row=rows)
+    if isinstance(table, PairwiseTable):
+        pairs = np.array([(unit(a, r, img), unit(b, r, img)) for a, b, r, img in
+                          zip(table.candidates_a, table.candidates_b, table.references, images)], dtype=int)
+        return Judgments(name, "preference", cands, refs, unit_images, pairs=pairs,
+                         labels=np.asarray(table.labels, dtype=float), table=table)
+    raise InputError(f"{name}: a learned model needs caption ratings or preferences, "
+                     f"not a {type(table).__name__}")
+
+
+def load_judgments(name: str, root=None, **load_options) -> Judgments:
+    """Load benchmark ``name`` (one of :data:`JUDGMENT_BENCHMARKS`) as :class:`Judgments`."""
+    from .. import data
+
+    if name not in JUDGMENT_BENCHMARKS:
+        raise InputError(f"{name!r} is not a human-judgment benchmark a learned model can use; "
+                         f"one of {', '.join(JUDGMENT_BENCHMARKS)}")
+    return from_table(name, data.load(name, root, **load_options))
+
+
+def _norm_text(s: str) -> str:
+    return " ".join(s.lower().split())
+
+
+def overlap_mask(train: Judgments, held_out: Sequence[Judgments]) -> np.ndarray:
+    """True for each unit of ``train`` that shares an image or a candidate text with any
+    held-out benchmark (texts compared lower-cased with whitespace collapsed)."""
+    images = set()
+    texts = set()
+    for h in held_out:
+        images.update(h.images)
+        texts.update(_norm_text(c) for c in h.candidates)
+    return np.array([img in images or _norm_text(c) in texts
+                     for img, c in zip(train.images, train.candidates)], dtype=bool)
+
+
+def exclude_overlap(train: Judgments, held_out: Sequence[Judgments]) -> tuple[Judgments, int]:
+    """``train`` without the units (and the pairs touching them) that overlap ``held_out``;
+    also returns how many units were dropped."""
+    drop = overlap_mask(train, held_out)
+    if not drop.any():
+        return train, 0
+    keep = np.flatnonzero(~drop)
+    new_index = -np.ones(len(train), dtype=int)
+    new_index[keep] = np.arange(keep.size)
+    sub = Judgments(train.name, train.kind, [train.candidates[i] for i in keep],
+                    [train.references[i] for i in keep], [train.images[i] for i in keep], table=None)
+    if train.kind == "rating":
+        sub.ratings = train.ratings[keep]
+    else:
+        ok = ~drop[train.pairs].any(axis=1)
+        sub.pairs = new_index[train.pairs[ok]]
+        sub.labels = train.labels[ok]
+    return sub, int(drop.sum())

@@ -1,0 +1,212 @@
+"""Training ``learned`` models on human judgments and the leave-one-benchmark-out protocol.
+
+``leave_one_out`` holds each benchmark out in turn: the model is trained on the others, after
+removing every training unit that shares an image or a candidate text with the held-out
+benchmark (:func:`capeval.learn.judgments.exclude_overlap`), and is scored on the held-out one
+with that benchmark's own statistic — beside every single metric computed in the same run.
+Pure computation: the caller supplies feature matrices (``ranker_features.compute``).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from . import ranker
+from .features import Feature, label
+from .judgments import JUDGMENT_BENCHMARKS, Judgments, overlap_mask
+from .ranker_features import TEXT_FEATURES
+from .ranker_model import RankerModel
+
+KINDS = ("linear", "pairwise_ls", "mlp", "hgb")
+
+
+@dataclass
+class Block:
+    """One benchmark's judgments and its raw feature matrix (rows = units)."""
+
+    judgments: Judgments
+    X: np.ndarray
+
+    def subset(self, keep: np.ndarray) -> "Block":
+        j = self.judgments
+        idx = np.flatnonzero(keep)
+        new = -np.ones(len(j), dtype=int)
+        new[idx] = np.arange(idx.size)
+        sub = Judgments(j.name, j.kind, [j.candidates[i] for i in idx], [j.references[i] for i in idx],
+                        [j.images[i] for i in idx])
+        if j.kind == "rating":
+            sub.ratings = j.ratings[idx]
+        else:
+            ok = keep[j.pairs].all(axis=1)
+            sub.pairs, sub.labels = new[j.pairs[ok]], j.labels[ok]
+        return Block(sub, self.X[idx])
+
+
+def monotone_mask(features: Sequence[Feature]) -> np.ndarray:
+    """Metric features must not lower the score when they rise; text features are free."""
+    return np.array([f.metric not in TEXT_FEATURES for f in features], dtype=bool)
+
+
+# ---- evaluation ------------------------------------------------------------------------
+
+def statistic_of(j: Judgments) -> str:
+    return JUDGMENT_BENCHMARKS.get(j.name, "kendall_tau_c" if j.kind == "rating" else "accuracy")
+
+
+def row_scores(j: Judgments, unit_scores: np.ndarray) -> np.ndarray:
+    """Unit scores laid out as the benchmark table's rows (ratings) or a-then-b (pairs)."""
+    s = np.asarray(unit_scores, dtype=float)
+    if j.kind == "rating":
+        return s[j.unit_of_row]
+    return np.concatenate([s[j.pairs[:, 0]], s[j.pairs[:, 1]]])
+
+
+def headline(j: Judgments, unit_scores: np.ndarray) -> float:
+    """The benchmark's headline number for these unit scores (τ, or mean accuracy in %)."""
+    from ..meta.correlation import correlate
+    from ..meta.pairwise import pairwise_accuracy
+
+    if j.table is None:
+        raise InputError(f"{j.name}: judgments without their table cannot be evaluated")
+    s = row_scores(j, unit_scores)
+    if j.kind == "rating":
+        return float(correlate(s, j.table.human, statistic_of(j)).value)
+    n = len(j.pairs)
+    acc = pairwise_accuracy(s[:n], s[n:], j.table.labels, j.table.categories, tie_policy="half")
+    return float(acc.percent()["mean"])
+
+
+def compare(j: Judgments, a: np.ndarray, b: np.ndarray, *, n_resamples: int = 1000, seed: int = 12345,
+            names=("a", "b")) -> dict[str, Any]:
+    """Paired bootstrap of the headline statistic (and Williams on Pearson for ratings)."""
+    from ..meta.bootstrap import paired_bootstrap_correlation
+    from ..meta.pairwise import paired_bootstrap_accuracy, pairwise_accuracy
+    from ..meta.williams import williams_from_scores
+
+    sa, sb = row_scores(j, a), row_scores(j, b)
+    if j.kind == "rating":
+        pb = paired_bootstrap_correlation(sa, sb, j.table.human, statistic_of(j), n_resamples=n_resamples,
+                                          seed=seed, names=names)
+        w = williams_from_scores(j.table.human, sa, sb, names=names)
+        return {"bootstrap_delta": pb.delta, "bootstrap_ci": [pb.low, pb.high], "bootstrap_p": pb.p_value,
+                "williams_t": w.t, "williams_p_one_sided": w.p_value, "pearson": [w.r12, w.r13]}
+    n = len(j.pairs)
+    acc_a = pairwise_accuracy(sa[:n], sa[n:], j.table.labels, j.table.categories, tie_policy="half")
+    acc_b = pairwise_accuracy(sb[:n], sb[n:], j.table.labels, j.table.categories, tie_policy="half")
+    pb = paired_bootstrap_accuracy(acc_a, acc_b, n_resamples=n_resamples, seed=seed)
+    return {"bootstrap_delta": 100 * pb.delta, "bootstrap_ci": [100 * pb.low, 100 * pb.high],
+            "bootstrap_p": pb.p_value}
+
+
+# ---- training --------------------------------------------------------------------------
+
+DEFAULT_HYPER: dict[str, dict[str, Any]] = {
+    "linear": {"l2": 1e-3},
+    "pairwise_ls": {"l2": 1e-3},
+    "mlp": {"l2": 1e-4, "epochs": 20},
+    "hgb": {},
+}
+
+
+def train(kind: str, blocks: Sequence[Block], features: Sequence[Feature], *, seed: int = 0,
+          max_refs: int | None = 5, tokenizer: str = "ptb", monotone: bool = True,
+          hyper: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None):
+    """Fit one model on the given benchmarks; returns a :class:`RankerModel` (or, for ``hgb``,
+    an experiment-only object with ``predict(X_raw)``)."""
+    if kind not in KINDS:
+        raise InputError(f"unknown learned-model kind {kind!r}; one of {', '.join(KINDS)}")
+    if not blocks:
+        raise InputError("no training benchmarks")
+    features = tuple(features)
+    for b in blocks:
+        if b.X.shape != (len(b.judgments), len(features)):
+            raise InputError(f"{b.judgments.name}: feature matrix {b.X.shape} does not match "
+                             f"{len(b.judgments)} units × {len(features)} features")
+    hp = {**DEFAULT_HYPER[kind], **(hyper or {})}
+    scaler = ranker.Scaler.fit(np.vstack([b.X for b in blocks]))
+    mono = monotone_mask(features) if monotone else None
+    info = {
+        "trained_on": [b.judgments.name for b in blocks],
+        "train_units": {b.judgments.name: len(b.judgments) for b in blocks},
+        "seed": seed, "hyper": hp, "monotone": bool(monotone),
+        **dict(meta or {}),
+    }
+    if kind == "hgb":
+        Z = np.vstack([scaler.transform(b.X) for b in blocks])
+        y, w = ranker.pointwise_targets([(b.judgments.name, b.judgments) for b in blocks])
+        hgb = ranker.fit_hgb(Z, y, w, monotone=mono, seed=seed)
+        return _HGBWrapped(hgb, scaler, features, info)
+    ts = ranker.stack([(b.judgments.name, scaler.transform(b.X), ranker.comparisons(b.judgments, seed=seed))
+                       for b in blocks])
+    if kind == "linear":
+        params = [ranker.fit_linear(ts, l2=hp["l2"], monotone=mono)]
+    elif kind == "pairwise_ls":
+        params = [ranker.fit_pairwise_ls(ts, l2=hp["l2"])]
+    else:
+        params = ranker.fit_mlp(ts, l2=hp["l2"], epochs=hp["epochs"], seed=seed)
+    return RankerModel(kind, params, scaler, features, max_refs, tokenizer, info)
+
+
+@dataclass
+class _HGBWrapped:
+    model: ranker.HGBModel
+    scaler: ranker.Scaler
+    features: tuple[Feature, ...]
+    meta: dict[str, Any]
+    kind: str = "hgb"
+
+    def predict(self, X_raw: np.ndarray) -> np.ndarray:
+        return self.model.predict(self.scaler.transform(X_raw))
+
+
+# ---- leave one benchmark out ------------------------------------------------------------
+
+def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kinds: Sequence[str] = KINDS, *,
+                  baselines: Mapping[str, Mapping[str, np.ndarray]] | None = None, seed: int = 0,
+                  n_resamples: int = 1000, monotone: bool = True, hyper=None,
+                  train_on: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One record per held-out benchmark: each model kind's number, every single metric's
+    number (feature columns and ``baselines[name][metric]`` unit scores), the best single
+    metric, and the paired comparison of each model with it."""
+    features = tuple(features)
+    metric_cols = [k for k, f in enumerate(features) if f.metric not in TEXT_FEATURES]
+    out = []
+    for held_name, held in blocks.items():
+        train_blocks, dropped = [], {}
+        for name, b in blocks.items():
+            if name == held_name or (train_on is not None and name not in train_on):
+                continue
+            drop = overlap_mask(b.judgments, [held.judgments])
+            dropped[name] = int(drop.sum())
+            sub = b.subset(~drop) if drop.any() else b
+            if len(sub.judgments) and (sub.judgments.kind == "rating" or len(sub.judgments.pairs)):
+                train_blocks.append(sub)
+        j = held.judgments
+        singles = {label(features[k]): headline(j, held.X[:, k]) for k in metric_cols}
+        single_scores = {label(features[k]): held.X[:, k] for k in metric_cols}
+        for m, s in (baselines or {}).get(held_name, {}).items():
+            singles[m] = headline(j, s)
+            single_scores[m] = np.asarray(s, dtype=float)
+        best = max(singles, key=singles.get)
+        rec: dict[str, Any] = {"held_out": held_name, "statistic": statistic_of(j), "units": len(j),
+                               "trained_on": [b.judgments.name for b in train_blocks],
+                               "dropped_overlap": dropped, "singles": singles, "best_single": best,
+                               "best_single_value": singles[best], "models": {}}
+        for kind in kinds:
+            model = train(kind, train_blocks, features, seed=seed, monotone=monotone,
+                          hyper=(hyper or {}).get(kind))
+            s = model.predict(held.X)
+            val = headline(j, s)
+            entry = {"value": val, "delta_vs_best": val - singles[best],
+                     "clipped_fraction": float(model.scaler.clipped(held.X).mean())}
+            entry["vs_best"] = compare(j, s, single_scores[best], n_resamples=n_resamples, seed=seed,
+                                       names=(kind, best))
+            if kind in ("linear", "pairwise_ls"):
+                entry["weights"] = {label(f): float(w) for f, w in zip(features, model.params[0])}
+            rec["models"][kind] = entry
+        out.append(rec)
+    return out

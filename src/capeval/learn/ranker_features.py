@@ -1,0 +1,124 @@
+"""Features of capeval's ``learned`` metric: registered metric scores, reference-count invariant.
+
+Most caption metrics grow with the number of references (BLEU's clipped counts, ROUGE-L's and
+BERTScore's max over references), so a model trained where captions have 4–5 references
+would see out-of-range features on ABSTRACT-50S (48 references) or PASCAL-50S with all 50.
+Here a unit with more than ``max_refs`` references is scored against disjoint groups of at
+most ``max_refs`` (its references in the given order, split into equal-sized consecutive
+groups) and each feature is the mean over the groups. Every reference still counts, and a
+feature keeps the scale it has with ``max_refs`` references. With ``max_refs`` or fewer
+references nothing changes.
+
+Two text features need no metric: the candidate's length in tokens and its ratio to the mean
+reference length (both after the model's tokenizer).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .features import Feature, FeatureMatrix, extract, label
+
+LENGTH = "length"
+LENGTH_RATIO = "length_ratio"
+TEXT_FEATURES = (LENGTH, LENGTH_RATIO)
+
+#: The default feature set: metrics that need neither Java nor WordNet, so ``learned`` runs
+#: from ``pip install 'capeval[semantic,bertscore]'`` alone.
+DEFAULT_FEATURES: tuple[Feature, ...] = (
+    Feature("bleu1"), Feature("bleu2"), Feature("bleu3"), Feature("bleu4"),
+    Feature("rouge_l"), Feature("cider_d", scale=0.1),
+    Feature("wmd"), Feature("wembsim"),
+    Feature("bertscore_p"), Feature("bertscore_r"), Feature("bertscore_f"),
+    Feature(LENGTH), Feature(LENGTH_RATIO),
+)
+
+#: Optional extras (need Java for METEOR; WordNet for SPICE-py).
+EXTRA: dict[str, Feature] = {"meteor": Feature("meteor"), "spice": Feature("spice")}
+
+
+def ref_groups(n_refs: int, max_refs: int) -> list[range]:
+    """Consecutive, equal-sized (±1) groups of at most ``max_refs`` reference positions."""
+    if max_refs < 1:
+        raise InputError(f"max_refs must be at least 1, got {max_refs}")
+    k = -(-n_refs // max_refs)  # ceil
+    bounds = np.linspace(0, n_refs, k + 1).round().astype(int)
+    return [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _text_features(cands: Sequence[str], refs: Sequence[Sequence[str]], tokenizer: str) -> dict[str, np.ndarray]:
+    from ..text import tokenize_corpus
+
+    ct, rt = tokenize_corpus(cands, refs, tokenizer)
+    length = np.array([len(c.split()) for c in ct], dtype=float)
+    ref_len = np.array([np.mean([len(r.split()) for r in rs]) for rs in rt], dtype=float)
+    return {LENGTH: length, LENGTH_RATIO: length / np.maximum(ref_len, 1.0)}
+
+
+def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
+            max_refs: int | None = 5, tokenizer: str = "ptb", cache=None, progress=None) -> FeatureMatrix:
+    """Raw feature matrix (one row per candidate), reference groups averaged (module docstring).
+
+    ``max_refs=None`` scores every unit against all its references at once.
+    """
+    from ..validation import validate_corpus
+
+    cands, refs = validate_corpus(candidates, references)
+    features = tuple(features)
+    # Expand each unit into one sub-unit per reference group; remember where each came from.
+    owner: list[int] = []
+    sub_c: list[str] = []
+    sub_r: list[list[str]] = []
+    for i, (c, rs) in enumerate(zip(cands, refs)):
+        groups = [range(len(rs))] if max_refs is None or len(rs) <= max_refs else ref_groups(len(rs), max_refs)
+        for g in groups:
+            owner.append(i)
+            sub_c.append(c)
+            sub_r.append([rs[j] for j in g])
+    owner_a = np.asarray(owner)
+    counts = np.bincount(owner_a, minlength=len(cands)).astype(float)
+    metric_feats = tuple(f for f in features if f.metric not in TEXT_FEATURES)
+    sigs: dict[str, str] = {}
+    cached: dict[str, bool] = {}
+    cols: dict[Feature, np.ndarray] = {}
+    if metric_feats:
+        fm = extract(sub_c, sub_r, metric_feats, tokenizer=tokenizer, cache=cache, progress=progress)
+        for j, f in enumerate(metric_feats):
+            cols[f] = np.bincount(owner_a, weights=fm.X[:, j], minlength=len(cands)) / counts
+        sigs.update(fm.signatures)
+        cached.update(fm.cached)
+    text = None
+    for f in features:
+        if f.metric in TEXT_FEATURES:
+            if text is None:
+                text = _text_features(sub_c, sub_r, tokenizer)
+            cols[f] = np.bincount(owner_a, weights=text[f.metric], minlength=len(cands)) / counts
+            sigs[label(f)] = f"{f.metric}|tok:{tokenizer}"
+    X = np.column_stack([cols[f] for f in features]) if features else np.zeros((len(cands), 0))
+    return FeatureMatrix(X, features, sigs, cached)
+
+
+def parse(spec: str | Sequence[str]) -> tuple[Feature, ...]:
+    """``default``, ``default+meteor+spice`` or a list of metric names / text features."""
+    parts = [p.strip() for p in (spec.replace(",", "+").split("+") if isinstance(spec, str) else spec)
+             if str(p).strip()]
+    out: list[Feature] = []
+    for p in parts:
+        if p == "default":
+            out.extend(DEFAULT_FEATURES)
+        elif p in EXTRA:
+            out.append(EXTRA[p])
+        elif p == "cider_d":
+            out.append(Feature("cider_d", scale=0.1))
+        else:
+            out.append(Feature(p))
+    if not out:
+        raise InputError(f"no features in {spec!r}")
+    from ..metrics.registry import family_for
+
+    for f in out:
+        if f.metric not in TEXT_FEATURES:
+            family_for(f.metric)
+    return tuple(dict.fromkeys(out))

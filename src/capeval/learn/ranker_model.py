@@ -1,0 +1,106 @@
+"""A trained ``learned`` model: features, scaler, parameters and provenance in one ``.npz``.
+
+The file records which benchmarks (and how many units of each) it was trained on and which
+it was selected on, so ``capeval bench`` can refuse to report a learned model on data it saw.
+No pickle: arrays plus one JSON string (``capeval.learn.weights``).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from . import ranker
+from . import ranker_features as rf
+from .features import Feature, label
+from .weights import load_npz, save_npz, sha256_file
+
+FORMAT = "capeval-ranker/1"
+KINDS = ("linear", "pairwise_ls", "mlp")
+
+
+@dataclass
+class RankerModel:
+    kind: str
+    params: list[np.ndarray]
+    scaler: ranker.Scaler
+    features: tuple[Feature, ...]
+    max_refs: int | None = 5
+    tokenizer: str = "ptb"
+    meta: dict[str, Any] = field(default_factory=dict)
+    sha256: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InputError(f"unknown learned-model kind {self.kind!r}; one of {', '.join(KINDS)}")
+        n = len(self.features)
+        if self.scaler.lo.shape != (n,):
+            raise InputError(f"scaler has {self.scaler.lo.shape[0]} columns for {n} features")
+        if self.kind in ("linear", "pairwise_ls") and (len(self.params) != 1 or self.params[0].shape != (n,)):
+            raise InputError(f"a {self.kind} model needs one weight vector of shape ({n},)")
+        if self.kind == "mlp" and (len(self.params) < 2 or self.params[0].shape[0] != n):
+            raise InputError(f"mlp shapes {[p.shape for p in self.params]} do not fit {n} features")
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", "custom"))
+
+    @property
+    def trained_on(self) -> list[str]:
+        return list(self.meta.get("trained_on", []))
+
+    @property
+    def selected_on(self) -> list[str]:
+        return list(self.meta.get("selected_on", []))
+
+    def predict(self, X_raw: np.ndarray) -> np.ndarray:
+        Z = self.scaler.transform(X_raw)
+        if self.kind == "mlp":
+            return ranker.mlp_forward(self.params, Z)
+        return Z @ self.params[0]
+
+    def clipped_fraction(self, X_raw: np.ndarray) -> float:
+        m = self.scaler.clipped(X_raw)
+        return float(m.mean()) if m.size else 0.0
+
+    def features_for(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None,
+                     progress=None):
+        return rf.compute(candidates, references, self.features, max_refs=self.max_refs,
+                          tokenizer=self.tokenizer, cache=cache, progress=progress)
+
+    # ---- I/O --------------------------------------------------------------------------
+    def save(self, path: Path | str) -> str:
+        s = self.scaler
+        arrays = {"scaler_lo": s.lo, "scaler_hi": s.hi, "scaler_mu": s.mu, "scaler_sd": s.sd}
+        arrays.update({f"param_{i:02d}": p for i, p in enumerate(self.params)})
+        meta = dict(self.meta)
+        meta.update(format=FORMAT, kind=self.kind, tokenizer=self.tokenizer, max_refs=self.max_refs,
+                    features=[f.to_json() for f in self.features],
+                    feature_labels=[label(f) for f in self.features])
+        self.sha256 = save_npz(path, arrays, meta)
+        return self.sha256
+
+    @classmethod
+    def load(cls, path: Path | str) -> "RankerModel":
+        arrays, meta = load_npz(path)
+        if meta.get("format") != FORMAT:
+            raise InputError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        try:
+            features = tuple(Feature.from_json(d) for d in meta["features"])
+            params = [arrays[k] for k in sorted(arrays) if k.startswith("param_")]
+            scaler = ranker.Scaler(arrays["scaler_lo"], arrays["scaler_hi"], arrays["scaler_mu"],
+                                   arrays["scaler_sd"])
+            model = cls(meta["kind"], params, scaler, features, meta.get("max_refs"),
+                        meta.get("tokenizer", "ptb"), meta)
+        except KeyError as e:
+            raise InputError(f"{path}: missing entry {e}") from None
+        model.sha256 = sha256_file(path)
+        return model
+
+
+def default_model_path() -> Path:
+    return Path(__file__).with_name("weights") / "learned-default.npz"
