@@ -31,6 +31,9 @@ def small(training):
 def test_no_evaluation_image_is_trained_on(training, data_dir):
     held_out = evaluation_images(data_dir)
     assert held_out["flickr8k-expert"] and held_out["composite"] and held_out["pascal50s"]
+    # the 200-image Tanti evaluation and the distractor tasks' sources are held out too
+    # (1,000 Flickr8k-test + 1,000 Flickr30k-test images; 30 photos are in both)
+    assert len(held_out["tanti-human200"]) == 200 and len(held_out["distractors"]) == 1970
     trained = set(training.images)
     for name, images in held_out.items():
         assert not trained & images, f"{name} images in the training set"
@@ -99,3 +102,15 @@ def test_default_script_reproduces_the_shipped_file(data_dir):
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_default_nneval.py"), "--check"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.data
+def test_model_records_what_it_was_trained_and_selected_on(small, data_dir):
+    split = train_recipe(make_recipe("nneval", features=FAST, max_epochs=2), small, validation="split")
+    assert split.meta["trained_on"] == ["tanti-coco"] and split.meta["selected_on"] == ["tanti-coco"]
+    assert split.meta["training_images"] == sorted(set(small.images))
+    expert = train_recipe(make_recipe("linear", features=FAST), small, validation="expert", root=data_dir)
+    assert expert.meta["selected_on"] == ["flickr8k-expert"]
+    none = train_recipe(make_recipe("nneval", features=FAST, max_epochs=1, refs="cap", clip=False), small,
+                        validation="none")
+    assert none.meta["selected_on"] == [] and none.meta["refs"] == "cap" and none.meta["clip"] is False

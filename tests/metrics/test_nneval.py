@@ -87,7 +87,7 @@ def test_feature_variant_drift_warns(user_model):
     with pytest.warns(UserWarning, match="other metric variants: bleu1"):
         NNEval(model=model).compute(CANDS, REFS)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.filterwarnings("error", message=".*other metric variants")
         NNEval(model=LearnedModel.load(user_model)).compute(CANDS, REFS)
 
 
@@ -109,3 +109,87 @@ def test_shipped_model_scores_through_the_api(java):
                                   model.predict(extract(CANDS, REFS, model.features).X))
     assert np.all((res.per_caption["nneval"] >= 0) & (res.per_caption["nneval"] <= 1))
     assert f"msha:{model.sha256[:12]}" in res.signatures["nneval"]
+
+
+def _narrow(model_path):
+    """The user model with training bounds far narrower than the test captions' features."""
+    from capeval.learn.features import MinMax
+
+    model = LearnedModel.load(model_path)
+    X = extract(CANDS, REFS, model.features).X
+    mid = np.median(X, axis=0)
+    model.scaler = MinMax(mid - 1e-3, mid + 1e-3)
+    return model, X
+
+
+def test_features_are_clipped_to_the_training_range_and_reported(user_model):
+    model, X = _narrow(user_model)
+    with pytest.warns(UserWarning, match=r"% of feature values were clipped to model"):
+        res = NNEval(model=model).compute(CANDS, REFS)
+    lo, hi = model.scaler.lo, model.scaler.hi
+    expect = model.predict(np.clip(X, lo, hi), clip=False)  # clipping = scoring the clipped rows
+    np.testing.assert_array_equal(res.per_caption["nneval"], expect)
+    outside = (X < lo) | (X > hi)
+    assert res.details["clipped_fraction"] == pytest.approx(outside.mean()) and outside.mean() > 0.5
+    assert res.details["clipped_rows"] == int(outside.any(axis=1).sum())
+    assert res.signature_fields["clip"] == "train-range"
+    with pytest.warns(UserWarning, match="extrapolated beyond"):
+        raw = NNEval(model=model, clip=False).compute(CANDS, REFS)
+    np.testing.assert_array_equal(raw.per_caption["nneval"], model.predict(X, clip=False))
+    assert raw.signature_fields["clip"] == "off"
+    assert not np.array_equal(raw.per_caption["nneval"], res.per_caption["nneval"])
+
+
+def test_in_range_features_are_not_touched_and_do_not_warn(user_model):
+    model = LearnedModel.load(user_model)
+    X = extract(CANDS, REFS, model.features).X
+    from capeval.learn.features import MinMax
+
+    model.scaler = MinMax(X.min(axis=0) - 0.01, X.max(axis=0) + 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = NNEval(model=model).compute(CANDS, REFS)
+    assert res.details["clipped_fraction"] == 0.0
+    np.testing.assert_array_equal(res.per_caption["nneval"], model.predict(X, clip=False))
+
+
+def test_signature_names_the_reference_policy(user_model):
+    refs48 = [[f"{r} number {i}" for i in range(12) for r in refs] for refs in REFS]
+    res = capeval.score(CANDS, refs48, ["nneval"], options={"nneval": {"model": str(user_model), "refs": "cap"}})
+    assert "|refs:cap4-sha256|" in res.signatures["nneval"] and "|clip:train-range" in res.signatures["nneval"]
+    model = LearnedModel.load(user_model)
+    from capeval.learn.refsets import unit_refsets
+
+    capped = [unit_refsets(r, "cap", 4)[0] for r in refs48]
+    np.testing.assert_array_equal(res.per_caption["nneval"], model.predict(extract(CANDS, capped, model.features).X))
+    # the same references in another order give the same capped scores (sha256 choice)
+    rev = capeval.score(CANDS, [r[::-1] for r in refs48], ["nneval"],
+                        options={"nneval": {"model": str(user_model), "refs": "cap"}})
+    np.testing.assert_allclose(rev.per_caption["nneval"], res.per_caption["nneval"], rtol=0, atol=1e-12)
+    default = capeval.score(CANDS, REFS, ["nneval"], options={"nneval": {"model": str(user_model)}})
+    assert "|refs:all|" in default.signatures["nneval"]  # the policy the model was trained with
+
+
+def test_per_ref_model_refuses_other_policies(user_model, tmp_path):
+    from capeval.errors import InputError
+
+    model = train_recipe(make_recipe("nneval", features="bleu1+bleu2", max_epochs=2, refs="per-ref"),
+                         _toy_training(), validation="none")
+    assert model.refs == "per-ref"
+    with pytest.raises(InputError, match="trained with refs='per-ref'"):
+        NNEval(model=model, refs="cap")
+    with pytest.raises(InputError, match="trained with refs='all'"):
+        NNEval(model=LearnedModel.load(user_model), refs="per-ref")
+    with pytest.raises(InputError, match="refs='most'"):
+        NNEval(model=model, refs="most")
+
+
+def test_old_model_files_read_as_all_references_with_clipping(user_model, tmp_path):
+    from capeval.learn.weights import load_npz, save_npz
+
+    arrays, meta = load_npz(user_model)
+    for k in ("refs", "max_refs", "clip"):
+        meta.pop(k, None)
+    save_npz(tmp_path / "old.npz", arrays, meta)
+    old = LearnedModel.load(tmp_path / "old.npz")
+    assert old.refs == "all" and old.clip is True

@@ -19,6 +19,13 @@ def train_cmd(
                                    "images; none: last epoch."),
     features: str | None = typer.Option(None, "--features", help="Feature list: a preset (nneval, lceval) "
                                         "and/or metric names joined by '+', e.g. nneval+rouge_l+length."),
+    refs: str = typer.Option("all", "--refs", help="Reference policy at training and use: all (as given), cap "
+                             "(the --max-refs references with the smallest sha256), groups (mean over disjoint "
+                             "groups of --max-refs), per-ref (mean over single references)."),
+    max_refs: int = typer.Option(4, "--max-refs", help="References per unit for --refs cap/groups (training "
+                                 "rows have 4)."),
+    clip: bool = typer.Option(True, "--clip/--no-clip", help="Clip features to the training range when the "
+                              "model scores (recorded in the model file)."),
     max_images: int | None = typer.Option(None, "--max-images", help="Train on this many images (a stable "
                                           "subsample) instead of all eligible ones."),
     epochs: int | None = typer.Option(None, "--epochs", help="Maximum epochs (MLP models)."),
@@ -37,7 +44,8 @@ def train_cmd(
     err = Console(stderr=True)
     try:
         overrides = {"max_epochs": epochs} if epochs is not None else {}
-        recipe = make_recipe(model, features=features, seed=seed, **overrides)
+        recipe = make_recipe(model, features=features, seed=seed, refs=refs, max_refs=max_refs, clip=clip,
+                             **overrides)
         with err.status("building training rows …") as status:
             training = load_training_set(root, seed=seed, max_images=max_images)
             trained = train_recipe(recipe, training, validation=validation, root=root,

@@ -15,8 +15,8 @@ that image, label 1 = human, 0 = machine.
   tokens dropped) so a raw-text feature cannot tell the classes apart by a capital letter or
   a final period. References keep their original form; both classes share them.
 
-Images of every evaluation set (Flickr8k-Expert and -CF images, COMPOSITE, PASCAL-50S) are
-left out. Images are compared by a canonical id (``coco:<id>``, ``flickr:<photo id>``,
+Images of every evaluation set (Flickr8k-Expert and -CF images, COMPOSITE, PASCAL-50S, the
+Tanti 200-image human evaluation, the distractor tasks' source images) are left out. Images are compared by a canonical id (``coco:<id>``, ``flickr:<photo id>``,
 ``voc:<name>``): Flickr30k contains Flickr8k photos under a different file name.
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def machine_style(text: str) -> str:
 
 
 #: Benchmarks whose images must never be trained on.
-EVALUATION_SETS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s")
+EVALUATION_SETS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "tanti-human200", "distractors")
 
 
 def evaluation_images(root: Path | str | None = None, names: Sequence[str] = EVALUATION_SETS) -> dict[str, set[str]]:
@@ -78,8 +78,20 @@ def _evaluation_images(root: str | None, names: tuple[str, ...]) -> dict[str, fr
 
     out: dict[str, frozenset[str]] = {}
     for name in names:
+        if name == "distractors":
+            # Every source image of the distractor tasks (correct captions and donors come from
+            # them); read from the image lists, so no spaCy parse is needed.
+            from ..data._common import resolve_root
+            from ..data.distractors import DATASETS, _images
+
+            base = resolve_root(root)
+            out[name] = frozenset(canonical_image(k.split("/", 1)[1], "flickr")
+                                  for ds in DATASETS for k in _images(base, ds, "test"))
+            continue
         table = data.load(name, root)
-        if name == "pascal50s":
+        if name == "tanti-human200":
+            out[name] = frozenset(canonical_image(g, "coco") for g in table.groups)
+        elif name == "pascal50s":
             out[name] = frozenset(canonical_image(i, "voc") for i in table.extra["image"])
         elif name == "composite":
             out[name] = frozenset(canonical_image(g, "coco" if g.startswith("coco/") else "flickr")
@@ -171,7 +183,11 @@ def build_training_set(
                 sources.append(picked[k][0])
     if not cands:
         raise InputError("no training rows: every pool image is excluded or the pool is empty")
-    info = {"images": len(eligible), "excluded_images": skipped, "rows": len(cands),
+    by_ds: dict[str, int] = {}
+    for _, _, ds, _, _ in eligible:
+        by_ds[ds] = by_ds.get(ds, 0) + 1
+    info = {"images": len(eligible), "images_by_dataset": dict(sorted(by_ds.items())),
+            "excluded_images": skipped, "rows": len(cands),
             "human": int(sum(labels)), "machine": len(labels) - int(sum(labels)),
             "missing_machine": short, "seed": seed, "n_human": n_human, "n_machine": n_machine,
             "refs_per_candidate": "other-4-of-5 (machine k shares human k's references)",

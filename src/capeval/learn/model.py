@@ -3,7 +3,13 @@
 ``kind`` is ``"mlp"`` (NNEval, and LCEval-style with no hidden layer: score = P(human)) or
 ``"linear"`` (score = w·x + b on normalised features). Everything needed to score new
 captions is in the file; the rest of ``meta`` (training data digest, feature signatures,
-validation curve) says where the numbers came from.
+validation curve, ``trained_on`` / ``selected_on`` benchmark lists) says where the numbers came
+from.
+
+How a model meets new captions is also in ``meta``: ``refs`` (a reference policy of
+:mod:`capeval.learn.refsets`, with ``max_refs``) and ``clip`` (limit features to the training
+range). Files written before these keys existed read as ``refs="all"`` (what they were trained
+with) and ``clip=True``: no model extrapolates silently.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import numpy as np
 from ..errors import InputError
 from . import mlp
 from .features import Feature, FeatureMatrix, MinMax, extract, label
+from .refsets import DEFAULT_K, POLICIES
 from .weights import load_npz, save_npz, sha256_file
 
 KINDS = ("mlp", "linear")
@@ -47,21 +54,40 @@ class LearnedModel:
         elif len(self.params) != 2 or self.params[0].shape != (n,) or self.params[1].shape != ():
             raise InputError(f"a linear model needs w ({n},) and scalar b, got {[p.shape for p in self.params]}")
 
+        refs = self.meta.get("refs", "all")
+        if refs not in POLICIES:
+            raise InputError(f"model reference policy {refs!r} is not one of {', '.join(POLICIES)}")
+        if not isinstance(self.meta.get("clip", True), bool):
+            raise InputError(f"model 'clip' must be true or false, got {self.meta.get('clip')!r}")
+
     @property
     def name(self) -> str:
         return str(self.meta.get("name", "custom"))
 
-    def predict(self, X_raw: np.ndarray) -> np.ndarray:
-        """Scores from raw (pre-scaled) feature rows."""
-        Z = self.scaler.transform(X_raw)
+    @property
+    def refs(self) -> str:
+        """Reference policy the model scores with (``capeval.learn.refsets``)."""
+        return str(self.meta.get("refs", "all"))
+
+    @property
+    def max_refs(self) -> int:
+        return int(self.meta.get("max_refs", DEFAULT_K))
+
+    @property
+    def clip(self) -> bool:
+        return bool(self.meta.get("clip", True))
+
+    def predict(self, X_raw: np.ndarray, clip: bool | None = None) -> np.ndarray:
+        """Scores from raw (pre-scaled) feature rows; ``clip`` defaults to the model's setting."""
+        Z = self.scaler.transform(X_raw, clip=self.clip if clip is None else clip)
         if self.kind == "mlp":
             return mlp.p_class1(self.params, Z)
         return Z @ self.params[0] + float(self.params[1])
 
     def features_for(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None,
-                     progress=None) -> FeatureMatrix:
+                     progress=None, refs: str | None = None) -> FeatureMatrix:
         return extract(candidates, references, self.features, tokenizer=self.tokenizer, cache=cache,
-                       progress=progress)
+                       progress=progress, refs=refs or self.refs, max_refs=self.max_refs)
 
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None
               ) -> np.ndarray:

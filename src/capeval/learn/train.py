@@ -8,6 +8,11 @@ Validation (model selection) protocols:
   10% of the training images (whole images held out). No evaluation data is touched, so
   every benchmark number of the model is clean.
 - ``none``: train for ``max_epochs`` and keep the last epoch.
+
+Every model records ``meta["trained_on"]`` (the benchmarks whose data it was fitted on, e.g.
+``["tanti-coco"]``), ``meta["selected_on"]`` (the benchmarks used for early stopping or λ,
+e.g. ``["flickr8k-expert"]``) and ``meta["training_images"]`` (canonical image ids), so a
+benchmark run can tell when a learned model is evaluated on data it saw.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from .builder import TrainingSet, split_by_image
 from .features import Feature, MinMax, extract, label, parse_features
 from .mlp import TrainConfig, train
 from .model import LearnedModel
+from .refsets import DEFAULT_K, POLICIES
 
 VALIDATIONS = ("expert", "split", "none")
 SPLIT_FRACTION = 0.1
@@ -36,6 +42,9 @@ class Recipe:
     kind: str  # "mlp" | "linear"
     features: tuple[Feature, ...]
     config: TrainConfig
+    refs: str = "all"  # reference policy (capeval.learn.refsets), at training and at use
+    max_refs: int = DEFAULT_K
+    clip: bool = True  # clip features to the training range at use (and in validation)
 
 
 def _kendall(statistic: str):
@@ -77,7 +86,7 @@ def train_recipe(
     say = progress or (lambda msg: None)
     say(f"features for {len(training)} training rows")
     fm = extract(training.candidates, training.references, recipe.features, tokenizer=tokenizer, cache=cache,
-                 progress=say)
+                 progress=say, refs=recipe.refs, max_refs=recipe.max_refs)
     X, y = fm.X, training.labels
     rows = np.arange(len(training))
     validate = None
@@ -87,7 +96,7 @@ def train_recipe(
         val_info.update(statistic="kendall_tau_b", target="human-machine-label", fraction=SPLIT_FRACTION,
                         rows=int(len(val_rows)))
         scaler = MinMax.fit(X[rows])
-        Zv, yv = scaler.transform(X[val_rows]), y[val_rows].astype(float)
+        Zv, yv = scaler.transform(X[val_rows], clip=recipe.clip), y[val_rows].astype(float)
         tau = _kendall("kendall_tau_b")
         validate = lambda f: tau(f(Zv), yv)  # noqa: E731
     else:
@@ -98,8 +107,8 @@ def train_recipe(
         table = data.load("flickr8k-expert", root)
         say("features for Flickr8k-Expert (validation)")
         vm = extract(table.candidates, table.references, recipe.features, tokenizer=tokenizer, cache=cache,
-                     progress=say)
-        Zv, hv = scaler.transform(vm.X), table.human
+                     progress=say, refs=recipe.refs, max_refs=recipe.max_refs)
+        Zv, hv = scaler.transform(vm.X, clip=recipe.clip), table.human
         tau = _kendall("kendall_tau_c")
         validate = lambda f: tau(f(Zv), hv)  # noqa: E731
         val_info.update(statistic="kendall_tau_c", target="flickr8k-expert", rows=len(table),
@@ -123,15 +132,34 @@ def train_recipe(
         "training": {**training.info, "rows_fit": int(len(rows)), "digest": _training_digest(training)},
         "validation": val_info,
         "feature_signatures": {label(f): fm.signatures[label(f)] for f in recipe.features},
+        "refs": recipe.refs,
+        "max_refs": recipe.max_refs,
+        "clip": recipe.clip,
+        "trained_on": trained_on(training),
+        "selected_on": {"expert": ["flickr8k-expert"], "split": trained_on(training), "none": []}[validation],
+        "training_images": sorted(set(training.images)),
     }
     return LearnedModel(recipe.kind, params, scaler, recipe.features, tokenizer, meta)
 
 
+def trained_on(training: TrainingSet) -> list[str]:
+    """Benchmark names whose captions the rows come from: the Tanti system tables of the
+    datasets with at least one training image; a hand-made set may state ``info["trained_on"]``,
+    and says ``["unknown"]`` otherwise (never an empty list, which would read as "clean")."""
+    if "trained_on" in training.info:
+        return list(training.info["trained_on"])
+    per_ds = training.info.get("images_by_dataset")
+    if per_ds is None:
+        return ["unknown"]
+    return [f"tanti-{ds}" for ds in sorted(per_ds) if per_ds[ds]]
+
+
 def make_recipe(name: str, *, features: str | Sequence[str] | None = None, seed: int = 0,
-                **config: Any) -> Recipe:
+                refs: str = "all", max_refs: int = DEFAULT_K, clip: bool = True, **config: Any) -> Recipe:
     """``nneval`` (8→72→72→2), ``lceval`` (softmax regression, LCEval's features, lr 5e-4) or
-    ``linear`` (ridge); ``features`` overrides the recipe's list; ``config`` overrides
-    :class:`TrainConfig` fields."""
+    ``linear`` (ridge); ``features`` overrides the recipe's list; ``refs``/``max_refs`` set the
+    reference policy (:mod:`capeval.learn.refsets`), ``clip`` whether features are clipped to
+    the training range; ``config`` overrides :class:`TrainConfig` fields."""
     from .lceval import LCEVAL_CONFIG
     from .nneval import NNEVAL_CONFIG
 
@@ -143,5 +171,7 @@ def make_recipe(name: str, *, features: str | Sequence[str] | None = None, seed:
     unknown = set(config) - set(TrainConfig.__dataclass_fields__)
     if unknown:
         raise InputError(f"unknown training option(s) {', '.join(sorted(unknown))}")
+    if refs not in POLICIES:
+        raise InputError(f"unknown reference policy {refs!r}; one of {', '.join(POLICIES)}")
     cfg = replace(cfg, seed=seed, **config)
-    return Recipe(name, kind, parse_features(features or default_features), cfg)
+    return Recipe(name, kind, parse_features(features or default_features), cfg, refs, int(max_refs), bool(clip))

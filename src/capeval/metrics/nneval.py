@@ -9,6 +9,11 @@ class. The shipped model (``capeval/learn/weights/nneval-default.npz``) is train
 
 Corpus dependent: CIDEr-D takes its document frequencies from the captions scored together,
 as in ``capeval.score``. NNEval's authors used a fixed COCO-val df instead (METHODS.md §4.1).
+
+No silent extrapolation: features are computed under the model's reference policy (at most the
+number of references seen in training, ``capeval.learn.refsets``) and clipped to the training
+range. The signature names both (``refs``, ``clip``); ``details["clipped_fraction"]`` gives the
+share of feature values that were clipped, and a warning is raised above ``CLIP_WARN``.
 """
 from __future__ import annotations
 
@@ -24,6 +29,10 @@ from .base import Metric, OutputInfo
 from .registry import register
 
 VARIANT = "nneval_capeval"
+#: Warn when more than this share of the feature values lie outside the training range.
+CLIP_WARN = 0.05
+#: Bump when the same model file can give other scores (2: clipping and reference policies).
+SCORING_REVISION = "scoring:2"
 
 
 def _variant_of(signature: str) -> str:
@@ -42,6 +51,12 @@ class NNEval(Metric):
         Reuse feature scores through the benchmark score cache (``True``: its default
         directory, a string: that directory). Off by default: a metric writes no files unless
         asked to.
+    refs : {"all", "cap", "groups", "per-ref"}, optional
+        Reference policy (``capeval.learn.refsets``); default the model's own. A model trained
+        ``per-ref`` only makes sense with ``per-ref``.
+    clip : bool, optional
+        Clip features to the training range; default the model's setting (True unless the
+        model file says otherwise). ``False`` lets the network extrapolate.
     """
 
     family = "nneval"
@@ -56,30 +71,43 @@ class NNEval(Metric):
     text_input = "raw"  # features are tokenized by the model's own tokenizer
     corpus_dependent = True
 
-    def __init__(self, model=None, cache: bool | str = False):
+    def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None):
+        from ..errors import InputError
         from ..learn.model import LearnedModel
         from ..learn.nneval import default_model_path
+        from ..learn.refsets import POLICIES
 
         if isinstance(model, LearnedModel):
             self.model = model
         else:
             self.model = LearnedModel.load(Path(model) if model is not None else default_model_path())
         self._cache_arg = cache
+        if refs is not None and refs not in POLICIES:
+            raise InputError(f"nneval: refs={refs!r}; one of {', '.join(POLICIES)}")
+        if clip is not None and not isinstance(clip, bool):
+            raise InputError(f"nneval: clip={clip!r} must be true or false")
+        if refs is not None and (refs == "per-ref") != (self.model.refs == "per-ref"):
+            raise InputError(f"nneval: model {self.model.name!r} was trained with refs={self.model.refs!r}; "
+                             f"refs={refs!r} would feed it features of another kind")
+        self.refs = refs or self.model.refs
+        self.clip = self.model.clip if clip is None else clip
 
     @classmethod
     def cache_token(cls, options: dict) -> str:
-        """sha256 of the model file: a retrained model never reuses cached scores."""
+        """sha256 of the model file (a retrained model never reuses cached scores) and the
+        scoring revision (scores cached before clipping and reference policies existed are
+        not reused for the same file)."""
         from ..learn.model import LearnedModel
         from ..learn.nneval import default_model_path
         from ..learn.weights import sha256_file
 
         model = options.get("model")
         if isinstance(model, LearnedModel):
-            return model.sha256 or f"unsaved-{id(model)}"
+            return f"{model.sha256 or f'unsaved-{id(model)}'}|{SCORING_REVISION}"
         path = Path(model) if model is not None else default_model_path()
         if not path.is_file():
             raise ResourceNotFound(f"nneval: model file {path} not found")
-        return sha256_file(path)
+        return f"{sha256_file(path)}|{SCORING_REVISION}"
 
     def _cache(self):
         if not self._cache_arg:
@@ -91,10 +119,20 @@ class NNEval(Metric):
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
         from ..learn.features import label
 
-        fm = self.model.features_for(candidates, references, cache=self._cache())
-        self._check_variants(fm.signatures)
-        scores = np.asarray(self.model.predict(fm.X), dtype=float)
+        from ..learn.refsets import describe
+
         m = self.model
+        fm = m.features_for(candidates, references, cache=self._cache(), refs=self.refs)
+        self._check_variants(fm.signatures)
+        scores = np.asarray(m.predict(fm.X, clip=self.clip), dtype=float)
+        outside = m.scaler.outside(fm.X)
+        frac = float(outside.mean()) if outside.size else 0.0
+        labels = [label(f) for f in m.features]
+        if frac > CLIP_WARN:
+            worst = sorted(zip(outside.mean(axis=0).tolist(), labels), reverse=True)[:3]
+            what = "clipped to" if self.clip else "extrapolated beyond"
+            warnings.warn(f"nneval: {100 * frac:.1f}% of feature values were {what} model {m.name!r}'s training "
+                          f"range (most: {', '.join(f'{n} {100 * v:.0f}%' for v, n in worst)})", stacklevel=3)
         return MetricScores(
             corpus={"nneval": float(np.mean(scores))},
             per_caption={"nneval": scores},
@@ -105,9 +143,13 @@ class NNEval(Metric):
                 "feats": "+".join(label(f) for f in m.features),
                 "ftok": m.tokenizer,
                 "val": m.meta.get("validation", {}).get("protocol", "unknown"),
+                "refs": describe(self.refs, m.max_refs),
+                "clip": "train-range" if self.clip else "off",
             },
-            details={"features": fm.X, "feature_labels": [label(f) for f in m.features],
-                     "feature_signatures": fm.signatures},
+            details={"features": fm.X, "feature_labels": labels, "feature_signatures": fm.signatures,
+                     "clipped_fraction": frac,
+                     "clipped_fraction_per_feature": dict(zip(labels, outside.mean(axis=0).tolist())),
+                     "clipped_rows": int(outside.any(axis=1).sum())},
         )
 
     def _check_variants(self, now: dict[str, str]) -> None:
