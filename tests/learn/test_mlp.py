@@ -89,3 +89,25 @@ def test_bad_labels_and_shapes_are_named():
         mlp.train(X, y + 1, mlp.TrainConfig(max_epochs=1))
     with pytest.raises(InputError, match="do not line up"):
         mlp.train(X, y[:5], mlp.TrainConfig(max_epochs=1))
+
+
+def test_monotone_training_gives_a_score_that_never_falls_when_a_feature_rises():
+    from capeval.learn.mlp import TrainConfig, p_class1, train
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    # a non-monotone target: class 1 in the middle of feature 0; an unconstrained net learns the bump
+    y = (np.abs(X[:, 0]) < 0.4).astype(np.int64)
+    cfg = TrainConfig(hidden=(8, 8), max_epochs=40, batch_size=50, lr=1e-2, seed=1)
+    free, _ = train(X, y, cfg)
+    mono, _ = train(X, y, TrainConfig(**{**cfg.__dict__, "monotone": True}))
+    grid = np.zeros((201, 3))
+    grid[:, 0] = np.linspace(-1, 1, 201)
+    assert np.any(np.diff(p_class1(free, grid)) < -1e-6)  # the bump: falls somewhere
+    for j in range(3):
+        g = rng.uniform(-1, 1, size=(201, 3))
+        g[:, j] = np.linspace(-1, 1, 201)
+        g[:, [k for k in range(3) if k != j]] = g[0, [k for k in range(3) if k != j]]
+        assert np.all(np.diff(p_class1(mono, g)) >= -1e-12)
+    assert all(np.all(mono[2 * i] >= 0) for i in range(2))
+    assert TrainConfig(monotone=True).as_dict()["monotone"] is True and "monotone" not in TrainConfig().as_dict()

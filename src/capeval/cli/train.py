@@ -26,6 +26,8 @@ def train_cmd(
                                  "rows have 4)."),
     clip: bool = typer.Option(True, "--clip/--no-clip", help="Clip features to the training range when the "
                               "model scores (recorded in the model file)."),
+    monotone: bool = typer.Option(False, "--monotone/--no-monotone", help="Constrain the network so its score "
+                                  "never falls when a feature rises (not in the paper; MLP models)."),
     max_images: int | None = typer.Option(None, "--max-images", help="Train on this many images (a stable "
                                           "subsample) instead of all eligible ones."),
     epochs: int | None = typer.Option(None, "--epochs", help="Maximum epochs (MLP models)."),
@@ -44,6 +46,8 @@ def train_cmd(
     err = Console(stderr=True)
     try:
         overrides = {"max_epochs": epochs} if epochs is not None else {}
+        if monotone:
+            overrides["monotone"] = True
         recipe = make_recipe(model, features=features, seed=seed, refs=refs, max_refs=max_refs, clip=clip,
                              **overrides)
         with err.status("building training rows …") as status:

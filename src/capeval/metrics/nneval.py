@@ -139,7 +139,8 @@ class NNEval(Metric):
             signature_fields={
                 "model": m.name,
                 "msha": (m.sha256 or "unsaved")[:12],
-                "kind": m.kind if m.kind == "linear" or len(m.params) > 2 else "softmax-regression",
+                "kind": (m.kind if m.kind == "linear" or len(m.params) > 2 else "softmax-regression")
+                + ("-monotone" if m.meta.get("config", {}).get("monotone") else ""),
                 "feats": "+".join(label(f) for f in m.features),
                 "ftok": m.tokenizer,
                 "val": m.meta.get("validation", {}).get("protocol", "unknown"),
