@@ -24,6 +24,20 @@ from capeval.learn.weights import sha256_file
 
 SEED = 0
 VALIDATION = "expert"  # the paper's protocol; docs/NNEVAL.md also reports the "split" model
+# How the shipped model meets new captions (docs/NNEVAL.md §5 compares the alternatives):
+# features averaged over single references, so their range does not move with the reference
+# count; clipped to the training range; network constrained to never score lower when a
+# feature rises (not in the paper).
+REFS = "per-ref"
+CLIP = True
+MONOTONE = True
+#: Benchmarks the comparison of reference policies and of the monotone constraint was measured on
+#: before these settings were fixed (benchmarks/nneval_acceptance.py); recorded in the model file.
+DESIGN_CHOSEN_ON = ["abstract50s", "distractors", "pascal50s"]
+
+
+def default_recipe(seed: int = SEED):
+    return make_recipe("nneval", seed=seed, refs=REFS, clip=CLIP, monotone=MONOTONE)
 
 
 def main(argv=None) -> int:
@@ -40,8 +54,9 @@ def main(argv=None) -> int:
     training = load_training_set(args.root, seed=SEED)
     say(f"{training.info['rows']} rows from {training.info['images']} images "
         f"({training.info['excluded_images']} evaluation images held out)")
-    model = train_recipe(make_recipe("nneval", seed=SEED), training, validation=VALIDATION, root=args.root,
+    model = train_recipe(default_recipe(), training, validation=VALIDATION, root=args.root,
                          cache=ScoreCache(args.cache_dir, enabled=not args.no_cache), progress=say)
+    model.meta["design_chosen_on"] = list(DESIGN_CHOSEN_ON)
     v = model.meta["validation"]
     say(f"best epoch {v['best_epoch']} of {v['epochs_run']}: Flickr8k-Expert tau-c {v['best_score']:.4f}")
     if args.check:

@@ -98,6 +98,9 @@ def test_shipped_model_is_nneval_shaped():
     assert model.meta["validation"]["protocol"] == "expert"
     assert set(model.meta["feature_signatures"]) == {label(f) for f in NNEVAL_FEATURES}
     assert np.all(model.scaler.hi > model.scaler.lo)
+    # provenance read by `capeval bench`: fitted on the Tanti COCO pool, early-stopped on Expert
+    assert model.meta["trained_on"] == ["tanti-coco"] and model.meta["selected_on"] == ["flickr8k-expert"]
+    assert model.refs == "per-ref" and model.clip is True and model.meta["config"]["monotone"] is True
 
 
 @pytest.mark.slow
