@@ -108,8 +108,10 @@ def test_shipped_model_is_nneval_shaped():
 def test_shipped_model_scores_through_the_api(java):
     res = capeval.score(CANDS, REFS, ["nneval"])
     model = LearnedModel.load(default_model_path())
+    # the model's own reference policy (per-ref) and clipping apply
     np.testing.assert_array_equal(res.per_caption["nneval"],
-                                  model.predict(extract(CANDS, REFS, model.features).X))
+                                  model.predict(extract(CANDS, REFS, model.features, refs=model.refs).X))
+    assert not np.array_equal(res.per_caption["nneval"], model.predict(extract(CANDS, REFS, model.features).X))
     assert np.all((res.per_caption["nneval"] >= 0) & (res.per_caption["nneval"] <= 1))
     assert f"msha:{model.sha256[:12]}" in res.signatures["nneval"]
 
