@@ -137,6 +137,23 @@ def test_riding_lemma_repair():
     assert repair_verb_lemma("rides", "ride", verbs) == "ride"
 
 
+def test_third_person_es_lemma_repair():
+    # spaCy lemmatizes VBZ "rides" to "rid" (issue 9); "-es" after a non-sibilant is "-e" + "-s"
+    verbs = {"ride", "slide", "dine", "box", "buse", "passe"}.__contains__
+    assert repair_verb_lemma("rides", "rid", verbs) == "ride"
+    assert repair_verb_lemma("slides", "slid", verbs) == "slide"
+    assert repair_verb_lemma("dines", "din", verbs) == "dine"
+    assert repair_verb_lemma("boxes", "box", verbs) == "box"  # sibilant: "-es" is the suffix
+    assert repair_verb_lemma("passes", "pass", verbs) == "pass"
+    assert repair_verb_lemma("rids", "rid", verbs) == "rid"  # the real verb "rid"
+    assert repair_verb_lemma("visites", "visit", verbs) == "visit"  # "visite" is no verb
+
+
+def test_spacy_rides_is_ride(parser):
+    got = set(parser.parse(["a man rides a horse"])[0])
+    assert ("man", "ride", "horse") in got, got
+
+
 @pytest.fixture(scope="module")
 def parser():
     pytest.importorskip("spacy")

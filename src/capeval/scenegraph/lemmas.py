@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 _VOWELS = set("aeiou")
+# Stems that take "-es" in the third person / plural (box-es, buzz-es, pass-es, catch-es).
+_SIBILANT_ENDS = set("sxzh")
 
 
 def _cvc(stem: str) -> bool:
@@ -33,6 +35,10 @@ def repair_verb_lemma(word: str, lemma: str, is_verb: Callable[[str], bool]) -> 
         stem = w[:-3]
     elif w.endswith("ed"):
         stem = w[:-2]
+    elif w.endswith("es"):
+        stem = w[:-2]
+        if stem[-1:] in _SIBILANT_ENDS:  # "boxes", "buzzes": "-es" is the real suffix
+            return lemma
     else:
         return lemma
     if lemma != stem or not _cvc(stem):
