@@ -78,13 +78,16 @@ def encode_sentences(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
         # to truncate to then (and the Rust backend rejects such a max_length).
         limit = tokenizer.model_max_length
         limit = limit if limit is not None and limit < 1_000_000 else None
-        enc = tokenizer(
-            [stripped[i] for i in todo],
-            add_special_tokens=True,
-            max_length=limit,
-            truncation=limit is not None,
-            **_special_prefix_kwargs(tokenizer),
-        )["input_ids"]
+        from ..resources.encoders import tokenizer_lock
+
+        with tokenizer_lock(tokenizer):  # shared tokenizers are not safe to call from two threads
+            enc = tokenizer(
+                [stripped[i] for i in todo],
+                add_special_tokens=True,
+                max_length=limit,
+                truncation=limit is not None,
+                **_special_prefix_kwargs(tokenizer),
+            )["input_ids"]
         for i, ids in zip(todo, enc):
             out[i] = list(ids)
     empty = special_only(tokenizer)
@@ -95,10 +98,13 @@ def special_only(tokenizer) -> list[int]:
     """Ids of an empty sentence: just the special tokens (``[CLS] [SEP]`` for BERT)."""
     # bert_score calls build_inputs_with_special_tokens([]), which transformers 5 tokenizers
     # no longer have; encoding "" gives the same ids.
-    build = getattr(type(tokenizer), "build_inputs_with_special_tokens", None)
-    if build is not None:
-        return list(tokenizer.build_inputs_with_special_tokens([]))
-    return list(tokenizer("", add_special_tokens=True)["input_ids"])
+    from ..resources.encoders import tokenizer_lock
+
+    with tokenizer_lock(tokenizer):
+        build = getattr(type(tokenizer), "build_inputs_with_special_tokens", None)
+        if build is not None:
+            return list(tokenizer.build_inputs_with_special_tokens([]))
+        return list(tokenizer("", add_special_tokens=True)["input_ids"])
 
 
 def idf_table(ref_ids: Sequence[Sequence[int]], ref_counts: Sequence[int]) -> tuple[dict[int, float], float]:

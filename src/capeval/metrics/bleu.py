@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result import MetricScores
-from ._units import _intern_reset_if_full, dedupe, sentence_entries
+from ._units import GramTable, dedupe, gram_table
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -39,22 +39,23 @@ def closest_reflen(reflens: Sequence[int], testlen: int) -> int:
     return min((abs(l - testlen), l) for l in reflens)[1]
 
 
-def _max_ref_counts(refs: Sequence[str]) -> dict:
+def _max_ref_counts(refs: Sequence[str], table: GramTable) -> dict:
     maxcounts: dict = {}
     get = maxcounts.get
     for ref in refs:
-        ids, _orders, cnts = sentence_entries(ref)
+        ids, _orders, cnts = table.sentence_entries(ref)
         for g, c in zip(ids, cnts):
             if c > get(g, 0):
                 maxcounts[g] = c
     return maxcounts
 
 
-def unit_stats(cand: str, testlen: int, ref_lens, maxcounts, n: int = 4) -> BleuStats:
-    """Statistics of one unit; ``cand`` is the tokenized candidate (counted by ``split()``)."""
+def unit_stats(cand: str, testlen: int, ref_lens, maxcounts, table: GramTable, n: int = 4) -> BleuStats:
+    """Statistics of one unit; ``cand`` is the tokenized candidate (counted by ``split()``);
+    ``maxcounts`` is keyed by ids of ``table``."""
     correct = [0] * n
     get = maxcounts.get
-    for g, k, c in zip(*sentence_entries(cand)):
+    for g, k, c in zip(*table.sentence_entries(cand)):
         m = get(g)
         if m:
             correct[k] += c if c < m else m
@@ -104,14 +105,14 @@ class BleuCoco(Metric):
 
     def statistics(self, candidates, references) -> tuple[list[BleuStats], np.ndarray]:
         """Per distinct unit statistics and the row → unit map."""
-        _intern_reset_if_full()
+        table = gram_table()  # one table for the whole call: ids are only comparable within it
         units = dedupe(candidates, references)
         cand_lens = [len(c.split()) for c in units.cands]
-        ref_info = [([len(r.split()) for r in refs], _max_ref_counts(refs)) for refs in units.refsets]
+        ref_info = [([len(r.split()) for r in refs], _max_ref_counts(refs, table)) for refs in units.refsets]
         stats = []
         for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist()):
             lens, maxc = ref_info[ri]
-            stats.append(unit_stats(units.cands[ci], cand_lens[ci], lens, maxc, self.n))
+            stats.append(unit_stats(units.cands[ci], cand_lens[ci], lens, maxc, table, self.n))
         return stats, units.row_unit
 
     def compute(self, candidates, references) -> MetricScores:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ._units import _intern_reset_if_full, dedupe, gram_string, sentence_entries
+from ._units import GramTable, dedupe, gram_table
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -43,15 +43,17 @@ class DocumentFrequency:
         self.ref_len = np.log(float(n_units))  # numpy, as the reference computes it
 
     @classmethod
-    def from_references(cls, refsets: Sequence[Sequence[str]], rows_per_refset: Sequence[int]):
+    def from_references(cls, refsets: Sequence[Sequence[str]], rows_per_refset: Sequence[int],
+                        table: GramTable | None = None):
         """df over scoring units: a refset used by k rows counts k times, as in the reference."""
+        table = table if table is not None else gram_table()
         df: dict[str, float] = {}
         for refs, mult in zip(refsets, rows_per_refset):
             grams: set[int] = set()
             for ref in refs:
-                grams.update(sentence_entries(ref)[0])
+                grams.update(table.sentence_entries(ref)[0])
             for g in grams:
-                key = gram_string(g)
+                key = table.gram_string(g)
                 df[key] = df.get(key, 0.0) + mult
         n_units = int(sum(rows_per_refset))
         return cls(df, n_units, f"corpus:{n_units}")
@@ -90,7 +92,8 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - before, lengths) + np.arange(total)
 
 
-def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: float = SIGMA) -> np.ndarray:
+def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: float = SIGMA,
+                table: GramTable | None = None) -> np.ndarray:
     """CIDEr(-D) of every distinct unit, vectorised over the corpus.
 
     Bit-exactness argument: every value goes through the same IEEE operations as the
@@ -101,7 +104,9 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     laid out in the reference's order. Terms of n-grams absent from a reference are exact
     zeros in the reference and are skipped here, which cannot change a sum.
     """
-    # 1. Distinct sentences and their n-gram entries, in insertion order.
+    # 1. Distinct sentences and their n-gram entries, in insertion order. One table for the
+    # whole call: ids are only comparable within it.
+    table = table if table is not None else gram_table()
     sid: dict[str, int] = {}
     for c in units.cands:
         sid.setdefault(c, len(sid))
@@ -113,12 +118,12 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     e_tf: list[int] = []
     counts = np.empty(len(sid), dtype=np.int64)
     for i, sentence in enumerate(sid):
-        ids, orders, cnts = sentence_entries(sentence)
+        ids, orders, cnts = table.sentence_entries(sentence)
         counts[i] = len(ids)
         e_gram.extend(ids)
         e_order.extend(orders)
         e_tf.extend(cnts)
-    # Compact the process-wide n-gram ids to 0..G-1 for this corpus.
+    # Compact the table's n-gram ids to 0..G-1 for this corpus.
     global_ids, gram = np.unique(np.asarray(e_gram, dtype=np.int64), return_inverse=True)
     gram = gram.reshape(-1)
     order = np.asarray(e_order, dtype=np.int64)
@@ -147,7 +152,7 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
                                  minlength=n_gram)
         ref_len = float(np.log(float(units.n_rows)))
     else:
-        df_of_gram = np.fromiter((dfo.df.get(gram_string(g), 0.0) for g in global_ids.tolist()),
+        df_of_gram = np.fromiter((dfo.df.get(table.gram_string(g), 0.0) for g in global_ids.tolist()),
                                  dtype=np.float64, count=len(global_ids))
         ref_len = float(dfo.ref_len)
     # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
@@ -229,7 +234,7 @@ class _CiderBase(Metric):
         return None
 
     def compute(self, candidates, references) -> MetricScores:
-        _intern_reset_if_full()
+        table = gram_table()
         units = dedupe(candidates, references)
         dfo = self._external_df()
         if dfo is None:
@@ -242,12 +247,12 @@ class _CiderBase(Metric):
                 )
             df_label = f"corpus:{n}"
             if self.save_df is not None:
-                DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist()).save(self.save_df)
+                DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), table).save(self.save_df)
         else:
             df_label = dfo.source
             if self.save_df is not None:
                 dfo.save(self.save_df)
-        scores = unit_scores(units, dfo, self._clipped, self.sigma)
+        scores = unit_scores(units, dfo, self._clipped, self.sigma, table)
         per_row = scores[units.row_unit]
         name = self.outputs[0].name
         fields = {"n": N_ORDER, "df": df_label}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
 from ..errors import UnknownMetricError
 from .base import Metric, OutputInfo
@@ -15,6 +16,7 @@ from .base import Metric, OutputInfo
 _FAMILIES: dict[str, type[Metric]] = {}
 _OUTPUTS: dict[str, type[Metric]] = {}
 _discovered = False
+_discover_lock = threading.Lock()  # a second thread must not see a half-filled registry
 
 
 def register(cls: type[Metric]) -> type[Metric]:
@@ -33,13 +35,16 @@ def _discover() -> None:
     global _discovered
     if _discovered:
         return
-    import capeval.metrics as pkg
+    with _discover_lock:
+        if _discovered:
+            return
+        import capeval.metrics as pkg
 
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name.startswith("_") or mod.name in {"base", "registry"}:
-            continue
-        importlib.import_module(f"capeval.metrics.{mod.name}")
-    _discovered = True
+        for mod in pkgutil.iter_modules(pkg.__path__):
+            if mod.name.startswith("_") or mod.name in {"base", "registry"}:
+                continue
+            importlib.import_module(f"capeval.metrics.{mod.name}")
+        _discovered = True
 
 
 def family_for(output: str) -> type[Metric]:

@@ -31,7 +31,10 @@ def embed(tokenizer, model, sentences: Sequence[str], *, batch_size: int = 128) 
     """
     import torch
 
-    ids = tokenizer(list(sentences), add_special_tokens=True, truncation=True)["input_ids"]
+    from ..resources.encoders import tokenizer_lock
+
+    with tokenizer_lock(tokenizer):  # shared tokenizers are not safe to call from two threads
+        ids = tokenizer(list(sentences), add_special_tokens=True, truncation=True)["input_ids"]
     order = np.argsort([len(x) for x in ids], kind="stable")
     out = np.zeros((len(sentences), model.config.hidden_size), dtype=np.float64)
     pad = tokenizer.pad_token_id or 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,6 +204,7 @@ def weights_revision(location: str) -> str:
 
 
 _model_cache: dict[tuple, tuple] = {}
+_model_lock = threading.Lock()  # one load at a time: models are hundreds of MB; hits take no lock
 
 
 def load_encoder(location: str, device: str = "cpu"):
@@ -213,8 +215,30 @@ def load_encoder(location: str, device: str = "cpu"):
     :class:`ResourceNotFound` naming it.
     """
     key = (location, device)
-    if key in _model_cache:
-        return _model_cache[key]
+    hit = _model_cache.get(key)  # one lookup: another thread may clear the cache in between
+    if hit is not None:
+        return hit
+    with _model_lock:
+        hit = _model_cache.get(key)
+        if hit is not None:
+            return hit
+        return _load_encoder(key, location, device)
+
+
+def tokenizer_lock(tokenizer) -> threading.Lock:
+    """The lock to hold while calling a shared tokenizer: Rust-backed tokenizers change their
+    truncation/padding state per call and fail ("Already borrowed") when two threads call one."""
+    lock = getattr(tokenizer, "_capeval_lock", None)
+    if lock is None:
+        with _model_lock:
+            lock = getattr(tokenizer, "_capeval_lock", None)
+            if lock is None:
+                lock = threading.Lock()
+                tokenizer._capeval_lock = lock
+    return lock
+
+
+def _load_encoder(key: tuple, location: str, device: str):
     try:
         import torch  # noqa: F401
         from transformers import AutoModel, AutoTokenizer

@@ -123,8 +123,30 @@ def prepare_nltk_data(path: str | os.PathLike | None = None) -> Path:
     return nltk_root
 
 
+class _Serialised:
+    """A reader whose method calls run one at a time. NLTK's WordNet reader seeks and reads
+    shared open files and fills lazy caches, so concurrent calls from threads can read the
+    wrong line. Callers memoise per word, so the lock is taken once per distinct lookup."""
+
+    def __init__(self, reader) -> None:
+        self._reader = reader
+        self._call_lock = threading.RLock()
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._reader, name)
+        if not callable(attr):
+            return attr
+
+        def locked(*args, **kwargs):
+            with self._call_lock:
+                return attr(*args, **kwargs)
+
+        return locked
+
+
 def load_wordnet(path: str | os.PathLike | None = None):
-    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (loaded once per process, ~3 s)."""
+    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (loaded once per process, ~3 s), with
+    calls serialised so it is safe to share between threads."""
     root = prepare_nltk_data(path)
     with _lock:
         reader = _readers.get(root)
@@ -144,6 +166,6 @@ def load_wordnet(path: str | os.PathLike | None = None):
             with warnings.catch_warnings():
                 # No Open Multilingual Wordnet here; only English lemmas are used.
                 warnings.simplefilter("ignore", UserWarning)
-                reader = WordNetCorpusReader(str(root / "corpora" / "wordnet"), None)
+                reader = _Serialised(WordNetCorpusReader(str(root / "corpora" / "wordnet"), None))
             _readers[root] = reader
     return reader

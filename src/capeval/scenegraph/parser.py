@@ -1,6 +1,7 @@
 """Captions -> scene-graph tuples with spaCy: batched, each distinct sentence parsed once."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -44,6 +45,9 @@ class TupleParser:
         self.batch_size = batch_size
         self.n_process = n_process
         self._cache: dict[str, list[Tuple]] = {}
+        # spaCy pipelines are not documented as safe to run from several threads at once; a
+        # shared scorer parses under this lock (cache hits take none).
+        self._parse_lock = threading.Lock()
         self.parse_seconds = 0.0
         self.parsed = 0
 
@@ -63,10 +67,12 @@ class TupleParser:
     def parse(self, texts: Sequence[str]) -> list[list[Tuple]]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:
-            start = time.perf_counter()
-            docs = self.nlp.pipe(todo, batch_size=self.batch_size, n_process=self.n_process)
-            for text, doc in zip(todo, docs):
-                self._cache[text] = self.tuples_of_doc(doc)
-            self.parse_seconds += time.perf_counter() - start
-            self.parsed += len(todo)
+            with self._parse_lock:
+                todo = [t for t in todo if t not in self._cache]  # parsed by another thread meanwhile
+                start = time.perf_counter()
+                docs = self.nlp.pipe(todo, batch_size=self.batch_size, n_process=self.n_process)
+                for text, doc in zip(todo, docs):
+                    self._cache[text] = self.tuples_of_doc(doc)
+                self.parse_seconds += time.perf_counter() - start
+                self.parsed += len(todo)
         return [self._cache[t] for t in texts]
