@@ -1,0 +1,120 @@
+"""QACE-Ref ("qace_ref") and the QACE-Img interface ("qace_img"); Lee et al., Findings of EMNLP 2021.
+
+QACE-Ref asks questions about the candidate (one per noun chunk, plus counts and adjectives)
+and answers them from the references; answers are compared by SQuAD F1, BERTScore F and
+answerability, averaged per caption (``capeval.qace.pipeline``).
+
+Backends are separate variants, none of them the paper's models:
+
+* ``qace_ref_parse_scenegraph`` (default, offline): questions from the spaCy parse, answers read
+  off each reference's scene graph, BERTScore with the packaged MiniLM.
+* ``qace_ref_hf``: ``qg=``/``qa=`` Hugging Face ids or local paths of T5 models (the paper's are
+  ``mrm8488/t5-base-finetuned-question-generation-ap`` and ``valhalla/t5-base-qa-qg-hl``).
+
+``reduction``: ``mean`` (paper: per reference, then mean), ``max``, ``merged`` (all references as
+one context). The question/answer tables are in ``Result.explanations["qace_ref"]``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import InputError
+from ..result import MetricScores
+from .base import Metric, OutputInfo
+from .registry import register
+
+CITATION = "Lee et al., Findings of EMNLP 2021 (QACE)"
+VARIANT_OFFLINE = "qace_ref_parse_scenegraph"
+VARIANT_HF = "qace_ref_hf"
+_DESC = {
+    "": "mean of token F1, BERTScore and answerability of the references' answers",
+    "_f1": "SQuAD token F1 between the candidate's and the references' answers",
+    "_bertscore": "BERTScore F between the candidate's and the references' answers",
+    "_answerability": "share of the candidate's questions the references answer",
+}
+
+
+@register
+class QaceRef(Metric):
+    """QACE-Ref.
+
+    Parameters
+    ----------
+    reduction : {"mean", "max", "merged"}
+        Over references: per reference then mean (paper), max, or one merged context.
+    qg, qa : str
+        ``"parse"`` / ``"scenegraph"`` (offline) or Hugging Face ids / local paths of T5 models.
+    bertscore_model : str, optional
+        Encoder for answer BERTScore (default: the packaged all-MiniLM-L6-v2).
+    vectors : str, optional
+        Word vectors for slot matching (e.g. ``glove-6b-50d``); default none (lemma + WordNet).
+    vector_threshold : float
+        Cosine at which two words match through vectors.
+    stopwords : str
+        Stop-word list removed from answers (default ``nltk-153``, the paper's NLTK list).
+    model, wordnet : spaCy pipeline and WordNet directory for the offline backend.
+    """
+
+    family = "qace_ref"
+    variant = VARIANT_OFFLINE
+    text_input = "raw"
+    outputs = tuple(
+        OutputInfo(f"qace_ref{s}", "qace_ref", VARIANT_OFFLINE, (0.0, 1.0), True, d, CITATION)
+        for s, d in _DESC.items()
+    )
+
+    def __init__(self, reduction: str = "mean", qg: str = "parse", qa: str = "scenegraph",
+                 bertscore_model: str | None = None, vectors: str | None = None,
+                 vector_threshold: float = 0.8, stopwords: str = "nltk-153",
+                 model: str | None = None, wordnet: str | None = None, batch_size: int = 32,
+                 device: str = "cpu"):
+        from ..qace.pipeline import REDUCTIONS
+
+        if reduction not in REDUCTIONS:
+            raise InputError(f"qace_ref: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        if (qg == "parse") != (qa == "scenegraph"):
+            raise InputError("qace_ref: the offline backend needs qg='parse' with qa='scenegraph'; "
+                             "neural backends need Hugging Face ids or paths for both")
+        self.reduction, self.qg_name, self.qa_name = reduction, qg, qa
+        self.bertscore_model = bertscore_model
+        self.vectors, self.vector_threshold = vectors, float(vector_threshold)
+        self.stopwords, self.model, self.wordnet = stopwords, model, wordnet
+        self.batch_size, self.device = batch_size, device
+        self.variant = VARIANT_OFFLINE if qg == "parse" else VARIANT_HF
+        self._pipeline = None
+        self._fields: dict[str, object] = {}
+
+    def pipeline(self):
+        if self._pipeline is None:
+            from ..qace.pipeline import QacePipeline
+            from ..qace.similarity import BERTScoreSimilarity
+
+            if self.qg_name == "parse":
+                from ..qace.offline_build import offline_components
+
+                qg, qa, fields = offline_components(self.model, self.stopwords, self.vectors,
+                                                    self.vector_threshold, self.wordnet)
+            else:
+                from ..qace.hf import HFQuestionAnswerer, HFQuestionGenerator
+
+                qg = HFQuestionGenerator(self.qg_name, stopwords=self.stopwords,
+                                         batch_size=self.batch_size, device=self.device)
+                qa = HFQuestionAnswerer(self.qa_name, batch_size=self.batch_size, device=self.device)
+                fields = {"qg": qg.id, "qa": qa.id, "stop": qg.stop_id}
+            self._bs = BERTScoreSimilarity(self.bertscore_model)
+            self._fields = dict(fields)
+            self._pipeline = QacePipeline(qg, qa, self._bs)
+        return self._pipeline
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        out = self.pipeline().run(candidates, references, self.reduction)
+        per_caption = {f"qace_ref{'' if k == 'qace' else '_' + k}": v for k, v in out.scores.items()}
+        fields = dict(self._fields)
+        fields.update({"sim": "f1+bertscore+answerability", "avg": "mean3", "red": self.reduction,
+                       "bs": self._bs.id})
+        return MetricScores(
+            corpus={k: float(v.mean()) if len(v) else 0.0 for k, v in per_caption.items()},
+            per_caption=per_caption,
+            signature_fields=fields,
+            details={"explanations": out.explanations},
+        )
