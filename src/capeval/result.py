@@ -35,6 +35,13 @@ class Result:
     details: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def explanations(self) -> dict[str, list]:
+        """Per-caption explanations (input order) of the families that give them, keyed by
+        family: ``result.explanations["qace_ref"][i].table()`` is caption i's QA table."""
+        return {fam: d["explanations"] for fam, d in self.details.items()
+                if isinstance(d, dict) and "explanations" in d}
+
+    @property
     def metrics(self) -> list[str]:
         return list(self.corpus)
 
@@ -52,6 +59,9 @@ class Result:
             out["per_caption"] = {k: [clean(x) for x in v] for k, v in self.per_caption.items()}
             if ids is not None:
                 out["ids"] = list(ids)
+            exp = self.explanations
+            if exp:
+                out["explanations"] = {f: [e.to_dict() for e in v] for f, v in exp.items()}
         return out
 
     def __repr__(self) -> str:
