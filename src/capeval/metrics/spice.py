@@ -32,6 +32,10 @@ from .registry import register
 CITATION = "Anderson et al., ECCV 2016 (SPICE)"
 VARIANT_PY = "spice_py_spacy"
 VARIANT_JAR = "spice_1.0_jar"
+#: Revision of the Python backend's parse rules/lemmas; bumped whenever the same text can get
+#: another score (2: "-es" lemma repair, "rides" -> "ride"). It is in the signature (``rev``)
+#: and in the benchmark cache key, so scores cached by an older revision are never reused.
+PY_REVISION = 2
 
 _CATEGORY_OUTPUTS = (
     ("object", "spice_object", "objects"),
@@ -120,13 +124,18 @@ class Spice(Metric):
         self.threads, self.timeout = threads, timeout
         self.last_stats: dict[str, float] = {}
 
+    @classmethod
+    def cache_token(cls, options: dict) -> str | None:
+        """The Python backend's revision (the jar's numbers do not depend on our code)."""
+        return None if options.get("backend", "py") == "jar" else f"py-rev:{PY_REVISION}"
+
     def _compute_py(self, candidates, references):
         sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process)
         arrays = sc.score(candidates, references)
         self.last_stats = dict(sc.stats)
         from ..resources.wordnet import WORDNET_VERSION
 
-        fields = {"impl": "py", "parser": f"spacy-{sc.parser.spacy_version}",
+        fields = {"impl": "py", "rev": PY_REVISION, "parser": f"spacy-{sc.parser.spacy_version}",
                   "model": sc.parser.model_id, "wordnet": WORDNET_VERSION, "syn": self.synonyms}
         details = {"precision": arrays["precision"], "recall": arrays["recall"], "stats": self.last_stats}
         return arrays, fields, details

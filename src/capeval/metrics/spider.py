@@ -40,6 +40,11 @@ class Spider(Metric):
                    "(CIDEr-D + SPICE) / 2", CITATION),
     )
 
+    @classmethod
+    def cache_token(cls, options: dict) -> str | None:
+        """SPIDEr's SPICE half changes with the SPICE backend's revision."""
+        return get_family("spice").cache_token(options.get("spice") or {})
+
     def __init__(self, cider_d: dict[str, Any] | None = None, spice: dict[str, Any] | None = None):
         self._cider = get_family("cider_d")(**(cider_d or {}))
         self._spice = get_family("spice")(**(spice or {}))
