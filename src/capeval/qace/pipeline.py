@@ -81,7 +81,8 @@ class QacePipeline:
                     row.answerability.append(float(a.answerability))
                     k += 1
                 row.score = _reduce(comp[qi].mean(axis=1), reduction)
-                row.support = float(comp[qi].mean(axis=1).max()) if len(cs) else 0.0
+                # Agreement of the best context: answerability alone must not vouch for a wrong answer.
+                row.support = float(comp[qi, :, :2].mean(axis=1).max()) if len(cs) else 0.0
                 exp.rows.append(row)
             if qs:
                 per_ctx = comp.mean(axis=0)  # context x component

@@ -45,11 +45,12 @@ class AnswerRow:
     bertscore: list[float]
     answerability: list[float]
     score: float = 0.0  # after the reference reduction: mean of the three components
-    support: float = 0.0  # best context's mean of the three components
+    support: float = 0.0  # best context's mean of F1 and BERTScore (answer agreement)
 
     @property
     def flagged(self) -> bool:
-        """True when no context supports this part of the caption (best context below 0.5)."""
+        """True when no context gives an answer agreeing with the candidate's: the best
+        context's mean of F1 and BERTScore is below 0.5 (an unanswerable answer scores 0)."""
         return self.support < FLAG_BELOW
 
 
@@ -82,7 +83,7 @@ class Explanation:
         lines.append("")
         for r in self.rows:
             mark = "!!" if r.flagged else "ok"
-            lines.append(f"[{mark}] {r.question}  ({r.kind}; candidate answer: {r.candidate_answer!r}; score {r.score:.3f}, best context {r.support:.3f})")
+            lines.append(f"[{mark}] {r.question}  ({r.kind}; candidate answer: {r.candidate_answer!r}; score {r.score:.3f}, agreement {r.support:.3f})")
             for i, (a, f, b, u) in enumerate(zip(r.answers, r.f1, r.bertscore, r.answerability)):
                 shown = a if a else "<unanswerable>"
                 lines.append(f"      ctx {i + 1}: {shown!r:30s} F1 {f:.2f}  BERTScore {b:.2f}  answerable {u:.2f}")
