@@ -108,3 +108,50 @@ def test_bad_arguments(toy_data, tmp_path):
         _run("no-such-bench", tmp_path)
     assert resolve_names("all") == ["flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s"]
     assert resolve_names("a, b") == ["a", "b"]
+
+
+def _fake_score_with_nan(real):
+    """capeval.score, but spice_color is NaN on every third unit (SPICE's undefined category)."""
+    import numpy as np
+
+    from capeval.result import Result
+
+    def score(cands, refs, metrics, **kw):
+        other = [m for m in metrics if m != "spice_color"]
+        res = real(cands, refs, other or ["bleu1"], **kw)
+        per, corpus, sigs = dict(res.per_caption), dict(res.corpus), dict(res.signatures)
+        if "spice_color" in metrics:
+            v = np.linspace(0, 1, len(cands))
+            v[::3] = np.nan
+            per["spice_color"], corpus["spice_color"] = v, float(np.nanmean(v))
+            sigs["spice_color"] = "spice_py_spacy|out:spice_color|version:0"
+        return Result(corpus=corpus, per_caption=per, signatures=sigs, n=len(cands), details={})
+
+    return score
+
+
+def test_undefined_outputs_are_skipped_and_named(toy_data, tmp_path, monkeypatch):
+    """spice_color & co. used to make `capeval bench` refuse the whole table (issue 9)."""
+    import numpy as np
+
+    import capeval.api
+    from capeval.bench.runner import undefined_outputs
+
+    assert undefined_outputs(["spice", "spice_color", "spice_count", "bleu4"]) == {"spice_color", "spice_count"}
+    monkeypatch.setattr(capeval.api, "score", _fake_score_with_nan(capeval.api.score))
+    res = _run("toy-corr", tmp_path, metrics=["bleu4", "spice_color"], bootstrap=20)
+    n = len(toy_data["toy-corr"])
+    k = n - len(range(0, n, 3))
+    out = to_json_dict(res)
+    assert out["spice_color"]["n"] == k and out["bleu4"]["n"] == n
+    assert f"|undef:skip|defined:{k}/{n}|version:0" in res.metric_signatures["spice_color"]
+    assert "undef" not in res.metric_signatures["bleu4"]
+    assert np.isfinite(res.bootstrap["spice_color"].low)
+    pairs = _run("toy-pairs", tmp_path, metrics=["spice_color"])
+    m = len(toy_data["toy-pairs"])
+    v = np.linspace(0, 1, 2 * m)
+    v[::3] = np.nan
+    kept = int((~np.isnan(v[:m]) & ~np.isnan(v[m:])).sum())
+    assert pairs.experiment.defined == {"spice_color": kept}
+    assert sum(pairs.experiment.results["spice_color"].n.values()) == kept
+    assert f"defined:{kept}/{m}" in pairs.metric_signatures["spice_color"]

@@ -55,3 +55,36 @@ def test_system_experiment():
     assert exp.metric_matrix[1][0, 1] == pytest.approx(-1.0)
     with pytest.raises(InputError, match="no score for system 's3'"):
         E.system_experiment(t, {"m": {"s0": 1, "s1": 2, "s2": 3}})
+
+
+def test_undefined_rows_are_skipped_only_when_declared():
+    """SPICE's category F is NaN where the references lack the category (issue 9): the bench
+    skips those rows for that metric only, and counts them; NaN elsewhere stays an error."""
+    t = _corr_table()
+    m = np.arange(30, dtype=float) % 7
+    m[[2, 5, 11]] = np.nan
+    with pytest.raises(InputError, match=r"spice_color\[2\] is NaN"):
+        E.correlation_experiment(t, {"spice_color": m})
+    exp = E.correlation_experiment(t, {"spice_color": m, "bleu4": np.arange(30.0)},
+                                   skip_undefined={"spice_color"})
+    keep = ~np.isnan(m)
+    want = correlate(m[keep], t.human[keep], "tau-c")
+    got = exp.results["spice_color"]["kendall_tau_c"]
+    assert got.value == want.value and got.n == 27
+    assert exp.defined == {"spice_color": 27} and exp.results["bleu4"]["kendall_tau_c"].n == 30
+
+
+def test_undefined_pairs_are_skipped():
+    t = PairwiseTable(name="pairs", candidates_a=["a0", "a1", "a2", "a3"], candidates_b=["b0", "b1", "b2", "b3"],
+                      references=[["r0"], ["r1"], ["r2"], ["r3"]], labels=np.array([0, 1, 1, 0]),
+                      categories=["HC", "HI", "HI", "HC"], protocol={"dataset": "pairs"})
+    nan = float("nan")
+    scores = [0.9, nan, 0.5, 0.1, 0.1, nan, 0.2, 0.5]  # pair 1 undefined; pair 3 wrong
+    with pytest.raises(InputError, match="NaN"):
+        E.pairwise_experiment(t, {"m": scores})
+    exp = E.pairwise_experiment(t, {"m": scores}, skip_undefined={"m"})
+    acc = exp.results["m"]
+    assert exp.defined == {"m": 3}
+    assert acc.n == {"HC": 2, "HI": 1} and acc.accuracy == {"HC": 0.5, "HI": 0.0}
+    with pytest.raises(InputError, match="undefined"):
+        E.pairwise_experiment(t, {"m": [nan] * 8}, skip_undefined={"m"})

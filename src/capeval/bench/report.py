@@ -176,6 +176,9 @@ def _correlation_figures(result: BenchResult, salt: _Salt, *, df: str, agreement
         f"{_e(result.name)}: each metric's per-row scores grouped by human rating "
         f"({len(result.human)} rows). Box: quartiles; whiskers: 5th–95th percentile; red line: median; "
         "dot: mean; n: rows at that level.", [bench_sig]))
+    # Metric–metric statistics need every row: outputs with undefined (NaN) rows, such as
+    # SPICE's categories, appear in the distributions above but not in the matrices below.
+    scores = {m: v for m, v in scores.items() if not np.isnan(v).any()}
     if len(scores) < 2:
         return "".join(out)
     names, mat = correlation_matrix(scores, agreement)

@@ -14,7 +14,7 @@ from ..meta.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, boots
 from ..meta.correlation import SHORT, canonical_statistic
 from ..meta.experiments import (CorrelationExperiment, PairwiseExperiment, SystemExperiment,
                                 correlation_experiment, correlation_units, pairwise_experiment,
-                                pairwise_units, system_experiment, system_units)
+                                defined_mask, pairwise_units, system_experiment, system_units)
 from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import family_for
 from ..signature import Signature
@@ -73,6 +73,25 @@ def higher_is_better(metric: str) -> bool:
     return True
 
 
+def undefined_outputs(metrics: Sequence[str]) -> set[str]:
+    """Outputs for which NaN is a defined value (``OutputInfo.undefined``, e.g. SPICE categories)."""
+    out = set()
+    for metric in metrics:
+        for info in family_for(metric).outputs:
+            if info.name == metric and info.undefined:
+                out.add(metric)
+    return out
+
+
+def _note_skipped(signatures: dict[str, str], defined: dict[str, int], total: int) -> dict[str, str]:
+    """Name the skipped rows in the metric's signature: ``undef:skip|defined:K/N``."""
+    out = dict(signatures)
+    for m, k in defined.items():
+        head, sep, version = out[m].rpartition("|version:")
+        out[m] = f"{head}|undef:skip|defined:{k}/{total}{sep}{version}" if sep else f"{out[m]}|undef:skip|defined:{k}/{total}"
+    return out
+
+
 def _check_metrics(metrics: Sequence[str]) -> list[str]:
     metrics = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
     if not metrics:
@@ -115,6 +134,9 @@ def run_benchmark(
     table = data.load(name, root, **(load_options or {}))
     cache = cache if cache is not None else ScoreCache()
     hib = {m: higher_is_better(m) for m in metrics}
+    # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
+    # counted in the signature, as SPICE's own summary skips them; NaN elsewhere is an error.
+    undef = undefined_outputs(metrics)
     say = progress or (lambda msg: None)
 
     if isinstance(table, data.CorrelationTable):
@@ -123,19 +145,28 @@ def run_benchmark(
         scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
         stat = canonical_statistic(statistic or table.statistic)
         exp = correlation_experiment(table, scored.per_unit,
-                                     statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")))
-        result = BenchResult(name, "correlation", dict(table.protocol), metrics, scored.signatures, exp,
+                                     statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")),
+                                     skip_undefined=undef)
+        result = BenchResult(name, "correlation", dict(table.protocol), metrics,
+                             _note_skipped(scored.signatures, exp.defined, len(table)), exp,
                              statistic=stat, seed=seed, cached=scored.cached,
                              scores=dict(scored.per_unit), human=table.human)
         if bootstrap:
-            result.bootstrap = {m: bootstrap_correlation(scored.per_unit[m], table.human, stat,
-                                                         n_resamples=bootstrap, seed=seed) for m in metrics}
+            result.bootstrap = {}
+            for m in metrics:
+                x, h = np.asarray(scored.per_unit[m], dtype=float), np.asarray(table.human, dtype=float)
+                if m in undef:
+                    keep = defined_mask(x)
+                    x, h = x[keep], h[keep]
+                result.bootstrap[m] = bootstrap_correlation(x, h, stat, n_resamples=bootstrap, seed=seed)
     elif isinstance(table, data.PairwiseTable):
         say(f"{name}: scoring {2 * len(table)} candidates of {len(table)} pairs")
         cands, refs = pairwise_units(table)
         scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
-        exp = pairwise_experiment(table, scored.per_unit, tie_policy=tie_policy, seed=seed, higher_is_better=hib)
-        result = BenchResult(name, "pairwise", dict(table.protocol), metrics, scored.signatures, exp,
+        exp = pairwise_experiment(table, scored.per_unit, tie_policy=tie_policy, seed=seed, higher_is_better=hib,
+                                  skip_undefined=undef)
+        result = BenchResult(name, "pairwise", dict(table.protocol), metrics,
+                             _note_skipped(scored.signatures, exp.defined, len(table)), exp,
                              tie_policy=tie_policy, seed=seed, cached=scored.cached,
                              scores=dict(scored.per_unit))
         if bootstrap:
@@ -150,8 +181,10 @@ def run_benchmark(
             scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache,
                                  progress=say)
             for m in metrics:
+                # Undefined units do not enter a mean (the corpus value already skips them).
+                mean = np.nanmean if m in undef else np.mean
                 by_metric[m][sys_id] = (scored.corpus[m] if aggregate == "corpus"
-                                        else float(np.mean(scored.per_unit[m])))
+                                        else float(mean(scored.per_unit[m])))
                 sigs.setdefault(m, scored.signatures[m])
                 cached[m] = cached[m] and scored.cached[m]
         exp = system_experiment(table, by_metric, aggregate=aggregate, higher_is_better=hib)

@@ -37,7 +37,7 @@ def to_json_dict(result: BenchResult) -> dict[str, Any]:
         for m in result.metrics:
             cors = exp.results[m]
             entry = {s: _num(cors[s].value) for s in CONTRACT_STATISTICS}
-            entry["n"] = exp.n
+            entry["n"] = cors[result.statistic].n  # fewer than exp.n when undefined rows were skipped
             out[m] = entry
         meta.update(n=exp.n, statistic=result.statistic,
                     headline={m: _num(exp.results[m][result.statistic].value) for m in result.metrics},
@@ -49,6 +49,8 @@ def to_json_dict(result: BenchResult) -> dict[str, Any]:
         meta.update(n=exp.n, categories=exp.categories, tie_policy=result.tie_policy, seed=result.seed,
                     ties={m: dict(exp.results[m].ties) for m in result.metrics},
                     overall={m: _num(100 * exp.results[m].overall) for m in result.metrics})
+        if exp.defined:
+            meta["defined_pairs"] = dict(exp.defined)
     else:
         for m in result.metrics:
             entry: dict[str, Any] = {"systems": {s: _num(v) for s, v in exp.scores[m].items()}}
@@ -112,7 +114,7 @@ def build_table(result: BenchResult) -> BenchTable:
         rows = []
         for m in result.metrics:
             pct = exp.results[m].percent()
-            rows.append([m] + [pct[c] for c in cats] + [pct["mean"], exp.results[m].total_ties])
+            rows.append([m] + [pct.get(c, math.nan) for c in cats] + [pct["mean"], exp.results[m].total_ties])
         if result.bootstrap:
             cols.append("mean 95% CI")
             for row, m in zip(rows, result.metrics):

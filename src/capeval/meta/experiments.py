@@ -7,7 +7,7 @@ all 8,000 candidates, as the published protocol does).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,13 @@ class CorrelationExperiment:
     default_statistic: str
     protocol: dict[str, str]
     results: dict[str, dict[str, Correlation]]  # metric → statistic → coefficient
+    #: metrics whose undefined (NaN) rows were skipped → number of rows kept
+    defined: dict[str, int] = field(default_factory=dict)
+
+
+def defined_mask(values: Sequence[float]) -> np.ndarray:
+    """Rows where a metric with undefined outputs (``OutputInfo.undefined``) has a value."""
+    return ~np.isnan(np.asarray(values, dtype=float))
 
 
 def correlation_units(table: "CorrelationTable") -> tuple[list[str], list[list[str]]]:
@@ -44,16 +51,31 @@ def correlation_experiment(
     table: "CorrelationTable",
     per_unit: Mapping[str, Sequence[float]],
     statistics: Sequence[str] = CORRELATION_STATISTICS,
+    skip_undefined: Collection[str] = (),
 ) -> CorrelationExperiment:
-    """Each metric's per-row scores against the human ratings, raw coefficients (not × 100)."""
+    """Each metric's per-row scores against the human ratings, raw coefficients (not × 100).
+
+    Metrics in ``skip_undefined`` are correlated over the rows where they are defined (not
+    NaN), as SPICE's own summary averages a category over the images where it is defined;
+    the kept row count is in ``defined`` and in each coefficient's ``n``. NaN in any other
+    metric is refused.
+    """
     n = len(table.candidates)
     stats = [canonical_statistic(s) for s in statistics]
     results: dict[str, dict[str, Correlation]] = {}
+    defined: dict[str, int] = {}
+    human = np.asarray(table.human, dtype=float)
     for metric, values in per_unit.items():
         if len(values) != n:
             raise InputError(f"{table.name}: {metric} has {len(values)} scores for {n} rows")
-        results[metric] = {s: correlate(values, table.human, s, names=(metric, "human")) for s in stats}
-    return CorrelationExperiment(table.name, n, canonical_statistic(table.statistic), dict(table.protocol), results)
+        x, h = values, human
+        if metric in skip_undefined:
+            keep = defined_mask(values)
+            x, h = np.asarray(values, dtype=float)[keep], human[keep]
+            defined[metric] = int(keep.sum())
+        results[metric] = {s: correlate(x, h, s, names=(metric, "human")) for s in stats}
+    return CorrelationExperiment(table.name, n, canonical_statistic(table.statistic), dict(table.protocol), results,
+                                 defined)
 
 
 # ---- pairwise --------------------------------------------------------------------------
@@ -66,6 +88,8 @@ class PairwiseExperiment:
     protocol: dict[str, str]
     tie_policy: str
     results: dict[str, PairwiseAccuracy]
+    #: metrics whose undefined (NaN) pairs were skipped → number of pairs kept
+    defined: dict[str, int] = field(default_factory=dict)
 
 
 def pairwise_units(table: "PairwiseTable") -> tuple[list[str], list[list[str]]]:
@@ -89,17 +113,32 @@ def pairwise_experiment(
     tie_policy: str = "half",
     seed: int | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
+    skip_undefined: Collection[str] = (),
 ) -> PairwiseExperiment:
-    """Accuracy per category (+ mean) for each metric, from scores on :func:`pairwise_units`."""
+    """Accuracy per category (+ mean) for each metric, from scores on :func:`pairwise_units`.
+
+    For metrics in ``skip_undefined`` a pair counts only when both members are defined (not
+    NaN); ``defined`` and the per-category ``n`` say how many pairs remain.
+    """
     n = len(table.candidates_a)
     hib = higher_is_better or {}
     results = {}
+    defined: dict[str, int] = {}
+    labels = np.asarray(table.labels, dtype=float)
+    categories = np.asarray([str(c) for c in table.categories], dtype=object)
     for metric, values in per_unit.items():
         a, b = split_pairwise(values, n)
-        results[metric] = pairwise_accuracy(a, b, table.labels, table.categories, tie_policy=tie_policy,
+        lab, cat = labels, categories
+        if metric in skip_undefined:
+            keep = defined_mask(a) & defined_mask(b)
+            a, b, lab, cat = a[keep], b[keep], labels[keep], categories[keep]
+            defined[metric] = int(keep.sum())
+            if not keep.any():
+                raise InputError(f"{table.name}: {metric} is undefined (NaN) for every pair")
+        results[metric] = pairwise_accuracy(a, b, lab, cat, tie_policy=tie_policy,
                                             seed=seed, higher_is_better=hib.get(metric, True))
     cats = list(dict.fromkeys(str(c) for c in table.categories))
-    return PairwiseExperiment(table.name, n, cats, dict(table.protocol), tie_policy, results)
+    return PairwiseExperiment(table.name, n, cats, dict(table.protocol), tie_policy, results, defined)
 
 
 # ---- system level ----------------------------------------------------------------------

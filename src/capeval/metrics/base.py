@@ -25,6 +25,10 @@ class OutputInfo:
     higher_is_better: bool = True
     description: str = ""
     citation: str = ""
+    #: Non-empty when NaN is a *defined* value of this output, saying when it occurs (SPICE's
+    #: category F-scores are NaN when the references have no tuple of the category). NaN stays
+    #: an error for every other output; benchmarks skip such rows and name that in the signature.
+    undefined: str = ""
 
 
 class Metric(ABC):

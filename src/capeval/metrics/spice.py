@@ -101,7 +101,8 @@ class Spice(Metric):
                    "reference graph; WordNet synonyms match.", CITATION),
     ) + tuple(
         OutputInfo(name, "spice", VARIANT_PY, (0.0, 1.0), True,
-                   f"SPICE F-score restricted to {what}; NaN when the references have none.", CITATION)
+                   f"SPICE F-score restricted to {what}; NaN when the references have none.", CITATION,
+                   undefined=f"the references have no {what} (SPICE 1.0 reports NaN)")
         for _, name, what in _CATEGORY_OUTPUTS
     )
 
