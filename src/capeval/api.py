@@ -10,7 +10,7 @@ from .metrics.registry import family_for
 from .result import Result
 from .signature import Signature, nrefs_field
 from .text import tokenize_corpus, tokenizer_id
-from .validation import validate_corpus
+from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus
 
 DEFAULT_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cider_d")
 
@@ -30,6 +30,7 @@ def score(
     tokenizer: str = "ptb",
     ids: Sequence | None = None,
     allow_empty: bool = False,
+    line_breaks: str = "space",
     options: dict[str, dict[str, Any]] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Result:
@@ -51,6 +52,11 @@ def score(
         Item ids, used in error messages and checked for duplicates.
     allow_empty : bool
         Score empty candidates (pycocoevalcap gives them 0) instead of raising.
+    line_breaks : {"space", "refuse"}
+        ``"space"`` (default): every line-break character (``\\n \\r`` VT FF U+001C-1E U+0085
+        U+2028 U+2029) in a candidate or reference is read as a space, for every metric; this
+        equals pycocoevalcap for ``\\n``. When a scored text held one, the signatures' ``tok``
+        field ends in ``+breaks=space``. ``"refuse"`` (strict): raise naming the item.
     options : dict, optional
         Per-family constructor options, e.g. ``{"cider_d": {"df": "path/to/df.json"}}``.
     progress : callable, optional
@@ -64,14 +70,18 @@ def score(
     metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
     if not metrics:
         raise ValueError("no metrics requested")
-    cands, refs = validate_corpus(candidates, references, ids=ids, allow_empty=allow_empty)
+    cands, refs = validate_corpus(
+        candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks
+    )
+    # Numbers differ from the unnormalised text only when a line break was there; say so then.
+    breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
     groups = _group_by_family(metrics)
     options = options or {}
 
     tokenized = None
     if any(cls.text_input == "tokenized" for cls in groups):
         tokenized = tokenize_corpus(cands, refs, tokenizer)
-    tok = tokenizer_id(tokenizer)
+    tok = tokenizer_id(tokenizer) + breaks
     nrefs = nrefs_field(refs)
 
     corpus: dict[str, float] = {}
@@ -88,7 +98,7 @@ def score(
                 tok_field = tok
             else:
                 out = metric.compute(cands, refs)
-                tok_field = "none"
+                tok_field = "none" + breaks
         finally:
             metric.close()
         for name in names:

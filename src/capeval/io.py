@@ -40,7 +40,7 @@ def read_jsonl(path: str | Path):
     ids, cands, refs = [], [], []
     seen: dict = {}
     # split on "\n" only: str.splitlines would also split inside captions on U+2028 etc.,
-    # which validation must see and reject instead.
+    # which validation must see (and read as spaces, or refuse in strict mode).
     for lineno, line in enumerate(read_text(path).split("\n"), 1):
         if not line.strip():
             continue

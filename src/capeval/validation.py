@@ -1,7 +1,11 @@
 """Input checks shared by the API, the CLI and the benchmark loaders.
 
-The Java PTB tokenizer treats several characters besides ``\\n`` as line ends and then
-silently shifts every later caption (PROTOCOLS.md §1.4). We refuse them all, naming the item.
+Line breaks. pycocoevalcap replaces ``\\n`` in a caption by a space before tokenizing; the
+other line-end characters reach the Java PTB tokenizer, which splits the caption there and
+silently shifts every later caption (PROTOCOLS.md §1.4). By default (``line_breaks="space"``)
+every line-break character is replaced by a space, which equals pycocoevalcap for ``\\n`` and
+is what it would do for the others had it not misaligned them. ``line_breaks="refuse"``
+(strict mode) raises instead, naming the item.
 """
 from __future__ import annotations
 
@@ -27,6 +31,12 @@ LINE_BREAKS = {
 
 
 _LINE_BREAK_RE = re.compile("[" + "".join(LINE_BREAKS) + "]")
+_TO_SPACE = str.maketrans(dict.fromkeys(LINE_BREAKS, " "))
+
+#: ``line_breaks`` policies: replace every line-break character by a space, or raise.
+LINE_BREAK_POLICIES = ("space", "refuse")
+#: Appended to the signature's ``tok`` field when a scored text held a line break (``space``).
+LINE_BREAK_TAG = "+breaks=space"
 
 
 def find_line_break(text: str) -> str | None:
@@ -34,19 +44,37 @@ def find_line_break(text: str) -> str | None:
     return LINE_BREAKS[m.group()] if m else None
 
 
+def space_line_breaks(text: str) -> str:
+    """Every line-break character of :data:`LINE_BREAKS` replaced by one space."""
+    return text.translate(_TO_SPACE)
+
+
+def check_line_break_policy(policy: str) -> str:
+    if policy not in LINE_BREAK_POLICIES:
+        raise InputError(f"line_breaks={policy!r}: choose from {list(LINE_BREAK_POLICIES)}")
+    return policy
+
+
 def _label(kind: str, i: int, ids: Sequence | None) -> str:
     return f"{kind} {i}" + (f" (id {ids[i]!r})" if ids is not None else "")
 
 
-def check_text(text: object, where: str, *, allow_empty: bool = False) -> str:
+def check_text(
+    text: object, where: str, *, allow_empty: bool = False, line_breaks: str = "refuse"
+) -> str:
+    """``text`` checked; with ``line_breaks="space"`` returned with its line breaks as spaces."""
     if not isinstance(text, str):
         raise InputError(f"{where}: expected a string, got {type(text).__name__} ({text!r})")
     lb = find_line_break(text)
     if lb is not None:
-        raise InputError(
-            f"{where} contains a line break ({lb}): {text[:60]!r}. Line breaks inside a caption "
-            "shift every later caption in line-based tools; replace them with spaces first."
-        )
+        if check_line_break_policy(line_breaks) == "refuse":
+            raise InputError(
+                f"{where} contains a line break ({lb}): {text[:60]!r}. Line breaks inside a "
+                "caption shift every later caption in line-based tools. Drop strict mode "
+                "(line_breaks='space'; CLI: without --strict-line-breaks) to read them as "
+                "spaces, as pycocoevalcap does for \\n."
+            )
+        text = space_line_breaks(text)
     if not allow_empty and not text.strip():
         raise InputError(
             f"{where} is empty. Pass allow_empty=True (CLI: --allow-empty) to score empty "
@@ -61,8 +89,13 @@ def validate_corpus(
     *,
     ids: Sequence | None = None,
     allow_empty: bool = False,
+    line_breaks: str = "space",
 ) -> tuple[list[str], list[list[str]]]:
-    """Check shapes and text; return plain lists. Raises :class:`InputError` naming the item."""
+    """Check shapes and text; return plain lists. Raises :class:`InputError` naming the item.
+
+    ``line_breaks="space"`` (default) returns texts with every line-break character replaced by
+    a space; ``"refuse"`` raises on the first one (see the module docstring)."""
+    check_line_break_policy(line_breaks)
     if isinstance(candidates, str):
         raise InputError("candidates must be a list of strings, not a single string")
     candidates = list(candidates)
@@ -82,13 +115,17 @@ def validate_corpus(
                 raise InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
             seen[key] = i
     out_refs: list[list[str]] = []
-    ok: set[str] = set()  # references repeat across rows; check each distinct string once
+    # references repeat across rows; check each distinct string once. ``ok`` maps an accepted
+    # string to its returned form (line breaks spaced).
+    ok: dict[str, str] = {}
     for i, cand in enumerate(candidates):
         if cand.__class__ is str and cand in ok:
+            candidates[i] = ok[cand]
             continue
-        check_text(cand, _label("candidate", i, ids), allow_empty=allow_empty)
-        if cand.strip():
-            ok.add(cand)
+        new = check_text(cand, _label("candidate", i, ids), allow_empty=allow_empty, line_breaks=line_breaks)
+        if new.strip():
+            ok[cand] = new
+        candidates[i] = new
     for i, refs in enumerate(references):
         if isinstance(refs, str):
             raise InputError(
@@ -99,11 +136,18 @@ def validate_corpus(
             raise InputError(f"{_label('item', i, ids)} has no references")
         for j, ref in enumerate(refs):
             if ref.__class__ is str and ref in ok:
+                refs[j] = ok[ref]
                 continue
-            check_text(ref, f"reference {j} of {_label('item', i, ids)}")
-            ok.add(ref)
+            new = check_text(ref, f"reference {j} of {_label('item', i, ids)}", line_breaks=line_breaks)
+            ok[ref] = refs[j] = new
         out_refs.append(refs)
     return candidates, out_refs
+
+
+def has_line_break(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> bool:
+    """Whether any candidate or reference holds a line-break character."""
+    search = _LINE_BREAK_RE.search
+    return any(search(c) for c in candidates) or any(search(r) for refs in references for r in refs)
 
 
 def check_ratings(values: Sequence[float], what: str = "rating") -> None:

@@ -31,11 +31,18 @@ def test_score_coco_files_and_csv_output(tmp_path):
     assert lines[0] == "id,rouge_l,bleu1" and len(lines) == 6
 
 
-def test_bad_input_exit_code_and_message(tmp_path):
+def test_line_breaks_read_as_spaces_or_refused_with_strict_flag(tmp_path):
     p = tmp_path / "x.jsonl"
-    p.write_text(json.dumps({"id": "q", "candidate": "a\rb", "references": ["c"]}) + "\n" +
+    p.write_text(json.dumps({"id": "q", "candidate": "a\rb", "references": ["a b"]}) + "\n" +
                  json.dumps({"id": "r", "candidate": "c", "references": ["c"]}) + "\n")
-    res = runner.invoke(app, ["score", "-i", str(p), "-m", "bleu4", "--tokenizer", "none", "-q"])
+    out = tmp_path / "s.json"
+    res = runner.invoke(app, ["score", "-i", str(p), "-m", "bleu1", "--tokenizer", "none", "-q", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["per_caption"]["bleu1"][0] > 0.99  # "a\rb" read as "a b"
+    assert "tok:none+breaks=space" in res.output
+    res = runner.invoke(app, ["score", "-i", str(p), "-m", "bleu4", "--tokenizer", "none", "-q",
+                              "--strict-line-breaks"])
     assert res.exit_code == 2
     assert "candidate 0 (id 'q')" in res.output and "line break" in res.output
 

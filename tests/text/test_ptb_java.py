@@ -33,9 +33,17 @@ def test_no_captions_needs_no_java():
 
 
 @pytest.mark.parametrize("ch", sorted(LINE_BREAKS), ids=[LINE_BREAKS[c] for c in sorted(LINE_BREAKS)])
-def test_refuses_line_breaks_naming_the_item(ch):
+def test_strict_mode_refuses_line_breaks_naming_the_item(ch):
     with pytest.raises(InputError, match=r"caption 1 contains a line break"):
-        ptb_java.tokenize(["fine", f"first{ch}second", "also fine"])
+        ptb_java.tokenize(["fine", f"first{ch}second", "also fine"], line_breaks="refuse")
+
+
+@pytest.mark.oracle
+@pytest.mark.java
+def test_line_breaks_read_as_spaces_shift_nothing(java):
+    # The jar itself splits at \r, VT, FF, U+2028/9 (PROTOCOLS §1.4); here no caption moves.
+    texts = [t for ch in sorted(LINE_BREAKS) for t in (f"A man{ch}rides a horse.", "a dog")]
+    assert ptb_java.tokenize(texts) == ["a man rides a horse", "a dog"] * len(LINE_BREAKS)
 
 
 def test_refuses_non_strings():

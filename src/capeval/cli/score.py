@@ -47,6 +47,7 @@ def score_cmd(
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
     save_cider_df: Optional[Path] = typer.Option(None, "--save-cider-df", help="Write the df computed from these references."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Score empty candidates (0, as pycocoevalcap) instead of failing."),
+    strict_line_breaks: bool = typer.Option(False, "--strict-line-breaks", help="Refuse captions holding a line break (\\n, \\r, U+2028, ...) instead of reading each as a space (default, as pycocoevalcap does for \\n)."),
     option: list[str] = typer.Option([], "--option", "-O", help="Metric option FAMILY.KEY=VALUE, repeatable (e.g. wmd.vectors=spacy-md, wembsim.combine=max, meteor.workers=2). Values are parsed as JSON when possible."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -57,6 +58,7 @@ def score_cmd(
     try:
         ids, cands, refs = read_input(input, annotations)
         names = _parse_metrics(metrics)
+        line_breaks = "refuse" if strict_line_breaks else "space"
         options: dict = {}
         for fam in ("cider_d", "cider"):
             opt = {}
@@ -72,7 +74,8 @@ def score_cmd(
 
         families = list(dict.fromkeys(family_for(n).family for n in names))
         if quiet:
-            result = score(cands, refs, names, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty, options=options)
+            result = score(cands, refs, names, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
+                           line_breaks=line_breaks, options=options)
         else:
             from rich.progress import Progress
 
@@ -83,7 +86,8 @@ def score_cmd(
                     prog.update(task, advance=1, description=f"{family} ({len(cands)} captions)")
 
                 result = score(cands, refs, names, tokenizer=tokenizer, ids=ids,
-                               allow_empty=allow_empty, options=options, progress=tick)
+                               allow_empty=allow_empty, line_breaks=line_breaks,
+                               options=options, progress=tick)
                 prog.update(task, advance=1)
     except CapevalError as e:
         err.print(f"[red]error:[/red] {e}")

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 
 from ..errors import InputError
+from ..validation import space_line_breaks
 from . import _ptb_lexer
 
 #: pycocoevalcap/tokenizer/ptbtokenizer.py PUNCTUATIONS, matched against tokens exactly
@@ -92,12 +93,14 @@ def _slow(caption: str) -> str:
     # The jar prints tokens separated by one space; the wrapper right-strips the line, splits
     # it on " " and drops the punctuation tokens. Lower-casing is Java's String.toLowerCase,
     # which Python's str.lower matches outside a few locale-specific letters.
-    line = " ".join(_ptb_lexer.lex(caption)).lower().rstrip()
+    # Line breaks are read as spaces, as pycocoevalcap does for "\n" (the fast path's shape
+    # admits no line break, so only this path sees them).
+    line = " ".join(_ptb_lexer.lex(space_line_breaks(caption))).lower().rstrip()
     return " ".join(t for t in line.split(" ") if t not in PUNCTUATIONS)
 
 
 def tokenize_one(caption: str) -> str:
-    """Tokenize one caption (no line breaks expected; any that slip through count as spaces)."""
+    """Tokenize one caption; line-break characters count as spaces (validation.LINE_BREAKS)."""
     fast = _fast(caption)
     return fast if fast is not None else _slow(caption)
 

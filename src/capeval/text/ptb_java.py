@@ -5,9 +5,11 @@ joined with ``\\n`` into a UTF-8 file, ``java -cp stanford-corenlp-3.4.1.jar
 edu.stanford.nlp.process.PTBTokenizer -preserveLines -lowerCase <file>``, output line *k* for
 caption *k*, each line right-stripped, split on single spaces, the 17 punctuation tokens dropped.
 
-Unlike the wrapper, this refuses captions holding a line-break character (the jar would split
-them and silently shift every later caption, PROTOCOLS.md §1.4) and checks that exactly one
-output line comes back per caption.
+The wrapper replaces only ``\\n`` by a space; the jar also ends a line at ``\\r``, VT, FF, U+2028
+and U+2029 and would silently shift every later caption (PROTOCOLS.md §1.4). Here every
+line-break character becomes a space (``line_breaks="space"``, default; == the wrapper for
+``\\n``), or the caption is refused (``line_breaks="refuse"``), and exactly one output line must
+come back per caption.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 
 from ..errors import ExternalToolError, ResourceNotFound
 from ..resources import resolver
-from ..validation import check_text
+from ..validation import check_line_break_policy, check_text
 from .ptb import PUNCTUATIONS
 
 MAIN_CLASS = "edu.stanford.nlp.process.PTBTokenizer"
@@ -31,10 +33,13 @@ def command(jar: str, input_path: str, java: str | None = None) -> list[str]:
     return [java or resolver.java_executable(), "-cp", jar, MAIN_CLASS, *FLAGS, input_path]
 
 
-def _check(captions: Sequence[str]) -> None:
-    # Empty captions are fine for the jar (one empty output line); line breaks are not.
-    for i, cap in enumerate(captions):
-        check_text(cap, f"caption {i}", allow_empty=True)
+def _check(captions: Sequence[str], line_breaks: str) -> list[str]:
+    # Empty captions are fine for the jar (one empty output line); line breaks become spaces
+    # or are refused, never reach the jar.
+    return [
+        check_text(cap, f"caption {i}", allow_empty=True, line_breaks=line_breaks)
+        for i, cap in enumerate(captions)
+    ]
 
 
 def _filter(line: str) -> str:
@@ -46,22 +51,24 @@ def tokenize(
     *,
     jar: str | os.PathLike | None = None,
     timeout: float | None = DEFAULT_TIMEOUT_S,
+    line_breaks: str = "space",
 ) -> list[str]:
     """Tokenize with the CoreNLP jar; one output per caption, in order.
 
     ``jar`` overrides the resource lookup (``$CAPEVAL_PTB_JAR``, then pycocoevalcap's copy).
-    Raises :class:`InputError` for a caption with a line break (naming it),
+    Line-break characters are read as spaces (``line_breaks="space"``) or refused
+    (``"refuse"``). Raises :class:`InputError` for a refused caption (naming it),
     :class:`ResourceNotFound` when Java or the jar is missing, and :class:`ExternalToolError`
     when Java fails, times out, or returns a different number of lines.
     """
-    captions = list(captions)
-    _check(captions)
+    check_line_break_policy(line_breaks)
+    captions = _check(list(captions), line_breaks)
     if not captions:
         return []
     jar_path = str(resolver.resolve("ptb-jar", jar))
     java = resolver.java_executable()
-    # The wrapper replaces "\n" by " " before joining; _check has already refused them all.
-    text = "\n".join(c.replace("\n", " ") for c in captions)
+    # _check has turned every line break into a space (the wrapper does so for "\n" only).
+    text = "\n".join(captions)
     fd, path = tempfile.mkstemp(prefix="capeval-ptb-", suffix=".txt")
     try:
         with os.fdopen(fd, "wb") as f:
