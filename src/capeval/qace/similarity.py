@@ -44,7 +44,8 @@ class BERTScoreSimilarity:
     def __init__(self, model: str | None = None, batch_size: int = 64):
         from ..metrics.bertscore import BERTScore
 
-        self._metric = BERTScore(model=model, batch_size=batch_size)
+        # No padding floor: an answer pair's score must not depend on its batch neighbours.
+        self._metric = BERTScore(model=model, batch_size=batch_size, padding_floor=False)
         self.id = f"{self._metric.encoder.name}@L{self._metric.num_layers}"
         self.signature: dict[str, object] = {}
 
