@@ -257,7 +257,15 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
     if "meteor" not in args.metrics:
         L.append("- **METEOR**: not run (Java not found or excluded with --metrics).")
     L.append("- **SPICE, BERTScore, CLIP-S and other model metrics**: not part of this run; add them with `--metrics` "
-             "when registered.\n")
+             "when registered. SPICE (`spice_py_spacy`) has its own section below and docs/SPICE.md.\n")
+    spice_md = _spice_revisions()
+    if spice_md:
+        L.append("## SPICE (`spice_py_spacy`) by revision\n")
+        L.append("Ties, zeros and headline numbers of the Python SPICE approximation before and after each revision "
+                 "of its rules (docs/SPICE.md explains the ties and the τb/τc gap). "
+                 "Command: `python benchmarks/spice_revision.py --label <rev>` (older revisions from a checkout of "
+                 "their commit, see the script).\n")
+        L.append(spice_md)
     if combo:
         L.append("## Metric combinations (Flickr8k-Expert)\n")
         L.append("z-normalised sums of 2–3 metrics, ranked by τc; each row is Williams-tested against the best single "
@@ -280,6 +288,17 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
         L.append(f"Machine: {meta['machine']['platform']}, {meta['machine']['cpus']} CPUs (shared with other jobs; "
                  "treat timings as indicative).\n")
     return "\n".join(L)
+
+
+def _spice_revisions() -> str:
+    """The stored spice_py_spacy revision comparison (benchmarks/spice_revision.py), if any."""
+    path = HERE / "results" / "spice_revisions.json"
+    if not path.exists():
+        return ""
+    sys.path.insert(0, str(HERE))
+    from spice_revision import markdown
+
+    return markdown(path)
 
 
 def main(argv=None) -> None:
