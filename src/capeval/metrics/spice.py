@@ -14,7 +14,9 @@ Outputs: ``spice`` (SPICE's ``All.f``: 0 when nothing matches or there are no tu
 and the subsets ``spice_object``, ``spice_attribute``, ``spice_relation``, ``spice_color``,
 ``spice_count`` (SPICE's "Cardinality"), ``spice_size``: NaN for a unit whose references have no
 tuple of that kind. Corpus values: the mean over units; subsets skip NaN units, as the jar's own
-summary does (NaN when every unit is NaN).
+summary does (NaN when every unit is NaN). The subsets declare that NaN as *undefined*
+(``OutputInfo.undefined``), so ``capeval bench`` skips those rows the same way and names it in
+the signature (``undef:skip|defined:K/N``) instead of refusing the table.
 """
 from __future__ import annotations
 
