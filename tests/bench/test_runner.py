@@ -121,7 +121,7 @@ def _fake_score_with_nan(real):
         res = real(cands, refs, other or ["bleu1"], **kw)
         per, corpus, sigs = dict(res.per_caption), dict(res.corpus), dict(res.signatures)
         if "spice_color" in metrics:
-            v = np.linspace(0, 1, len(cands))
+            v = np.array([len(c) / 100 for c in cands])
             v[::3] = np.nan
             per["spice_color"], corpus["spice_color"] = v, float(np.nanmean(v))
             sigs["spice_color"] = "spice_py_spacy|out:spice_color|version:0"
@@ -155,3 +155,20 @@ def test_undefined_outputs_are_skipped_and_named(toy_data, tmp_path, monkeypatch
     assert pairs.experiment.defined == {"spice_color": kept}
     assert sum(pairs.experiment.results["spice_color"].n.values()) == kept
     assert f"defined:{kept}/{m}" in pairs.metric_signatures["spice_color"]
+
+
+def test_undefined_outputs_on_system_tables(toy_data, tmp_path, monkeypatch):
+    import numpy as np
+
+    import capeval.api
+
+    monkeypatch.setattr(capeval.api, "score", _fake_score_with_nan(capeval.api.score))
+    res = _run("toy-sys", tmp_path, metrics=["spice_color"], aggregate="mean")
+    t = toy_data["toy-sys"]
+    per_sys = len(t.references)
+    for s, caps in t.systems.items():
+        v = np.array([len(c) / 100 for c in caps])
+        v[::3] = np.nan
+        assert res.experiment.scores["spice_color"][s] == float(np.nanmean(v))
+    k = int((~np.isnan(v)).sum()) * len(t.systems)
+    assert f"undef:skip|defined:{k}/{per_sys * len(t.systems)}" in res.metric_signatures["spice_color"]

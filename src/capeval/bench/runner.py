@@ -176,10 +176,15 @@ def run_benchmark(
         by_metric: dict[str, dict[str, float]] = {m: {} for m in metrics}
         sigs: dict[str, str] = {}
         cached: dict[str, bool] = {m: True for m in metrics}
+        kept: dict[str, int] = {m: 0 for m in metrics if m in undef}
+        units = 0
         for sys_id, (cands, refs) in system_units(table).items():
             say(f"{name}: scoring system {sys_id}")
             scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache,
                                  progress=say)
+            units += len(cands)
+            for m in kept:
+                kept[m] += int(defined_mask(scored.per_unit[m]).sum())
             for m in metrics:
                 # Undefined units do not enter a mean (the corpus value already skips them).
                 mean = np.nanmean if m in undef else np.mean
@@ -188,8 +193,8 @@ def run_benchmark(
                 sigs.setdefault(m, scored.signatures[m])
                 cached[m] = cached[m] and scored.cached[m]
         exp = system_experiment(table, by_metric, aggregate=aggregate, higher_is_better=hib)
-        result = BenchResult(name, "system", dict(table.protocol), metrics, sigs, exp, aggregate=aggregate,
-                             cached=cached)
+        result = BenchResult(name, "system", dict(table.protocol), metrics, _note_skipped(sigs, kept, units), exp,
+                             aggregate=aggregate, cached=cached)
     else:  # pragma: no cover - the loaders return only the three record types
         raise TypeError(f"{name}: unexpected table type {type(table).__name__}")
     result.seconds = time.perf_counter() - start
