@@ -244,8 +244,9 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
     L.append("- **COMPOSITE**: the reference protocol is inferred (`refs=image-minus-human`, PROTOCOLS.md §14.4) and the "
              "text is reconstructed from UMIC's lower-cased copy; a ≤ 0.2 gap is expected.")
     L.append("- **ABSTRACT-50S, Tanti human evaluation, Tanti system-level runs**: no published targets are recorded; "
-             "numbers are reported for reference only. ABSTRACT-50S vote polarity and the HC/HI split are unverified "
-             "(DATA.md §4).")
+             "numbers are reported for reference only. ABSTRACT-50S categories come from scene membership "
+             "(`capeval.data.abstract50s_categories`): 138 HC, 138 HI, 124 pairs undetermined by the data; the "
+             "vote polarity (+1 = B) is confirmed by the HI pairs, where the target scene's own caption wins.")
     L.append("- **Elliott & Keller BLEU-4**: our Spearman ρ is about 0.02 below their README's 0.459 while CIDEr and "
              "METEOR agree to 0.001. The cause is not established (their BLEU-4 scorer or smoothing may differ from the "
              "coco per-unit BLEU-4 used here); not investigated further.")

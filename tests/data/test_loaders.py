@@ -150,8 +150,8 @@ def test_abstract50s_ties(data_dir):
     t = data.load("abstract50s", root=data_dir)
     assert len(t) == 400 and {len(r) for r in t.references} == {48}
     assert len(t.extra["tied_pairs"]) == 12 and t.protocol["ties"] == "random:12"
-    assert Counter(t.categories) == {"HC": 200, "HI": 200}
-    assert "unverified" in t.protocol["categories"]
+    assert Counter(t.categories) == {"HC": 138, "HI": 138, "undetermined": 124}
+    assert "unverified" not in str(t.protocol)
     assert t.candidates_a[0] == "Mike, Jenny, the duck and the dog are all enjoying the sunshine."
     assert "Jenny and Mike sit and play with a beach ball." in t.references[0]
     keep = data.load("abstract50s", root=data_dir, ties="keep")

@@ -8,18 +8,36 @@ import numpy as np
 
 from ..errors import InputError
 from ._common import TIES, check_options, load_mat, majority_labels, need, reject_unknown, ws
+from .abstract50s_categories import derive_categories, summary
 from .records import PairwiseTable
 
 CONSENSUS_MAT = "abstract50s/consensus_abstract.mat"
-N_HC = 200  # unverified convention from related code: first 200 pairs are HC
+SCENES_MAT = "abstract50s/abstract50S.mat"
+
+
+def _scene_of_pairs(root: Path, refs: list[list[str]]) -> list[int]:
+    """Index in ``abstract50S.mat`` of the scene whose 48 sentences are each pair's references."""
+    mat = load_mat(need(root, SCENES_MAT, "abstract50s"))
+    by_sentences: dict[tuple[str, ...], int] = {}
+    for i, scene in enumerate(np.atleast_1d(mat["abs_sent"])):
+        by_sentences.setdefault(tuple(sorted(ws(str(x)) for x in np.atleast_1d(scene.sentences))), i)
+    out = []
+    for j, r in enumerate(refs):
+        key = tuple(sorted(r))
+        if key not in by_sentences:
+            raise InputError(f"{CONSENSUS_MAT}: the references of pair {j} are no scene of {SCENES_MAT}")
+        out.append(by_sentences[key])
+    return out
 
 
 def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options) -> PairwiseTable:
     """One row per (B, C) pair in order of first appearance; a = B, b = C; references = the
-    pair's 48 A sentences; label = majority of the ±1 ratings (+1 read as B, by analogy with
-    the PASCAL consensus loader: unverified). The 12 tied pairs follow ``ties``
-    (``"random"`` with ``seed`` as PASCAL's published protocol does, ``"keep"`` → 0.5,
-    ``"drop"``); ``extra["tied_pairs"]`` lists them either way."""
+    pair's 48 A sentences (one scene of ``abstract50S.mat``); label = majority of the ±1
+    ratings (+1 = B: in HI pairs the target scene's own caption wins 95% of the time under this
+    reading). The 12 tied pairs follow ``ties`` (``"random"`` with ``seed`` as PASCAL's
+    published protocol does, ``"keep"`` → 0.5, ``"drop"``); ``extra["tied_pairs"]`` lists them
+    either way. Categories (HC / HI / undetermined) are derived from which scene each candidate
+    belongs to, see :mod:`capeval.data.abstract50s_categories`."""
     reject_unknown("abstract50s", options)
     check_options("abstract50s", "ties", ties, TIES)
     mat = load_mat(need(root, CONSENSUS_MAT, "abstract50s"))
@@ -38,9 +56,10 @@ def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options
         refs[j].append(ws(str(t.A)))
         margin[j] += rating
     pairs = list(order)
+    scenes = _scene_of_pairs(root, refs)
+    cats, evidence = derive_categories(pairs, scenes)
     labels, tied = majority_labels(margin, ties, seed)
     keep = np.flatnonzero(~np.isnan(labels))
-    cats = ["HC" if j < N_HC else "HI" for j in range(len(pairs))]
     return PairwiseTable(
         name="abstract50s",
         candidates_a=[pairs[j][0] for j in keep],
@@ -49,8 +68,11 @@ def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options
         labels=labels[keep],
         categories=[cats[j] for j in keep],
         protocol={"dataset": "abstract50s", "rows": str(len(keep)), "labels": "consensus-majority-48",
-                  "polarity": "plus1-is-b-sentence-unverified", "ties": f"{ties}:{tied.size}",
-                  "seed": str(seed), "categories": "first200-HC-unverified", "text": "ws-normalised"},
+                  "polarity": "plus1-is-b-sentence", "ties": f"{ties}:{tied.size}",
+                  "seed": str(seed), "categories": f"scene-membership:{summary(cats)}",
+                  "text": "ws-normalised"},
         extra={"pair_index": keep, "tied_pairs": tied.tolist(),
-               "n_votes": np.array([len(refs[j]) for j in keep])},
+               "n_votes": np.array([len(refs[j]) for j in keep]),
+               "scene": np.array([scenes[j] for j in keep]),
+               "category_evidence": [evidence[j] for j in keep]},
     )
