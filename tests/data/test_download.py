@@ -4,6 +4,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import os
+import stat
 import tarfile
 import threading
 import zipfile
@@ -64,6 +66,17 @@ def test_download_files_and_verify(toy, serve, tmp_path):
         p.unlink()
     assert len(dl.download("toy", dest, url)) == 2
     assert not list(dest.rglob("*.part"))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_downloaded_files_follow_the_umask_not_0600(toy, serve, tmp_path):
+    old = os.umask(0o022)  # the test process's umask; restored below
+    try:
+        dest = tmp_path / "perm"
+        for p in dl.download("toy", dest, serve(toy)):
+            assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+    finally:
+        os.umask(old)
 
 
 def test_checksum_mismatch_removes_file_and_names_it(toy, serve, tmp_path):

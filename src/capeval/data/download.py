@@ -16,6 +16,7 @@ import tarfile
 import tempfile
 import urllib.parse
 import urllib.request
+import uuid
 import zipfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -67,7 +68,11 @@ def _fetch(url: str, dest: Path, timeout: float) -> str:
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    # Not mkstemp: it creates 0600 files, and a downloaded data file should be as readable as
+    # any file the user creates. os.open with 0o666 lets the kernel apply the umask (reading
+    # the umask in Python would need os.umask, which changes it process-wide: not thread-safe).
+    tmp = str(dest.parent / f".{dest.name}.{uuid.uuid4().hex}.part")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as out:
             try:
