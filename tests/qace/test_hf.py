@@ -133,3 +133,31 @@ def test_visual_t5_inputs_and_pipeline():
     assert out.explanations[0].rows[0].answerability == [pytest.approx(a.answerability)]
     with pytest.raises(Exception, match="no region features"):
         QacePipeline(QG(), ImageQA(vqa, regions), lambda p: np.zeros(len(p))).run(["a man"], [["img2"]])
+
+
+def test_qace_img_metric_through_capeval_score():
+    pytest.importorskip("spacy")
+    import capeval
+    from capeval.errors import InputError, ResourceNotFound
+
+    tok = _tokenizer()
+    model = _model(len(tok), seed=4)
+    torch.manual_seed(5)
+    vqa = VisualT5Answerer(model, tok, torch.nn.Linear(10, 16), text_len=6, prefix_ids=(3, 4),
+                           unanswerable_id=7, max_length=5, name="tiny-visual-t5")
+    images = {"img1": np.ones((4, 10), dtype=np.float32), "img2": np.zeros((4, 10), dtype=np.float32)}
+    try:
+        r = capeval.score(["A man is riding a horse.", "A black dog."], [["img1"], ["img2"]], ["qace_img", "qace_img_answerability"],
+                          options={"qace_img": {"reader": vqa, "images": images}})
+    except ResourceNotFound as exc:
+        pytest.skip(str(exc))
+    exp = r.explanations["qace_img"]
+    assert len(exp) == 2 and exp[0].rows and exp[0].contexts == ["img1"]
+    for e, ans in zip(exp, r.per_caption["qace_img_answerability"]):
+        assert ans == pytest.approx(np.mean([row.answerability[0] for row in e.rows]))
+        assert 0.0 <= ans <= 1.0
+    assert "vqa:tiny-visual-t5" in r.signatures["qace_img"] and "prompt:'visual answer: '" in r.signatures["qace_img"]
+    with pytest.raises(ResourceNotFound, match="Visual-T5"):
+        capeval.score(["a dog"], [["img1"]], ["qace_img"])
+    with pytest.raises(InputError, match="exactly one image id"):
+        capeval.score(["a dog"], [["img1", "img2"]], ["qace_img"], options={"qace_img": {"reader": vqa, "images": images}})

@@ -118,3 +118,80 @@ class QaceRef(Metric):
             signature_fields=fields,
             details={"explanations": out.explanations},
         )
+
+
+_IMG_DESC = {
+    "": "mean of token F1, BERTScore and answerability of the image's answers (visual QA)",
+    "_f1": "SQuAD token F1 between the candidate's answers and the visual QA answers",
+    "_bertscore": "BERTScore F between the candidate's answers and the visual QA answers",
+    "_answerability": "mean 1 - p(unanswerable) of the visual QA model",
+}
+
+
+@register
+class QaceImg(Metric):
+    """QACE-Img: the candidate's questions answered from the image by a visual QA reader.
+
+    capeval's API passes references; for this metric each caption's "references" are **one image
+    id**, and ``images`` maps ids to region features ((36, 2054) arrays, BUTD format). ``reader``
+    is a :class:`capeval.qace.hf.VisualT5Answerer` (or any object with its ``answer`` method and
+    an ``id``); there is no default because the Visual-T5 weights are not distributed through a
+    registry. Questions come from the offline parse generator, or from a T5 generator when
+    ``qg`` is a Hugging Face id or path.
+    """
+
+    family = "qace_img"
+    variant = "qace_img"
+    text_input = "raw"
+    outputs = tuple(
+        OutputInfo(f"qace_img{s}", "qace_img", "qace_img", (0.0, 1.0), True, d, CITATION)
+        for s, d in _IMG_DESC.items()
+    )
+
+    def __init__(self, reader=None, images=None, qg: str = "parse", bertscore_model: str | None = None,
+                 stopwords: str = "nltk-153", model: str | None = None, wordnet: str | None = None,
+                 batch_size: int = 32, device: str = "cpu"):
+        from ..errors import ResourceNotFound
+
+        if reader is None or images is None:
+            raise ResourceNotFound(
+                "qace_img needs reader=<capeval.qace.hf.VisualT5Answerer> and images={image id: region "
+                "features}: the paper's Visual-T5 checkpoint and BUTD features are not on any registry "
+                "(docs/QACE.md)")
+        self.reader, self.images = reader, images
+        self.qg_name, self.bertscore_model, self.stopwords = qg, bertscore_model, stopwords
+        self.model, self.wordnet, self.batch_size, self.device = model, wordnet, batch_size, device
+        self.variant = f"qace_img_{'parse' if qg == 'parse' else 'hf'}"
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        from ..qace.hf import ImageQA
+        from ..qace.pipeline import QacePipeline
+        from ..qace.similarity import BERTScoreSimilarity
+
+        for i, refs in enumerate(references):
+            if len(refs) != 1:
+                raise InputError(f"qace_img: item {i} must give exactly one image id, got {len(refs)} entries")
+        if self.qg_name == "parse":
+            from ..qace.offline_build import offline_components
+
+            qg, _, _ = offline_components(self.model, self.stopwords, None, 0.8, self.wordnet)
+            qg_id = "parse"
+        else:
+            from ..qace.hf import HFQuestionGenerator
+
+            qg = HFQuestionGenerator(self.qg_name, stopwords=self.stopwords, batch_size=self.batch_size,
+                                     device=self.device)
+            qg_id = qg.id
+        bs = BERTScoreSimilarity(self.bertscore_model)
+        out = QacePipeline(qg, ImageQA(self.reader, self.images), bs).run(candidates, references, "mean")
+        per_caption = {f"qace_img{'' if k == 'qace' else '_' + k}": v for k, v in out.scores.items()}
+        reader_id = getattr(self.reader, "id", type(self.reader).__name__)
+        prompt = getattr(self.reader, "prompt_prefix", None)
+        return MetricScores(
+            corpus={k: float(v.mean()) if len(v) else 0.0 for k, v in per_caption.items()},
+            per_caption=per_caption,
+            signature_fields={"qg": qg_id, "vqa": reader_id, "prompt": repr(prompt) if prompt is not None else "?",
+                              "stop": self.stopwords, "sim": "f1+bertscore+answerability", "avg": "mean3",
+                              "bs": bs.id},
+            details={"explanations": out.explanations},
+        )
