@@ -80,3 +80,20 @@ def test_explain_cli(results):
     assert js.exit_code == 0, js.output
     payload = json.loads(js.output[js.output.index("{"):])
     assert "red:max" in payload["signature"] and payload["explanation"]["candidate"] == CANDS[0]
+
+
+def test_score_cli_json_carries_explanations(results, tmp_path):
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("\n".join(json.dumps({"id": f"x{i}", "candidate": c, "references": r})
+                             for i, (c, r) in enumerate(zip(CANDS, REFS))) + "\n")
+    out = tmp_path / "out.json"
+    res = CliRunner().invoke(app, ["score", "-i", str(inp), "-m", "qace_ref", "-o", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    exps = data["explanations"]["qace_ref"]
+    assert [e["candidate"] for e in exps] == CANDS and data["ids"] == ["x0", "x1"]
+    assert data["per_caption"]["qace_ref"] == pytest.approx(list(results["mean"].per_caption["qace_ref"]))
