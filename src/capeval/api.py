@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .metrics.registry import family_for
+from .progress import reporting
 from .result import Result
 from .signature import Signature, nrefs_field
 from .text import tokenize_corpus, tokenizer_id
@@ -33,6 +34,7 @@ def score(
     line_breaks: str = "space",
     options: dict[str, dict[str, Any]] | None = None,
     progress: Callable[[str], None] | None = None,
+    on_chunk: Callable[[str, int, int], None] | None = None,
 ) -> Result:
     """Score candidates against their references.
 
@@ -60,7 +62,12 @@ def score(
     options : dict, optional
         Per-family constructor options, e.g. ``{"cider_d": {"df": "path/to/df.json"}}``.
     progress : callable, optional
-        Called with a family name before it runs (the CLI drives a progress bar with it).
+        Called with a family name before it runs.
+    on_chunk : callable, optional
+        ``on_chunk(family, done, total)`` as a family advances through its units: once with
+        ``done=0`` before it starts, after every chunk of the long-running families (BERTScore
+        batches, SPICE parse batches; see :mod:`capeval.progress`), and with ``done == total``
+        when it ends. The CLI drives its progress bar and ETA with it.
 
     Returns
     -------
@@ -92,15 +99,23 @@ def score(
         if progress is not None:
             progress(cls.family)
         metric = cls(**options.get(cls.family, {}))
+        chunk = None
+        if on_chunk is not None:
+            def chunk(done: int, total: int, _family: str = cls.family) -> None:
+                on_chunk(_family, done, total)
+            chunk(0, len(cands))
         try:
-            if cls.text_input == "tokenized":
-                out = metric.compute(*tokenized)
-                tok_field = tok
-            else:
-                out = metric.compute(cands, refs)
-                tok_field = "none" + breaks
+            with reporting(chunk):
+                if cls.text_input == "tokenized":
+                    out = metric.compute(*tokenized)
+                    tok_field = tok
+                else:
+                    out = metric.compute(cands, refs)
+                    tok_field = "none" + breaks
         finally:
             metric.close()
+        if chunk is not None:
+            chunk(len(cands), len(cands))
         for name in names:
             corpus[name] = float(out.corpus[name])
             per_caption[name] = np.asarray(out.per_caption[name], dtype=float)

@@ -38,6 +38,26 @@ def parse_options(items: list[str]) -> dict[str, dict]:
     return out
 
 
+def _score_with_progress(score, families: list[str], cands, refs, names, **kwargs):
+    """Run ``score`` under a progress bar: one bar per metric family that advances per chunk
+    (capeval.progress) with elapsed time and an ETA from the chunk rate."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as prog:
+        tasks: dict[str, int] = {}
+
+        def on_chunk(family: str, done: int, total: int) -> None:
+            if family not in tasks:
+                k = families.index(family) + 1 if family in families else len(tasks) + 1
+                tasks[family] = prog.add_task(f"[{k}/{len(families)}] {family}", total=total)
+            prog.update(tasks[family], completed=done, total=total)
+
+        return score(cands, refs, names, on_chunk=on_chunk, **kwargs)
+
+
 def score_cmd(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV (id, candidate, ref*), or COCO results .json with --annotations."),
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
@@ -77,18 +97,9 @@ def score_cmd(
             result = score(cands, refs, names, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
                            line_breaks=line_breaks, options=options)
         else:
-            from rich.progress import Progress
-
-            with Progress(console=err, transient=True) as prog:
-                task = prog.add_task("scoring", total=len(families) + 1)
-
-                def tick(family: str) -> None:
-                    prog.update(task, advance=1, description=f"{family} ({len(cands)} captions)")
-
-                result = score(cands, refs, names, tokenizer=tokenizer, ids=ids,
-                               allow_empty=allow_empty, line_breaks=line_breaks,
-                               options=options, progress=tick)
-                prog.update(task, advance=1)
+            result = _score_with_progress(score, families, cands, refs, names, tokenizer=tokenizer,
+                                          ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
+                                          options=options)
     except CapevalError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None

@@ -39,6 +39,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import InputError
+from ..progress import report
 from ..result import MetricScores
 from ._bertscore_baselines import Baseline, packaged_baseline, read_baseline
 from .base import Metric, OutputInfo
@@ -175,6 +176,7 @@ def embed(
     result: dict[int, list] = {layer: [None] * len(ids_list) for layer in layers}
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
+            report(start, len(order))  # progress in sentences encoded (capeval.progress)
             idx = order[start : start + batch_size]
             lens = [len(ids_list[i]) for i in idx]
             width = max(lens)

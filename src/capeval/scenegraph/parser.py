@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ..errors import ResourceNotFound
+from ..progress import report
 from .depgraph import from_spacy
 from .lemmas import repair_unknown_lemma, repair_verb_lemma
 from .rules import Tuple, extract
@@ -71,8 +72,10 @@ class TupleParser:
                 todo = [t for t in todo if t not in self._cache]  # parsed by another thread meanwhile
                 start = time.perf_counter()
                 docs = self.nlp.pipe(todo, batch_size=self.batch_size, n_process=self.n_process)
-                for text, doc in zip(todo, docs):
+                for k, (text, doc) in enumerate(zip(todo, docs)):
                     self._cache[text] = self.tuples_of_doc(doc)
+                    if k % self.batch_size == 0:  # progress in distinct texts parsed
+                        report(k, len(todo))
                 self.parse_seconds += time.perf_counter() - start
                 self.parsed += len(todo)
         return [self._cache[t] for t in texts]
