@@ -161,3 +161,30 @@ def test_qace_img_metric_through_capeval_score():
         capeval.score(["a dog"], [["img1"]], ["qace_img"])
     with pytest.raises(InputError, match="exactly one image id"):
         capeval.score(["a dog"], [["img1", "img2"]], ["qace_img"], options={"qace_img": {"reader": vqa, "images": images}})
+
+
+def test_qace_ref_hf_variant_loads_models_from_a_local_path(tmp_path):
+    pytest.importorskip("spacy")
+    import capeval
+    from capeval.errors import ResourceNotFound
+
+    tok = _tokenizer()
+    model = _model(len(tok), seed=6)
+    model.save_pretrained(tmp_path / "t5")
+    tok.save_pretrained(tmp_path / "t5")
+    path = str(tmp_path / "t5")
+    try:
+        r = capeval.score(["A man is riding a horse.", "A dog."], [["a man riding a horse", "a man"], ["the dog"]],
+                          ["qace_ref", "qace_ref_answerability"], options={"qace_ref": {"qg": path, "qa": path}})
+    except ResourceNotFound as exc:
+        pytest.skip(str(exc))
+    sig = r.signatures["qace_ref"]
+    assert sig.startswith("qace_ref_hf|") and f"qg:{path}" in sig and f"qa:{path}" in sig
+    exp = r.explanations["qace_ref"][0]
+    assert [row.candidate_answer for row in exp.rows][:1] == ["man"]  # noun chunks, stop words removed
+    assert len(exp.rows[0].answers) == 2  # one answer per reference (per-reference reduction)
+    ans = np.mean([np.mean(row.answerability) for row in exp.rows])
+    assert r.per_caption["qace_ref_answerability"][0] == pytest.approx(ans)
+    with pytest.raises(ResourceNotFound, match="cannot load"):
+        capeval.score(["a dog"], [["a dog"]], ["qace_ref"],
+                      options={"qace_ref": {"qg": str(tmp_path / "missing"), "qa": str(tmp_path / "missing")}})
