@@ -8,12 +8,17 @@ everything first would block forever while the JVM blocks writing answers nobody
 Lines are read by a daemon thread into a queue so that every wait has a timeout; stderr is
 drained into a bounded buffer (an undrained stderr pipe can stall the JVM) and quoted in
 every error.
+
+Stopping never waits without a bound: the JVM runs in its own process group, which is sent
+SIGKILL (it also ends a SIGSTOPped process, which SIGTERM cannot) before any pipe is closed,
+and a pipe a blocked writer thread may still hold is closed on a helper thread with a bound.
 """
 from __future__ import annotations
 
 import collections
 import os
 import queue
+import signal
 import subprocess
 import threading
 import weakref
@@ -32,6 +37,10 @@ _EOF = None  # queue sentinel: stdout closed
 
 class JVMCrashed(ExternalToolError):
     """The JVM exited while answers were pending; a restart may help."""
+
+
+class JVMTimeout(ExternalToolError):
+    """The JVM gave no answer in time (hung, stopped or overloaded); it has been killed."""
 
 
 def meteor_command(java: str, jar: Path, max_heap: str = "2G", args: Sequence[str] = STDIO_ARGS) -> list[str]:
@@ -56,20 +65,52 @@ def _pump_stderr(stream, buf: collections.deque) -> None:
         pass
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    # Used by weakref.finalize at interpreter exit too, so it must not need the owner object.
-    if proc.poll() is not None:
-        return
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    # The JVM leads its own process group (start_new_session), so a wrapper script's children
+    # (or a JVM started by one) are stopped with it.
     try:
-        proc.stdin.close()
-    except OSError:
-        pass
-    proc.terminate()
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        try:
+            proc.send_signal(sig)
+        except (ProcessLookupError, OSError):
+            pass
+
+
+def _close_bounded(stream, timeout: float = 2.0) -> None:
+    # Closing a pipe waits for the lock of a writer blocked in write(); after the kill that
+    # write fails at once, but the close still runs on a daemon thread so it can never hang us.
+    if stream is None:
+        return
+
+    def close() -> None:
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+
+    t = threading.Thread(target=close, daemon=True)
+    t.start()
+    t.join(timeout)
+
+
+def _kill(proc: subprocess.Popen, grace: float = 2.0) -> None:
+    """Stop the JVM: SIGTERM, up to ``grace`` seconds, then SIGKILL; every wait is bounded.
+    Used by weakref.finalize at interpreter exit too, so it must not need the owner object."""
+    if proc.poll() is None and grace > 0:
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    # Also when the leader has exited: children of a wrapper script may still hold the pipes.
+    _signal_group(proc, signal.SIGKILL)
     try:
         proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    except subprocess.TimeoutExpired:  # uninterruptible sleep in the kernel: nothing more to do
+        pass
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        _close_bounded(stream)
 
 
 class MeteorProcess:
@@ -116,7 +157,7 @@ class MeteorProcess:
         try:
             proc = subprocess.Popen(
                 self.cmd, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True,
             )
         except OSError as e:
             raise ExternalToolError(f"could not start METEOR ({' '.join(self.cmd)}): {e}") from e
@@ -157,10 +198,11 @@ class MeteorProcess:
                 try:
                     raw = q.get(timeout=wait)
                 except queue.Empty:
-                    _kill(proc)
-                    raise ExternalToolError(
+                    _kill(proc, grace=0)  # hung or stopped: nothing to wait for
+                    self.close()
+                    raise JVMTimeout(
                         f"METEOR gave no answer within {wait:g} s ({len(out)} of {n_answers} "
-                        f"lines read); the JVM was stopped. stderr:\n{self.stderr_tail()}"
+                        f"lines read); the JVM (pid {proc.pid}) was killed. stderr:\n{self.stderr_tail()}"
                     ) from None
                 if raw is _EOF:
                     try:
@@ -175,7 +217,11 @@ class MeteorProcess:
                     )
                 self._answered = True
                 out.append(raw.decode("utf-8").strip())
-            writer.join()
+            writer.join(timeout=self.timeout)
+            if writer.is_alive():  # every answer came back but the write never finished
+                _kill(proc, grace=0)
+                self.close()
+                raise JVMTimeout(f"writing to METEOR did not finish within {self.timeout:g} s; the JVM was killed")
             if write_error:  # answers all came back, so this cannot normally happen
                 raise JVMCrashed(f"writing to METEOR failed: {write_error[0]}")
             return out

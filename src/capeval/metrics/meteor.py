@@ -31,6 +31,7 @@ import hashlib
 import os
 import queue
 import shutil
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -279,15 +280,22 @@ class Meteor(Metric):
                     f"METEOR crashed twice on the same batch.\nfirst: {first}\nsecond: {second}"
                 ) from second
 
-    def _score_batches(self, proc: MeteorProcess, batches: "queue.SimpleQueue", out: dict) -> None:
+    def _score_batches(self, proc: MeteorProcess, batches: "queue.SimpleQueue", out: dict,
+                       failed: threading.Event | None = None) -> None:
         # Workers pull batches from one queue, so a JVM that starts or runs slower (a busy
-        # machine) simply takes fewer batches.
-        while True:
+        # machine) simply takes fewer batches. Once one worker fails, the others stop taking
+        # batches, so the error surfaces after at most one batch's wait.
+        while failed is None or not failed.is_set():
             try:
                 start, lines = batches.get_nowait()
             except queue.Empty:
                 return
-            answers = self._exchange(proc, lines, len(lines))
+            try:
+                answers = self._exchange(proc, lines, len(lines))
+            except BaseException:
+                if failed is not None:
+                    failed.set()
+                raise
             for i, (line, a) in enumerate(zip(lines, answers)):
                 out[line] = _check_stats(a, f"SCORE line {start + i}", proc)
 
@@ -302,8 +310,9 @@ class Meteor(Metric):
         if n_workers == 1:
             self._score_batches(procs[0], batches, out)
         else:
+            failed = threading.Event()
             with ThreadPoolExecutor(n_workers) as pool:
-                futures = [pool.submit(self._score_batches, p, batches, out) for p in procs]
+                futures = [pool.submit(self._score_batches, p, batches, out, failed) for p in procs]
                 for f in futures:
                     f.result()
         return out
