@@ -111,3 +111,18 @@ def test_monotone_training_gives_a_score_that_never_falls_when_a_feature_rises()
         assert np.all(np.diff(p_class1(mono, g)) >= -1e-12)
     assert all(np.all(mono[2 * i] >= 0) for i in range(2))
     assert TrainConfig(monotone=True).as_dict()["monotone"] is True and "monotone" not in TrainConfig().as_dict()
+
+
+def test_adam_steps_are_bias_corrected():
+    # With a constant gradient, bias-corrected Adam moves each parameter by lr * sign(g) on
+    # every step (m̂ = g, v̂ = g², up to ε); without the correction the first step would be
+    # lr * (1-β1)/sqrt(1-β2) ≈ 3.16 lr and the steps would shrink towards lr.
+    lr = 0.01
+    g = np.array([2.0, -0.5, 0.1])
+    p = [np.zeros(3)]
+    opt = mlp.Adam(lr=lr)
+    for t in range(1, 6):
+        before = p[0].copy()
+        opt.step(p, [g], lr)
+        np.testing.assert_allclose(before - p[0], lr * np.sign(g), rtol=1e-5)
+    assert opt.t == 5

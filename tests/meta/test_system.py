@@ -23,6 +23,8 @@ def test_system_correlation_and_rankings():
 
 def test_mean_per_system_and_errors():
     assert S.mean_per_system({"a": [1, 2, 3], "b": [0, 0]}) == {"a": 2.0, "b": 0.0}
+    # skewed values: the mean (1.0, 2.5) differs from the median (0.0, 1.0) and the midrange
+    assert S.mean_per_system({"a": [0, 0, 3], "b": [0, 1, 1, 8]}) == {"a": 1.0, "b": 2.5}
     with pytest.raises(InputError, match=r"system 'b'\[1\] is NaN"):
         S.mean_per_system({"a": [1.0], "b": [1.0, np.nan]})
     with pytest.raises(InputError, match="system 'c'"):
