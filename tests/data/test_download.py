@@ -82,7 +82,7 @@ def test_downloaded_files_follow_the_umask_not_0600(toy, serve, tmp_path):
 def test_checksum_mismatch_removes_file_and_names_it(toy, serve, tmp_path):
     (toy / "toy/a.txt").write_bytes(b"tampered\n")
     dest = tmp_path / "cache"
-    with pytest.raises(InputError, match=r"toy/a.txt \(sha256"):
+    with pytest.raises(InputError, match=r"toy/a.txt \(downloaded sha256"):
         dl.download("toy", dest, serve(toy))
     assert not (dest / "toy/a.txt").exists() and (dest / "toy/sub/b.txt").exists()
 
@@ -234,3 +234,129 @@ def test_download_foil_from_public_layout(data_dir, serve, tmp_path, monkeypatch
     dest = tmp_path / "cache"
     assert len(dl.download("foil-sample", dest)) == 3
     assert data.load("foil-sample", root=dest).candidates_b == data.load("foil-sample", root=data_dir).candidates_b
+
+
+# ----------------------------------------------------------------------------------------
+# Tampering and data loss: packaged checksums are the only trust root; archives stay in
+# their folder; nothing verified is ever overwritten by, or lost to, a bad download.
+# ----------------------------------------------------------------------------------------
+OTHER = {"x.txt": b"other dataset\n"}
+
+
+@pytest.fixture
+def two(tmp_path, monkeypatch):
+    """Mirror + packaged manifest with folders 'toy' and 'other'; checksums patched in both the
+    download and the verification module."""
+    from capeval.data import checksums
+
+    mirror = tmp_path / "mirror"
+    for folder, files in (("toy", FILES), ("other", OTHER)):
+        for rel, content in files.items():
+            (mirror / folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (mirror / folder / rel).write_bytes(content)
+    manifest = {"toy": {r: hashlib.sha256(c).hexdigest() for r, c in FILES.items()},
+                "other": {r: hashlib.sha256(c).hexdigest() for r, c in OTHER.items()}}
+    monkeypatch.setattr(dl, "packaged_manifest", lambda: manifest)
+    monkeypatch.setattr(checksums, "packaged_manifest", lambda: manifest)
+    return mirror
+
+
+def _snapshot(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _no_staging_left(dest):
+    assert not [p for p in dest.iterdir() if p.name.startswith(".capeval-staging")]
+    assert not list(dest.rglob("*.part"))
+
+
+def test_archive_touching_another_folder_is_refused(two, serve, tmp_path):
+    dest = tmp_path / "cache"
+    url = serve(two)
+    dl.download("other", dest, url)
+    before = _snapshot(dest)
+    # A crafted archive for 'toy' that would replace 'other' and its checksum file.
+    _tar(two / "toy.tar.gz", [_file("toy/a.txt", FILES["a.txt"]), _file("other/x.txt", b"evil\n"),
+                              _file("other/SHA256SUMS", (hashlib.sha256(b"evil\n").hexdigest() + "  ./x.txt\n").encode())])
+    with pytest.raises(InputError, match=r"toy.tar.gz: member 'other/x.txt' lies outside the folder toy/"):
+        dl.download("toy", dest, url, archive=".tar.gz")
+    assert _snapshot(dest) == before
+    _no_staging_left(dest)
+
+
+def test_verify_ignores_a_forged_sha256sums_on_disk(two, serve, tmp_path):
+    from capeval.cli.main import app
+    from capeval.data.checksums import check_folder
+    from typer.testing import CliRunner
+
+    dest = tmp_path / "cache"
+    dl.download("other", dest, serve(two))
+    assert check_folder(dest, "other").status == "ok"
+    (dest / "other/x.txt").write_bytes(b"evil\n")
+    (dest / "other/SHA256SUMS").write_text(hashlib.sha256(b"evil\n").hexdigest() + "  ./x.txt\n")
+    c = check_folder(dest, "other")
+    assert c.mismatch == ["x.txt"] and c.source == "manifest"
+    res = CliRunner().invoke(app, ["data", "verify", "other", "--root", str(dest)])
+    assert res.exit_code == 1 and "MISMATCH other/x.txt" in res.output and "packaged checksums" in res.output
+    # a folder capeval has no checksums for is not "ok" because it carries its own file
+    (dest / "mine").mkdir()
+    (dest / "mine/SHA256SUMS").write_text(hashlib.sha256(b"").hexdigest() + "  ./e.txt\n")
+    (dest / "mine/e.txt").write_bytes(b"")
+    assert check_folder(dest, "mine").status == "no packaged checksums"
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_bad_mirror_never_overwrites_or_deletes_verified_files(two, serve, tmp_path, force):
+    dest = tmp_path / "cache"
+    dl.download("toy", dest, serve(two))
+    good = _snapshot(dest)
+    bad_mirror = tmp_path / "bad"
+    for rel in FILES:
+        (bad_mirror / "toy" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (bad_mirror / "toy" / rel).write_bytes(b"tampered\n")
+    # Without --force nothing is fetched (all files verify); with it every download is bad.
+    if force:
+        with pytest.raises(InputError, match="the verified copy in place was kept"):
+            dl.download("toy", dest, serve(bad_mirror), force=True)
+    else:
+        assert len(dl.download("toy", dest, serve(bad_mirror))) == 2
+    assert _snapshot(dest) == good
+    _no_staging_left(dest)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_bad_archive_never_overwrites_or_deletes_verified_files(two, serve, tmp_path, force):
+    dest = tmp_path / "cache"
+    dl.download("toy", dest, serve(two))
+    (dest / "toy/sub/b.txt").unlink()  # one file missing, so the archive is fetched even without --force
+    good = _snapshot(dest)
+    _tar(two / "toy.tar.gz", [_file(f"toy/{rel}", b"tampered\n") for rel in FILES])
+    with pytest.raises(InputError, match=r"toy/sub/b.txt \(downloaded sha256"):
+        dl.download("toy", dest, serve(two), archive=".tar.gz", force=force)
+    assert _snapshot(dest) == good  # a.txt verified before: kept byte for byte; b.txt not invented
+    # a hostile archive fails before anything is extracted, also under --force
+    _tar(two / "toy.tar.gz", [_file("toy/a.txt", b"tampered\n"), _file("toy/../../escape.txt", b"x")])
+    with pytest.raises(InputError, match="escape"):
+        dl.download("toy", dest, serve(two), archive=".tar.gz", force=True)
+    assert _snapshot(dest) == good
+    _no_staging_left(dest)
+
+
+def test_failed_fetch_midway_leaves_verified_files(two, serve, tmp_path):
+    dest = tmp_path / "cache"
+    dl.download("toy", dest, serve(two))
+    good = _snapshot(dest)
+    (two / "toy/sub/b.txt").unlink()  # 404 on the second file of a forced re-fetch
+    with pytest.raises(ExternalToolError, match="sub/b.txt failed"):
+        dl.download("toy", dest, serve(two), force=True)
+    assert _snapshot(dest) == good
+    _no_staging_left(dest)
+
+
+def test_good_download_replaces_a_bad_local_file(two, serve, tmp_path):
+    dest = tmp_path / "cache"
+    dl.download("toy", dest, serve(two))
+    (dest / "toy/a.txt").write_bytes(b"corrupted locally\n")
+    assert len(dl.download("toy", dest, serve(two))) == 2
+    assert (dest / "toy/a.txt").read_bytes() == FILES["a.txt"]
+    _no_staging_left(dest)

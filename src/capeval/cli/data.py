@@ -38,7 +38,7 @@ class _clean_errors:
 @data_app.command("list")
 def list_cmd(
     root: Path | None = _ROOT,
-    verify: bool = typer.Option(True, "--verify/--no-verify", help="Hash files against SHA256SUMS."),
+    verify: bool = typer.Option(True, "--verify/--no-verify", help="Hash files against the packaged checksums."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Each benchmark: present?, rows, checksum status."""
@@ -69,7 +69,8 @@ def verify_cmd(
     name: str | None = typer.Argument(None, help="Benchmark or folder (default: every folder)."),
     root: Path | None = _ROOT,
 ) -> None:
-    """Hash every file against its folder's SHA256SUMS; exit 1 on any missing or bad file."""
+    """Hash every file against the checksums packaged with capeval (never a SHA256SUMS on disk);
+    exit 1 on any missing or bad file."""
     from capeval.data.checksums import check_folder
     from capeval.data.download import folders_for
 
@@ -81,7 +82,7 @@ def verify_cmd(
         with _clean_errors():
             c = check_folder(base, folder)
         typer.echo(f"{folder}: {c.status} ({len(c.ok)} ok, {len(c.missing)} missing, {len(c.mismatch)} mismatched; "
-                   f"checked against {c.source})")
+                   f"checked against {'the packaged checksums' if c.source == 'manifest' else 'nothing'})")
         for rel in c.mismatch:
             typer.echo(f"  MISMATCH {folder}/{rel}")
         for rel in c.missing:
@@ -97,7 +98,8 @@ def download_cmd(
     base_url: str | None = typer.Option(None, "--base-url", help="Mirror of the data layout: <url>/<folder>/<file> "
                                         "(default: $CAPEVAL_DATA_URL; unset: each file's pinned public GitHub origin)."),
     archive: str | None = typer.Option(None, "--archive", help="Fetch <url>/<folder><EXT> (e.g. .tar.gz) and extract."),
-    force: bool = typer.Option(False, "--force", help="Re-fetch files that already verify."),
+    force: bool = typer.Option(False, "--force", help="Re-fetch files that already verify (a verified copy is "
+                               "replaced only by a download that verifies too)."),
 ) -> None:
     """Fetch benchmark files, verify SHA-256 against the packaged manifest, extract safely."""
     from capeval.data.download import download

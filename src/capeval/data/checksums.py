@@ -1,5 +1,6 @@
 """SHA-256 manifests: the team's per-folder ``SHA256SUMS`` and the packaged copy of them
-(``manifest.json``: checksums only, no data) used by ``capeval data download``."""
+(``manifest.json``: checksums only, no data). Verification and download trust only the
+packaged copy; on-disk ``SHA256SUMS`` files are read only to refresh it (:func:`build_manifest`)."""
 from __future__ import annotations
 
 import hashlib
@@ -64,17 +65,19 @@ def packaged_sources() -> dict[str, dict[str, str]]:
 
 
 def folder_sums(root: Path, folder: str) -> dict[str, str] | None:
-    """The folder's own SHA256SUMS on disk, else the packaged manifest, else None."""
-    sums = root / folder / SUMS_NAME
-    if sums.exists():
-        return parse_sums(sums.read_text(encoding="utf-8"), str(sums))
+    """The packaged checksums of ``folder``, or None for a folder capeval does not know.
+
+    The packaged manifest is the only trust root: a ``SHA256SUMS`` on disk travels with the
+    data, so whoever can replace the data can replace it too, and it is never consulted.
+    ``root`` is accepted for symmetry with :func:`check_folder`.
+    """
     return packaged_manifest().get(folder)
 
 
 @dataclass
 class FolderCheck:
     folder: str
-    source: str  # "SHA256SUMS" | "manifest" | "none"
+    source: str  # "manifest" (packaged checksums) | "none" (folder unknown to capeval)
     ok: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     mismatch: list[str] = field(default_factory=list)
@@ -82,7 +85,7 @@ class FolderCheck:
     @property
     def status(self) -> str:
         if self.source == "none":
-            return f"no {SUMS_NAME}"
+            return "no packaged checksums"
         if self.mismatch:
             return f"MISMATCH ({len(self.mismatch)}: {', '.join(self.mismatch[:3])})"
         if self.missing:
@@ -91,10 +94,10 @@ class FolderCheck:
 
 
 def check_folder(root: Path, folder: str, *, hash_files: bool = True, _cache: dict | None = None) -> FolderCheck:
-    """Compare the files of ``root/folder`` with its checksums; ``hash_files=False`` only
-    checks presence."""
+    """Compare the files of ``root/folder`` with the packaged checksums; ``hash_files=False``
+    only checks presence."""
     sums = folder_sums(root, folder)
-    source = "SHA256SUMS" if (root / folder / SUMS_NAME).exists() else ("manifest" if sums else "none")
+    source = "manifest" if sums else "none"
     res = FolderCheck(folder, source)
     for rel, digest in sorted((sums or {}).items()):
         p = root / folder / rel

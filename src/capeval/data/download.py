@@ -89,6 +89,38 @@ def _fetch(url: str, dest: Path, timeout: float) -> str:
     return h.hexdigest()
 
 
+def _stage_archive(base_url: str, folder: str, archive: str, stage: Path, timeout: float,
+                   files: dict[str, str], log: Callable[[str], None]) -> dict[str, Path]:
+    """Fetch ``<folder><archive>`` and extract it inside ``stage``; {manifest path: staged file}.
+
+    An archive may only hold its own folder: any member outside ``<folder>/`` (another
+    dataset's files, a checksum file for another folder) refuses the whole archive.
+    """
+    arc = stage / f"archive{archive}"
+    log(f"fetching {folder}{archive}")
+    _fetch(_url(base_url, f"{folder}{archive}"), arc, timeout)
+    where = f"{folder}{archive}"
+    for name in _member_names(arc, where):
+        parts = PurePosixPath(name.replace("\\", "/")).parts
+        parts = parts[1:] if parts and parts[0] == "." else parts
+        if parts and parts[0] != folder:
+            raise InputError(f"{where}: member {name!r} lies outside the folder {folder}/; nothing extracted")
+    tree = stage / "tree"
+    safe_extract(arc, tree)
+    arc.unlink()
+    staged = {rel: tree / folder / rel for rel in files if (tree / folder / rel).is_file()}
+    extra = sum(1 for p in (tree / folder).rglob("*") if p.is_file()) - len(staged) if (tree / folder).is_dir() else 0
+    if extra:
+        log(f"{where}: {extra} file(s) not in the packaged manifest were ignored")
+    return staged
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def download(
     name: str | None,
     to: Path,
@@ -99,12 +131,18 @@ def download(
     timeout: float = 60.0,
     log: Callable[[str], None] = lambda _m: None,
 ) -> list[Path]:
-    """Fetch and verify the folders for ``name`` into ``to``; returns the files written.
+    """Fetch and verify the folders for ``name`` into ``to``; returns the files in place.
 
     Without ``base_url`` each file comes from its pinned public origin. ``archive`` (an
     extension such as ``".tar.gz"``) fetches ``<base-url>/<folder><ext>`` and extracts it
-    safely instead of fetching file by file. A file that fails its
-    checksum is deleted and reported; existing good files are kept unless ``force``.
+    safely instead of fetching file by file.
+
+    Everything is fetched into a staging directory inside ``to`` and checked against the
+    packaged checksums (the only trust root) before anything in ``to/<folder>`` changes; a
+    verified file then replaces its target with one atomic rename. A download that fails its
+    checksum is discarded and reported; a file already in place is never overwritten by an
+    unverified copy nor deleted, with or without ``force`` (which only re-fetches files that
+    already verify).
     """
     to = Path(to).expanduser()
     to.mkdir(parents=True, exist_ok=True)
@@ -118,41 +156,70 @@ def download(
     written: list[Path] = []
     bad: list[str] = []
     for folder in folders_for(name):
-        files = manifest[folder]
-        if archive is not None:
-            with tempfile.TemporaryDirectory(dir=to) as tmpdir:
-                arc = Path(tmpdir) / f"{folder}{archive}"
-                log(f"fetching {folder}{archive}")
-                _fetch(_url(base_url, f"{folder}{archive}"), arc, timeout)
-                safe_extract(arc, to)
-        for rel, digest in sorted(files.items()):
-            rel = safe_relpath(rel, f"manifest {folder}")
-            dest = to / folder / rel
-            have = sha256_file(dest) if dest.is_file() else None
-            if archive is None and (force or have != digest):
-                url = _url(base_url, folder, *rel.split("/")) if base_url else public_url(folder, rel)
-                if url is None:
-                    bad.append(f"{folder}/{rel} (repaired or derived by the team, no public origin: use --base-url)")
-                    continue
-                log(f"fetching {folder}/{rel}")
-                got = _fetch(url, dest, timeout)
-            elif have is None:
-                bad.append(f"{folder}/{rel} (not in the archive)")
-                continue
+        files = {safe_relpath(rel, f"manifest {folder}"): d for rel, d in manifest[folder].items()}
+        # Same filesystem as the target, so the final rename is atomic; removed on any exit.
+        stage = Path(tempfile.mkdtemp(prefix=f".capeval-staging-{folder}-", dir=to))
+        try:
+            have = {rel: sha256_file(to / folder / rel) if (to / folder / rel).is_file() else None
+                    for rel in files}
+            staged: dict[str, Path] = {}
+            if archive is not None:
+                if force or any(have[rel] != d for rel, d in files.items()):
+                    staged = _stage_archive(base_url, folder, archive, stage, timeout, files, log)
             else:
-                got = have
-            if got != digest:
-                dest.unlink()
-                bad.append(f"{folder}/{rel} (sha256 {got[:12]}…, expected {digest[:12]}…)")
-                continue
-            written.append(dest)
-        (to / folder / SUMS_NAME).write_text(
-            "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())), encoding="utf-8"
-        )
+                for rel, digest in sorted(files.items()):
+                    if not force and have[rel] == digest:
+                        continue
+                    url = _url(base_url, folder, *rel.split("/")) if base_url else public_url(folder, rel)
+                    if url is None:
+                        if have[rel] != digest:
+                            bad.append(f"{folder}/{rel} (repaired or derived by the team, no public origin: "
+                                       "use --base-url)")
+                        continue
+                    log(f"fetching {folder}/{rel}")
+                    staged[rel] = stage / "files" / rel
+                    _fetch(url, staged[rel], timeout)
+            for rel, digest in sorted(files.items()):
+                dest = to / folder / rel
+                src = staged.get(rel)
+                if src is not None:
+                    got = sha256_file(src)
+                    if got == digest:
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(src, dest)
+                        written.append(dest)
+                        continue
+                    kept = "; the verified copy in place was kept" if have[rel] == digest else ""
+                    bad.append(f"{folder}/{rel} (downloaded sha256 {got[:12]}…, expected {digest[:12]}…{kept})")
+                    if have[rel] == digest:
+                        written.append(dest)
+                    continue
+                if have[rel] == digest:
+                    written.append(dest)
+                elif archive is not None and rel not in staged:
+                    bad.append(f"{folder}/{rel} (not in the archive)")
+                # else: already reported above (no public origin)
+            if (to / folder).is_dir():
+                # Written from the packaged checksums, for people and tools that look for it;
+                # capeval itself never reads it back.
+                _write_atomic(to / folder / SUMS_NAME, "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())))
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
     if bad:
-        raise InputError(f"{len(bad)} file(s) not downloaded or failed verification (bad ones removed): "
-                         + "; ".join(bad[:5]))
+        raise InputError(f"{len(bad)} file(s) not downloaded or failed verification (nothing unverified was "
+                         "installed; files already in place were left as they were): " + "; ".join(bad[:5]))
     return written
+
+
+def _member_names(archive: Path, where: str) -> list[str]:
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            return zf.namelist()
+    try:
+        with tarfile.open(archive) as tf:
+            return tf.getnames()
+    except tarfile.TarError as exc:
+        raise InputError(f"{where}: not a tar or zip archive ({exc})") from None
 
 
 def _member_target(dest: Path, name: str, where: str) -> Path:
