@@ -1,0 +1,36 @@
+"""PySpiceScorer wiring: the references of a unit are merged into one graph through WordNet
+synonyms (SPICE merges "car" and "automobile" into one object), and not with -noSynsets."""
+from __future__ import annotations
+
+import pytest
+
+from capeval.errors import ResourceNotFound
+
+pytest.importorskip("spacy")
+
+
+def _scorer(synonyms: bool):
+    from capeval.scenegraph.scorer import PySpiceScorer
+
+    try:
+        return PySpiceScorer(synonyms=synonyms)
+    except ResourceNotFound as exc:
+        pytest.skip(str(exc))
+
+
+def test_references_merge_through_synonyms():
+    sc = _scorer(True)
+    refs = ("a car", "a blue automobile")
+    out = sc.score(["a blue car"], [list(refs)])
+    tuples = sc._ref_sets[refs].tuples
+    # one object "automobile/car" with attribute blue: 2 tuples, both matched
+    assert len(tuples) == 2 and {frozenset(t[0][0]) for t in tuples} == {frozenset({"car", "automobile"})}
+    assert out["recall"][0] == 1.0 and out["precision"][0] == 1.0 and out["all"][0] == 1.0
+
+
+def test_no_synonyms_means_no_merging():
+    sc = _scorer(False)
+    refs = ("a car", "a blue automobile")
+    out = sc.score(["a blue car"], [list(refs)])
+    assert len(sc._ref_sets[refs].tuples) == 3  # (car), (automobile), (automobile, blue)
+    assert out["precision"][0] == 0.5 and out["recall"][0] == pytest.approx(1 / 3)
