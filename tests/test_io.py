@@ -63,3 +63,61 @@ def test_unknown_format(tmp_path):
     p.write_text("hello")
     with pytest.raises(InputError, match="unknown input format"):
         read_input(p)
+
+
+# --- CSV / TSV: strict schema, every anomaly names its line -----------------------------
+def _csv(tmp_path, text, name="t.csv"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("text, match", [
+    ("id,candidate,ref1\na,a dog,a dog runs,EXTRA\n", r"t.csv:2: 4 cells, but the header has 3"),
+    ("id,candidate,ref1,ref2\na,a dog, runs,a dog runs,x\n", r"t.csv:2: 5 cells.*unquoted comma"),
+    ("id,candidate,ref1\na,a dog\n", r"t.csv:2: 2 cells, but the header has 3"),
+    ("id,candidate,ref,ref,ref\na,x,r1,r2,r3\n", r"t.csv:1: column 'ref' appears twice"),
+    ("id,candidate,ref1,referee_note\na,x,r1,looks fine\n", r"t.csv:1: unknown column\(s\) 'referee_note'"),
+    ("id,candidate,ref1\na,x,r\n\nb,\"bad\"quote,r\n", r"t.csv:4: not valid CSV"),
+    ("id,candidate,ref1\na,x,r\n,y,r\n", r"t.csv:3: empty id"),
+    ("id,candidate,ref1\na,x,r\na,y,r\n", r"t.csv:3: duplicate id 'a' \(first on line 2\)"),
+    ("id,candidate,ref1,ref2\na,x,,\n", r"t.csv:2: id 'a' has no reference"),
+    ("id,caption,ref1\na,x,r\n", r"t.csv:1: unknown column\(s\) 'caption'"),
+    ("id,candidate\na,x\n", r"t.csv:1: no reference column"),
+    ("id,candidate,ref1\n", r"a header but no rows"),
+    ("", r"empty file"),
+    ("id\tcandidate\tref1\na\tx\tr\n", r"t.csv:1: unknown column.*tab-separated file\? Name it .tsv"),
+])
+def test_csv_anomalies_are_errors_naming_the_line(tmp_path, text, match):
+    with pytest.raises(InputError, match=match):
+        read_input(_csv(tmp_path, text))
+
+
+def test_csv_line_numbers_count_physical_lines(tmp_path):
+    # a quoted caption spanning two lines: the next record starts on line 4
+    p = _csv(tmp_path, 'id,candidate,ref1\na,"two\nlines",r\nb,x\n')
+    with pytest.raises(InputError, match=r"t.csv:4: 2 cells"):
+        read_csv(p)
+
+
+def test_csv_reference_columns_and_ragged_references(tmp_path):
+    p = _csv(tmp_path, "Candidate,reference_1,Ref2,ref_3\nx,r1,,r3\ny,s1,s2,\n")
+    ids, c, r = read_csv(p)
+    assert ids == ["2", "3"]  # no id column: the line each row starts on
+    assert c == ["x", "y"] and r == [["r1", "r3"], ["s1", "s2"]]
+
+
+def test_tsv_is_tab_separated_without_quoting(tmp_path):
+    p = _csv(tmp_path, 'id\tcandidate\tref1\tref2\na\ta "quoted" dog, sitting\ta dog\tone, two\n', name="t.tsv")
+    ids, c, r = read_input(p)
+    assert ids == ["a"] and c == ['a "quoted" dog, sitting'] and r == [["a dog", "one, two"]]
+    with pytest.raises(InputError, match=r"t.tsv:2: 4 cells, but the header has 3"):
+        read_input(_csv(tmp_path, "id\tcandidate\tref1\na\tx\tr\tEXTRA\n", name="t.tsv"))
+    with pytest.raises(InputError, match=r"t.tsv:1: unknown column.*comma-separated file\? Name it .csv"):
+        read_input(_csv(tmp_path, "id,candidate,ref1\na,x,r\n", name="t.tsv"))
+
+
+def test_csv_field_over_the_csv_limit_is_named(tmp_path):
+    p = _csv(tmp_path, "id,candidate,ref1\na,\"" + "x" * 200_000 + "\",r\n")
+    with pytest.raises(InputError, match=r"t.csv:2: not valid CSV \(field larger than field limit"):
+        read_csv(p)

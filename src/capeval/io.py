@@ -1,4 +1,4 @@
-"""Reading caption files (COCO results + annotations, JSONL, CSV) and writing score files.
+"""Reading caption files (COCO results + annotations, JSONL, CSV/TSV) and writing score files.
 
 Readers return ``(ids, candidates, references)`` aligned lists; problems raise
 :class:`InputError` naming the file and the item (line, row or id).
@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -110,26 +111,95 @@ def read_coco(results: str | Path, annotations: str | Path):
     return ids, cands, refs
 
 
-def read_csv(path: str | Path):
-    """CSV with a header: ``id``, ``candidate`` and one or more ``ref*`` columns
-    (``ref1``, ``ref2``, ... or ``reference_1``...). Empty reference cells are skipped."""
-    text = read_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if reader.fieldnames is None or "candidate" not in reader.fieldnames:
-        raise InputError(f"{path}: needs a header with a 'candidate' column and 'ref*' columns")
-    ref_cols = [c for c in reader.fieldnames if c.lower().startswith("ref")]
+# Reference columns: ``ref``/``reference`` followed by a number (``ref1``, ``ref_2``,
+# ``reference3``), or a lone ``ref``/``reference``. Anything else that merely starts with
+# "ref" (``referee_note``) is not a reference: unknown columns are refused, not guessed.
+_REF_COLUMN = re.compile(r"(?:ref|reference)(?:_?[0-9]+)?", re.IGNORECASE)
+
+
+def _table_error(path, line: int, msg: str) -> InputError:
+    return InputError(f"{path}:{line}: {msg}")
+
+
+def read_csv(path: str | Path, delimiter: str | None = None):
+    """A table with a header row: ``candidate``, one or more reference columns (``ref1``,
+    ``ref2``, ... or ``reference_1``, ...; a lone ``ref`` too), and optionally ``id``.
+
+    Comma-separated with standard CSV quoting for ``.csv``; tab-separated without quoting for
+    ``.tsv`` (a ``"`` is an ordinary character there, and a cell cannot hold a tab or line
+    break). ``delimiter`` overrides the choice by suffix.
+
+    Strict: an unknown or repeated column, a row with more or fewer cells than the header
+    (an unquoted comma, a dropped cell), malformed quoting, an empty ``id`` or a row without
+    any reference is an error naming the line. Empty reference cells are allowed (rows may
+    have different numbers of references) and skipped. Without an ``id`` column the id of a
+    row is the line it starts on.
+    """
+    p = Path(path)
+    tsv = (delimiter == "\t") if delimiter is not None else p.suffix.lower() == ".tsv"
+    opts = dict(delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else dict(delimiter=delimiter or ",", strict=True)
+    kind = "TSV" if tsv else "CSV"
+    reader = csv.reader(io.StringIO(read_text(p), newline=""), **opts)
+
+    def records():
+        while True:
+            start = reader.line_num + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:  # bad quoting, NUL byte, a field over the csv module's limit
+                raise _table_error(p, start, f"not valid {kind} ({e})") from None
+            if row:  # a completely empty line is not a record
+                yield start, row
+
+    rows = records()
+    try:
+        _, header = next(rows)
+    except StopIteration:
+        raise InputError(f"{p}: empty file; expected a header row (id, candidate, ref1, ref2, ...)") from None
+    names = [h.strip().lower() for h in header]
+    seen_cols: dict[str, int] = {}
+    for k, name in enumerate(names):
+        if name in seen_cols:
+            raise _table_error(p, 1, f"column {header[k]!r} appears twice (columns {seen_cols[name] + 1} and {k + 1})")
+        seen_cols[name] = k
+    unknown = [h for h, n in zip(header, names) if n not in ("id", "candidate") and not _REF_COLUMN.fullmatch(n)]
+    if unknown:
+        raise _table_error(p, 1, f"unknown column(s) {', '.join(map(repr, unknown))}; the columns are id (optional), "
+                                 "candidate, and ref1, ref2, ... (or reference_1, ...)"
+                                 + (f". Is this a {'comma' if tsv else 'tab'}-separated file? Name it "
+                                    f"{'.csv' if tsv else '.tsv'}" if ("," if tsv else "\t") in "".join(header) else ""))
+    if "candidate" not in seen_cols:
+        raise _table_error(p, 1, "no 'candidate' column")
+    ref_cols = [k for k, n in enumerate(names) if _REF_COLUMN.fullmatch(n)]
     if not ref_cols:
-        raise InputError(f"{path}: no reference columns (names starting with 'ref')")
+        raise _table_error(p, 1, "no reference column (ref1, ref2, ... or reference_1, ...)")
+    id_col = seen_cols.get("id")
+    cand_col = seen_cols["candidate"]
     ids, cands, refs = [], [], []
     seen: dict = {}
-    for rowno, row in enumerate(reader, 2):
-        key = row.get("id") or str(rowno)
+    for line, row in rows:
+        if len(row) != len(header):
+            hint = " (an unquoted comma in a caption?)" if len(row) > len(header) and not tsv else ""
+            raise _table_error(p, line, f"{len(row)} cells, but the header has {len(header)}{hint}")
+        if id_col is not None:
+            key = row[id_col]
+            if not key.strip():
+                raise _table_error(p, line, "empty id")
+        else:
+            key = str(line)
         if key in seen:
-            raise InputError(f"{path}: duplicate id {key!r} on rows {seen[key]} and {rowno}")
-        seen[key] = rowno
+            raise _table_error(p, line, f"duplicate id {key!r} (first on line {seen[key]})")
+        seen[key] = line
+        row_refs = [row[k] for k in ref_cols if row[k]]
+        if not row_refs:
+            raise _table_error(p, line, f"id {key!r} has no reference (every reference cell is empty)")
         ids.append(key)
-        cands.append(row["candidate"] if row["candidate"] is not None else "")
-        refs.append([row[c] for c in ref_cols if row.get(c)])
+        cands.append(row[cand_col])
+        refs.append(row_refs)
+    if not ids:
+        raise InputError(f"{p}: a header but no rows")
     return ids, cands, refs
 
 
@@ -146,7 +216,7 @@ def read_input(path: str | Path, annotations: str | Path | None = None):
         return read_csv(p)
     if suffix == ".json":
         raise InputError(f"{p}: a .json input is read as COCO results; pass --annotations with the COCO captions file")
-    raise InputError(f"{p}: unknown input format {suffix!r} (use .jsonl, .csv, or COCO .json with --annotations)")
+    raise InputError(f"{p}: unknown input format {suffix!r} (use .jsonl, .csv, .tsv, or COCO .json with --annotations)")
 
 
 def write_result(result: Result, path: str | Path, ids: Sequence) -> None:

@@ -59,7 +59,7 @@ def _score_with_progress(score, families: list[str], cands, refs, names, **kwarg
 
 
 def score_cmd(
-    input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV (id, candidate, ref*), or COCO results .json with --annotations."),
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV or TSV (header: id, candidate, ref1, ref2, ...; strict: unknown columns and ragged rows are errors), or COCO results .json with --annotations."),
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
     metrics: str = typer.Option("bleu1,bleu2,bleu3,bleu4,meteor,rouge_l,cider_d", "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids) or .csv."),
