@@ -85,3 +85,83 @@ def test_score_units_hit_and_miss(tmp_path, spy):
     assert spy[-1] == ["cider_d"]
     fresh = score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=C.ScoreCache(tmp_path, enabled=False))
     assert spy[-1] == ["bleu4"] and not fresh.cached["bleu4"]
+
+
+# --- damaged, swapped and stale cache files are recomputed, never trusted ----------------
+def _fresh():
+    return score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=C.ScoreCache(enabled=False))
+
+
+def _files(tmp_path):
+    return sorted((tmp_path / "scores").rglob("*.npz"))
+
+
+def _flip_score_bit(p):
+    # one bit inside the stored scores themselves (the zip CRC should notice)
+    data = bytearray(p.read_bytes())
+    with np.load(p) as z:
+        at = bytes(data).find(np.asarray(z["per_unit"], dtype="<f8").tobytes())
+    assert at > 0
+    data[at + 3] ^= 0x01
+    p.write_bytes(bytes(data))
+
+
+def _edit_consistently(p):
+    # a valid archive whose score changed by one ulp (no zip error to notice it)
+    with np.load(p) as z:
+        fields = {k: z[k] for k in z.files}
+    fields["per_unit"] = fields["per_unit"].copy()
+    fields["per_unit"][0] = np.nextafter(fields["per_unit"][0], 2.0)
+    with open(p, "wb") as fh:
+        np.savez(fh, **fields)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),  # truncated
+    lambda p: p.write_bytes(b""),                                          # empty
+    _flip_score_bit,                                                        # one bit flipped
+    _edit_consistently,                                                     # edited, valid zip
+], ids=["truncated", "empty", "bitflip", "edited"])
+def test_damaged_cache_file_is_recomputed_and_rewritten(tmp_path, damage):
+    cache = C.ScoreCache(tmp_path)
+    first = score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache)
+    for p in _files(tmp_path):
+        damage(p)
+    again = score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache)
+    assert again.cached == {"bleu4": False, "cider_d": False} and cache.rejected == 2
+    for m in ("bleu4", "cider_d"):
+        assert again.per_unit[m].tolist() == first.per_unit[m].tolist() == _fresh().per_unit[m].tolist()
+        assert again.corpus[m] == first.corpus[m] and again.signatures[m] == first.signatures[m]
+    # rewritten: the next call hits
+    assert all(score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache).cached.values())
+
+
+def test_swapped_cache_files_are_not_reported_as_the_other_metric(tmp_path):
+    cache = C.ScoreCache(tmp_path)
+    score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache)
+    score_units(CANDS, REFS, ["cider_d"], tokenizer="none", cache=cache)
+    a, b = _files(tmp_path)
+    da, db = a.read_bytes(), b.read_bytes()
+    a.write_bytes(db)
+    b.write_bytes(da)
+    got = score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache)
+    assert got.cached == {"bleu4": False, "cider_d": False}
+    fresh = _fresh()
+    assert got.corpus == fresh.corpus and got.signatures == fresh.signatures
+
+
+def test_resource_change_misses(tmp_path, monkeypatch):
+    """Pointing a resource's variable at other files changes every key (old WMD/WEmbSim
+    numbers and signatures are never returned for new vectors)."""
+    vec_a, vec_b = tmp_path / "vecA", tmp_path / "vecB"
+    for d, payload in ((vec_a, b"a"), (vec_b, b"bb")):
+        d.mkdir()
+        (d / "glove_6B_50d_emb.npy").write_bytes(payload)
+    monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec_a))
+    cache = C.ScoreCache(tmp_path / "c")
+    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).cached["bleu4"]
+    assert score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).cached["bleu4"]
+    monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec_b))
+    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).cached["bleu4"]
+    state = C.resource_state()["glove-6b-50d"]
+    assert state[0][0] == str(vec_b.resolve()) and any(e[0].endswith("glove_6B_50d_emb.npy") for e in state[1:])

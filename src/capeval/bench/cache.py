@@ -3,7 +3,9 @@
 Key = sha256 of the scored texts (candidates and their references, in order), the output
 name, the family's variant, tokenizer, family options and the capeval version. Anything
 that can change a number is in the key, so a hit is always safe to reuse and a new capeval
-version simply misses. Files are written atomically; a corrupt file counts as a miss.
+version simply misses. Files are written atomically. Every file carries its own key and a
+sha256 over its contents, checked on read: a truncated, empty, bit-flipped or foreign file, or
+one copied under another key, counts as a miss and is recomputed (and overwritten).
 """
 from __future__ import annotations
 
@@ -40,11 +42,40 @@ def corpus_digest(candidates: Sequence[str], references: Sequence[Sequence[str]]
     return h.hexdigest()
 
 
+def resource_state() -> dict[str, Any]:
+    """Which file each external resource resolves to now: path, size and mtime (for a
+    directory, also of the files directly in it). Part of every key, so pointing e.g.
+    ``CAPEVAL_GLOVE_6B_50D`` at other vectors, or replacing a model directory, misses."""
+    from ..errors import CapevalError
+    from ..resources.resolver import list_resources, resolve
+
+    def ident(p: Path) -> list:
+        st = p.stat()
+        return [str(p.resolve()), st.st_size, st.st_mtime_ns]
+
+    out: dict[str, Any] = {}
+    for spec in list_resources():
+        try:
+            path = resolve(spec.name)
+        except CapevalError:
+            out[spec.name] = None
+            continue
+        try:
+            entry = [ident(path)]
+            if path.is_dir():
+                entry += [ident(f) for f in sorted(path.iterdir()) if f.is_file()]
+        except OSError as exc:
+            entry = [str(path), f"unreadable: {exc}"]
+        out[spec.name] = entry
+    return out
+
+
 def score_key(corpus: str, metric: str, *, variant: str, tokenizer: str, options: dict[str, Any] | None,
-              allow_empty: bool = False) -> str:
+              allow_empty: bool = False, resources: dict[str, Any] | None = None) -> str:
     payload = {
         "corpus": corpus, "metric": metric, "variant": variant, "tokenizer": tokenizer,
         "options": options or {}, "allow_empty": allow_empty, "capeval": __version__,
+        "resources": resources,
     }
     blob = json.dumps(payload, sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
@@ -56,6 +87,15 @@ class CachedScores:
     per_unit: np.ndarray
     corpus: float
     signature: str
+
+
+def _content_digest(key: str, metric: str, per_unit: np.ndarray, corpus: float, signature: str) -> str:
+    h = hashlib.sha256()
+    for part in (key, metric, signature, repr(float(corpus))):
+        h.update(part.encode("utf-8"))
+        h.update(b"\x00")
+    h.update(np.ascontiguousarray(per_unit, dtype="<f8").tobytes())
+    return h.hexdigest()
 
 
 class ScoreCache:
@@ -70,6 +110,7 @@ class ScoreCache:
         self.enabled = enabled
         self.hits = 0
         self.misses = 0
+        self.rejected = 0  # files present but failing their check (recomputed and overwritten)
 
     def _path(self, key: str) -> Path:
         return self.directory / "scores" / key[:2] / f"{key}.npz"
@@ -83,9 +124,18 @@ class ScoreCache:
             with np.load(path, allow_pickle=False) as z:
                 found = CachedScores(str(z["metric"]), np.array(z["per_unit"], dtype=float),
                                      float(z["corpus"]), str(z["signature"]))
-        except (OSError, KeyError, ValueError):
-            # Missing, truncated or foreign file: recompute rather than fail a benchmark.
+                stored_key, stored_digest = str(z["key"]), str(z["digest"])
+        except FileNotFoundError:
             self.misses += 1
+            return None
+        except Exception:  # noqa: BLE001 - truncated, empty, bit-flipped (BadZipFile, zlib, EOF...) or foreign
+            self.misses += 1
+            self.rejected += 1
+            return None
+        if stored_key != key or stored_digest != _content_digest(key, found.metric, found.per_unit,
+                                                                  found.corpus, found.signature):
+            self.misses += 1  # copied under another key, or altered: recompute
+            self.rejected += 1
             return None
         self.hits += 1
         return found
@@ -98,8 +148,11 @@ class ScoreCache:
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, metric=np.array(scores.metric), per_unit=np.asarray(scores.per_unit, dtype=float),
-                         corpus=np.array(scores.corpus, dtype=float), signature=np.array(scores.signature))
+                per_unit = np.asarray(scores.per_unit, dtype=float)
+                digest = _content_digest(key, scores.metric, per_unit, float(scores.corpus), scores.signature)
+                np.savez(fh, metric=np.array(scores.metric), per_unit=per_unit,
+                         corpus=np.array(scores.corpus, dtype=float), signature=np.array(scores.signature),
+                         key=np.array(key), digest=np.array(digest))
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..metrics.registry import family_for
-from .cache import CachedScores, ScoreCache, corpus_digest, score_key
+from .cache import CachedScores, ScoreCache, corpus_digest, resource_state, score_key
 
 
 @dataclass
@@ -38,6 +38,7 @@ def score_units(
     options = options or {}
     cache = cache if cache is not None else ScoreCache(enabled=False)
     digest = corpus_digest(candidates, references)
+    resources = resource_state() if cache.enabled else None
     out = UnitScores({}, {}, {})
     keys: dict[str, str] = {}
     missing: list[str] = []
@@ -47,9 +48,10 @@ def score_units(
         # A family whose numbers depend on a file (a learned model's weights) names its content.
         token = cls.cache_token(fam_opts or {}) if hasattr(cls, "cache_token") else None
         keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer,
-                            options={**(fam_opts or {}), "_content": token} if token else fam_opts)
+                            options={**(fam_opts or {}), "_content": token} if token else fam_opts,
+                            resources=resources)
         hit = cache.get(keys[m])
-        if hit is not None and len(hit.per_unit) == len(candidates):
+        if hit is not None and hit.metric == m and len(hit.per_unit) == len(candidates):
             out.per_unit[m], out.corpus[m], out.signatures[m] = hit.per_unit, hit.corpus, hit.signature
             out.cached[m] = True
         else:
