@@ -76,11 +76,25 @@ class DocumentFrequency:
             payload = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise InputError(f"CIDEr df file {path} is not valid UTF-8 JSON: {e}") from None
-        if payload.get("format") != "capeval-cider-df/1":
-            raise InputError(f"CIDEr df file {path}: unknown format {payload.get('format')!r}")
-        df = {str(k): float(v) for k, v in payload["df"].items()}
+        if not isinstance(payload, dict) or payload.get("format") != "capeval-cider-df/1":
+            got = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+            raise InputError(f"CIDEr df file {path}: unknown format {got!r}")
+        n_units, raw = payload.get("n_units"), payload.get("df")
+        # rho = ln(n_units): 0 units gives -inf and NaN scores, 1 unit gives every score 0.
+        if isinstance(n_units, bool) or not isinstance(n_units, int) or n_units < 2:
+            raise InputError(f"CIDEr df file {path}: n_units must be an integer >= 2 (ln of it weights every "
+                             f"n-gram), got {n_units!r}")
+        if not isinstance(raw, dict):
+            raise InputError(f"CIDEr df file {path}: 'df' must be an object mapping n-grams to counts")
+        df: dict[str, float] = {}
+        for k, v in raw.items():
+            # A df counts the units whose references hold the n-gram: 0 <= df <= n_units.
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v <= n_units):
+                raise InputError(f"CIDEr df file {path}: df of n-gram {k!r} is {v!r}; it must be a finite "
+                                 f"count between 0 and n_units ({n_units})")
+            df[str(k)] = float(v)
         digest = hashlib.sha256(data).hexdigest()[:16]
-        return cls(df, int(payload["n_units"]), f"file:{digest}:{payload['n_units']}")
+        return cls(df, n_units, f"file:{digest}:{n_units}")
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
