@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .metrics.registry import family_for
+from .errors import InputError
+from .metrics.registry import family_for, get_family
 from .progress import reporting
 from .result import Result
 from .signature import Signature, nrefs_field
@@ -19,8 +20,32 @@ DEFAULT_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cid
 def _group_by_family(metrics: Sequence[str]):
     groups: dict[type, list[str]] = {}
     for name in metrics:
+        if not isinstance(name, str) or not name.strip():
+            raise InputError(f"empty or non-string metric name {name!r} in {list(metrics)!r}")
         groups.setdefault(family_for(name), []).append(name)
     return groups
+
+
+def _instantiate(cls, opts: dict[str, Any]):
+    """The family's metric with ``opts``; an unknown key or a refused value is an
+    :class:`InputError` naming the family (not a TypeError from deep inside)."""
+    import inspect
+
+    if not isinstance(opts, dict):
+        raise InputError(f"options for {cls.family} must be a mapping of option names to values, got {opts!r}")
+    params = inspect.signature(cls.__init__).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        accepted = [n for n, p in params.items() if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        unknown = [k for k in opts if k not in accepted]
+        if unknown:
+            raise InputError(f"unknown option(s) {', '.join(map(repr, unknown))} for {cls.family}; "
+                             f"accepted: {', '.join(accepted) or 'none'}")
+    try:
+        return cls(**opts)
+    except InputError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{cls.family} options {opts!r}: {e}") from None
 
 
 def score(
@@ -76,14 +101,16 @@ def score(
     """
     metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
     if not metrics:
-        raise ValueError("no metrics requested")
+        raise InputError("no metrics requested")
+    options = options or {}
+    for fam in options:  # a misspelt family would otherwise be ignored silently
+        get_family(fam)
     cands, refs = validate_corpus(
         candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks
     )
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
     groups = _group_by_family(metrics)
-    options = options or {}
 
     tokenized = None
     if any(cls.text_input == "tokenized" for cls in groups):
@@ -98,7 +125,7 @@ def score(
     for cls, names in groups.items():
         if progress is not None:
             progress(cls.family)
-        metric = cls(**options.get(cls.family, {}))
+        metric = _instantiate(cls, options.get(cls.family) or {})
         chunk = None
         if on_chunk is not None:
             def chunk(done: int, total: int, _family: str = cls.family) -> None:

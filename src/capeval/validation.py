@@ -111,6 +111,11 @@ def validate_corpus(
             raise InputError(f"{len(ids)} ids for {len(candidates)} candidates")
         seen: dict = {}
         for i, key in enumerate(ids):
+            if isinstance(key, str):
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError as e:  # a lone surrogate (e.g. "\\ud800" in JSON): no file can hold it
+                    raise InputError(f"id of item {i} is not valid Unicode ({e.reason} at {e.start}): {key!r}") from None
             if key in seen:
                 raise InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
             seen[key] = i

@@ -159,7 +159,11 @@ def load_mat(path: Path) -> dict:
     19,200 ABSTRACT-50S triplets takes ~1 s and option variants re-read the same file.
     Callers must treat the result as read-only."""
     st = path.stat()
-    return _load_mat(str(path), st.st_mtime_ns, st.st_size)
+    try:
+        return _load_mat(str(path), st.st_mtime_ns, st.st_size)
+    except Exception as e:  # noqa: BLE001 - scipy raises OSError, ValueError, zlib/struct errors on bad files
+        raise InputError(f"{path}: not a readable MATLAB file ({type(e).__name__}: {e}); truncated or damaged? "
+                         "`capeval data verify` checks it against the packaged checksums") from None
 
 
 @lru_cache(maxsize=4)

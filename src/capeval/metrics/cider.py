@@ -235,8 +235,11 @@ class _CiderBase(Metric):
 
     def __init__(self, df: str | Path | DocumentFrequency | None = None, sigma: float = SIGMA,
                  save_df: str | Path | None = None):
+        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (0 < sigma < float("inf")):
+            raise InputError(f"{self.family}: sigma must be a positive finite number (the length-penalty width), "
+                             f"got {sigma!r}")
         self.df_source = df
-        self.sigma = sigma
+        self.sigma = float(sigma)
         self.save_df = save_df
 
     def _external_df(self) -> DocumentFrequency | None:

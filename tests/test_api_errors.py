@@ -1,0 +1,54 @@
+"""Bad metric names, options and ids are named errors (InputError), not raw tracebacks, and
+misspelt option keys or families are never ignored silently."""
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import capeval
+from capeval.cli.main import app
+from capeval.errors import CapevalError, InputError, UnknownMetricError
+
+C = ["a dog runs on the grass", "two cats sleep"]
+R = [["a dog is running"], ["two cats are sleeping"]]
+
+
+@pytest.mark.parametrize("metrics, options, ids, err, match", [
+    ([], None, None, InputError, "no metrics requested"),
+    ([""], None, None, InputError, "empty or non-string metric name"),
+    (["cider_d"], {"cider_d": {"sigmaa": 3}}, None, InputError, r"unknown option\(s\) 'sigmaa' for cider_d; accepted: df, sigma"),
+    (["bleu4"], {"cidr_d": {"sigma": 3}}, None, UnknownMetricError, "unknown metric family 'cidr_d'"),
+    (["cider_d"], {"cider_d": {"sigma": 0}}, None, InputError, "sigma must be a positive finite number"),
+    (["cider_d"], {"cider_d": {"sigma": float("nan")}}, None, InputError, "sigma must be a positive finite number"),
+    (["bleu4"], {"bleu": {"n": 3}}, None, InputError, "bleu options"),
+    (["bleu4"], {"bleu": "n=3"}, None, InputError, "options for bleu must be a mapping"),
+    (["bleu4"], None, ["a\ud800", "b"], InputError, r"id of item 0 is not valid Unicode"),
+])
+def test_named_errors(metrics, options, ids, err, match):
+    with pytest.raises(err, match=match):
+        capeval.score(C, R, metrics, options=options, ids=ids, tokenizer="none")
+
+
+def test_cli_reports_one_line_errors(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("id,candidate,ref1\na,a dog runs,a dog is running\nb,two cats,cats sleeping\n")
+    for args, match in ((["-m", ","], "no metrics requested"),
+                        (["-m", "cider_d", "-O", "cider_d.sigmaa=3"], "unknown option"),
+                        (["-m", "cider_d", "-O", "cider_d.sigma=0"], "sigma must be")):
+        res = CliRunner().invoke(app, ["score", "-i", str(p), "-q", *args])
+        assert res.exit_code == 2, res.output  # the CLI's error exit, not a traceback (exit 1)
+        assert match in " ".join(res.output.split()) and "Traceback" not in res.output
+
+
+def test_truncated_mat_file_is_a_named_error(tmp_path):
+    import numpy as np
+    from scipy.io import savemat
+
+    from capeval.data._common import load_mat
+
+    p = tmp_path / "x.mat"
+    savemat(p, {"a": np.arange(5000.0)}, do_compression=True)
+    p.write_bytes(p.read_bytes()[:300])
+    with pytest.raises(InputError, match=r"x.mat: not a readable MATLAB file"):
+        load_mat(p)
+    assert issubclass(InputError, CapevalError)
