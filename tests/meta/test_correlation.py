@@ -64,11 +64,24 @@ def test_nan_is_named():
         C.correlate([1, 2, 3], ["x", 2, 3], names=("m", "human"))
 
 
-def test_infinite_rejected_for_pearson_only():
-    x = [1.0, 2.0, 3.0, np.inf]
-    with pytest.raises(InputError, match=r"x\[3\]"):
-        C.pearson(x, [1, 2, 3, 4])
-    assert C.spearman(x, [1, 2, 3, 4]).value == pytest.approx(1.0)
+@pytest.mark.parametrize("stat", ["pearson", "r2", "spearman", "kendall_tau_b", "kendall_tau_c"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_infinite_values_refused_by_every_statistic(stat, bad):
+    # a rank statistic could rank ±inf, but no score or rating is legitimately infinite
+    x = [1.0, 2.0, 3.0, bad]
+    with pytest.raises(InputError, match=r"x\[3\] is -?inf"):
+        C.correlate(x, [1, 2, 3, 4], stat)
+    with pytest.raises(InputError, match=r"y\[0\] is -?inf"):
+        C.correlate([1, 2, 3, 4], [bad, 2.0, 3.0, 4.0], stat)
+
+
+def test_infinite_values_refused_by_bootstrap_and_pairwise():
+    from capeval.meta import bootstrap, pairwise
+
+    with pytest.raises(InputError, match=r"human\[2\] is inf"):
+        bootstrap.bootstrap_correlation([1.0, 2, 3, 4, 5], [1.0, 2, np.inf, 4, 5], "kendall_tau_c", n_resamples=10)
+    with pytest.raises(InputError, match=r"score_a\[0\] is -inf"):
+        pairwise.pair_credits([-np.inf, 1.0], [0.5, 0.5], [1, 0])
 
 
 def test_degenerate_inputs():

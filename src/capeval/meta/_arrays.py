@@ -8,8 +8,12 @@ import numpy as np
 from ..errors import InputError
 
 
-def as_vector(values: Sequence[float] | np.ndarray, what: str, *, finite: bool = False) -> np.ndarray:
-    """Return a 1-D float array; raise :class:`InputError` naming the first bad index."""
+def as_vector(values: Sequence[float] | np.ndarray, what: str, *, finite: bool = True) -> np.ndarray:
+    """Return a 1-D float array; raise :class:`InputError` naming the first bad index.
+
+    NaN is always refused; so is ±inf unless ``finite=False``. No metric or rating is
+    legitimately infinite, and rank statistics (Kendall, Spearman, bootstrap) would otherwise
+    rank an overflow or a parsing accident first without a word."""
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -27,7 +31,8 @@ def as_vector(values: Sequence[float] | np.ndarray, what: str, *, finite: bool =
     if finite:
         inf = np.flatnonzero(~np.isfinite(arr))
         if inf.size:
-            raise InputError(f"{what}[{int(inf[0])}] is {arr[inf[0]]!r}; this statistic needs finite values")
+            raise InputError(f"{what}[{int(inf[0])}] is {float(arr[inf[0]])!r} ({inf.size} infinite value(s) in all); "
+                             "statistics need finite values")
     return arr
 
 

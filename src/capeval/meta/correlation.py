@@ -58,9 +58,9 @@ class Correlation:
         return Signature.make("corr", **self.signature_fields())
 
 
-def _pair(x, y, names: tuple[str, str], finite: bool) -> tuple[np.ndarray, np.ndarray]:
-    xa = as_vector(x, names[0], finite=finite)
-    ya = as_vector(y, names[1], finite=finite)
+def _pair(x, y, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    xa = as_vector(x, names[0])
+    ya = as_vector(y, names[1])
     n = same_length((names[0], xa), (names[1], ya))
     if n < 3:
         raise InputError(f"need at least 3 items to correlate, got {n}")
@@ -78,7 +78,7 @@ def correlate(x, y, statistic: str = "kendall_tau_c", *, names: tuple[str, str] 
     from scipy import stats
 
     statistic = canonical_statistic(statistic)
-    xa, ya = _pair(x, y, names, finite=statistic in ("pearson", "r2"))
+    xa, ya = _pair(x, y, names)
     if statistic == "pearson":
         res = stats.pearsonr(xa, ya)
         value, p = res.statistic, res.pvalue
@@ -122,7 +122,7 @@ def correlation_matrix(
     """Metric–metric coefficients: ``(names, matrix)`` with ones on the diagonal."""
     statistic = canonical_statistic(statistic)
     names = list(scores)
-    vecs = {k: as_vector(v, k, finite=statistic in ("pearson", "r2")) for k, v in scores.items()}
+    vecs = {k: as_vector(v, k) for k, v in scores.items()}
     same_length(*vecs.items())
     m = np.eye(len(names))
     for i, a in enumerate(names):
