@@ -52,3 +52,27 @@ def test_truncated_mat_file_is_a_named_error(tmp_path):
     with pytest.raises(InputError, match=r"x.mat: not a readable MATLAB file"):
         load_mat(p)
     assert issubclass(InputError, CapevalError)
+
+
+@pytest.mark.parametrize("text", ["...", " - ", "--"])
+def test_candidate_empty_after_tokenization_follows_the_empty_rule(text):
+    cands = [text, "a dog runs"]
+    refs = [["a dog"], ["a dog runs fast"]]
+    with pytest.raises(InputError, match=r"candidate 0 \(id 'x'\) is empty after the ptb tokenizer"):
+        capeval.score(cands, refs, ["bleu4", "cider_d"], ids=["x", "y"])
+    with pytest.warns(UserWarning, match="1 candidates empty after the ptb tokenizer"):
+        r = capeval.score(cands, refs, ["bleu4", "cider_d"], allow_empty=True)
+    assert r.details["input"]["empty_after_tokenization"] == {"candidates": 1}
+    assert r.per_caption["bleu4"][0] == 0.0
+
+
+def test_reference_empty_after_tokenization_is_counted_and_warned():
+    with pytest.warns(UserWarning, match="2 references empty after the ptb tokenizer"):
+        r = capeval.score(["a dog", "a cat"], [["a dog", "..."], ["a cat", "--"]], ["bleu4"])
+    assert r.details["input"]["empty_after_tokenization"] == {"references": 2}
+    # nothing to report: no key, no warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "input" not in capeval.score(["a dog", "a cat"], [["a dog"], ["a cat"]], ["bleu4"]).details

@@ -26,6 +26,35 @@ def _group_by_family(metrics: Sequence[str]):
     return groups
 
 
+def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokenizer: str) -> dict[str, int]:
+    """Texts that the tokenizer turns into nothing ("...", a lone dash): n-gram metrics score
+    them as empty. A candidate follows the empty-caption rule (refused unless ``allow_empty``);
+    references and allowed candidates are counted in the result and warned about."""
+    if tokenized is None:
+        return {}
+    import warnings
+
+    from .validation import _label
+
+    tok_c, tok_r = tokenized
+    cand_ix = [i for i, (raw, t) in enumerate(zip(cands, tok_c)) if raw.strip() and not t.strip()]
+    if cand_ix and not allow_empty:
+        i = cand_ix[0]
+        raise InputError(
+            f"{_label('candidate', i, ids)} is empty after the {tokenizer} tokenizer ({cands[i]!r}); "
+            f"{len(cand_ix)} candidate(s) in all. Pass allow_empty=True (CLI: --allow-empty) to score them "
+            "as empty captions (0 for n-gram metrics)."
+        )
+    n_refs = sum(1 for raw_refs, t_refs in zip(refs, tok_r) for raw, t in zip(raw_refs, t_refs)
+                 if raw.strip() and not t.strip())
+    out = {k: v for k, v in (("candidates", len(cand_ix)), ("references", n_refs)) if v}
+    if out:
+        warnings.warn(f"{', '.join(f'{v} {k}' for k, v in out.items())} empty after the {tokenizer} tokenizer "
+                      "(scored as empty text by the n-gram metrics); counted in result.details['input']",
+                      stacklevel=3)
+    return out
+
+
 def _instantiate(cls, opts: dict[str, Any]):
     """The family's metric with ``opts``; an unknown key or a refused value is an
     :class:`InputError` naming the family (not a TypeError from deep inside)."""
@@ -115,6 +144,7 @@ def score(
     tokenized = None
     if any(cls.text_input == "tokenized" for cls in groups):
         tokenized = tokenize_corpus(cands, refs, tokenizer)
+    emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
     tok = tokenizer_id(tokenizer) + breaks
     nrefs = nrefs_field(refs)
 
@@ -152,6 +182,8 @@ def score(
             signatures[name] = str(sig)
         if out.details:
             details[cls.family] = out.details
+    if emptied:
+        details["input"] = {"empty_after_tokenization": emptied}
     # Keep the user's order.
     corpus = {m: corpus[m] for m in metrics}
     per_caption = {m: per_caption[m] for m in metrics}
