@@ -360,3 +360,91 @@ def test_good_download_replaces_a_bad_local_file(two, serve, tmp_path):
     assert len(dl.download("toy", dest, serve(two))) == 2
     assert (dest / "toy/a.txt").read_bytes() == FILES["a.txt"]
     _no_staging_left(dest)
+
+
+# ----------------------------------------------------------------------------------------
+# Limits: size, time and decompression ratio are bounded; nothing partial is left behind.
+# ----------------------------------------------------------------------------------------
+from http.server import BaseHTTPRequestHandler  # noqa: E402
+
+
+def _hostile(kind):
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            import time as _t
+
+            self.send_response(200)
+            if kind == "declared":
+                self.send_header("Content-Length", str(10 << 30))
+            self.end_headers()
+            try:
+                if kind == "endless":
+                    while True:
+                        self.wfile.write(b"x" * 65536)
+                elif kind == "drip":
+                    for _ in range(100):
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        _t.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    return H
+
+
+@pytest.fixture
+def hostile():
+    servers = []
+
+    def start(kind):
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), _hostile(kind))
+        srv.daemon_threads = True
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+        return f"http://127.0.0.1:{srv.server_address[1]}"
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_endless_stream_is_cut_at_the_size_limit(two, hostile, tmp_path, monkeypatch):
+    monkeypatch.setattr(dl, "MAX_DOWNLOAD_BYTES", 1 << 20)
+    dest = tmp_path / "cache"
+    with pytest.raises(ExternalToolError, match=r"over the 1048576-byte limit"):
+        dl.download("toy", dest, hostile("endless"))
+    _no_staging_left(dest)
+
+
+def test_declared_oversize_is_refused_before_reading(two, hostile, tmp_path):
+    with pytest.raises(ExternalToolError, match=r"declares 10737418240 bytes"):
+        dl.download("toy", tmp_path / "cache", hostile("declared"))
+
+
+def test_dripping_server_hits_the_wall_clock_limit(two, hostile, tmp_path, monkeypatch):
+    import time
+
+    monkeypatch.setattr(dl, "MAX_SECONDS", 1.0)
+    start = time.monotonic()
+    with pytest.raises(ExternalToolError, match=r"not finished within 1 s"):
+        dl.download("toy", tmp_path / "cache", hostile("drip"), timeout=5)
+    assert time.monotonic() - start < 5
+    _no_staging_left(tmp_path / "cache")
+
+
+def test_decompression_bomb_and_oversize_archives_are_refused(tmp_path, monkeypatch):
+    bomb = tmp_path / "bomb.tar.gz"
+    _tar(bomb, [_file("toy/zeros.txt", b"\0" * (8 << 20))])  # 8 MiB of zeros: ~8 KiB packed
+    with pytest.raises(InputError, match=r"bomb.tar.gz: unpacks to .* over 100x"):
+        dl.safe_extract(bomb, tmp_path / "out")
+    assert not (tmp_path / "out" / "toy").exists()
+    big = tmp_path / "big.zip"
+    with zipfile.ZipFile(big, "w") as zf:
+        zf.writestr("toy/a.txt", bytes(range(256)) * 40)
+    monkeypatch.setattr(dl, "MAX_UNPACKED_BYTES", 5000)
+    with pytest.raises(InputError, match=r"big.zip: members up to 'toy/a.txt' unpack to over 5000 bytes"):
+        dl.safe_extract(big, tmp_path / "out2")

@@ -26,6 +26,13 @@ from .checksums import SUMS_NAME, packaged_manifest, packaged_sources, safe_relp
 from .registry import _SPECS
 
 ARCHIVE_EXTS = (".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip")
+# Limits on what a server or an archive may make us write. The largest team data file is
+# ~4 MB and the largest folder ~17 MB, so these leave a wide margin while stopping an endless
+# stream or a decompression bomb long before a disk fills.
+MAX_DOWNLOAD_BYTES = 256 << 20   # one file or one archive, as sent
+MAX_UNPACKED_BYTES = 256 << 20   # all members of one archive, as declared and as written
+MAX_RATIO = 100                  # unpacked / packed size of an archive
+MAX_SECONDS = 600.0              # wall-clock bound for one download (a 1-byte drip never times out per read)
 _SCHEMES = ("http", "https", "file")
 GITHUB_RAW = "https://raw.githubusercontent.com"
 
@@ -62,10 +69,19 @@ def _url(base_url: str, *parts: str) -> str:
     return base_url.rstrip("/") + "/" + "/".join(urllib.parse.quote(p) for p in parts)
 
 
-def _fetch(url: str, dest: Path, timeout: float) -> str:
-    """Stream ``url`` into ``dest`` (via a temporary file), returning its sha256."""
-    import hashlib
+def _fetch(url: str, dest: Path, timeout: float, *, max_bytes: int | None = None,
+           max_seconds: float | None = None) -> str:
+    """Stream ``url`` into ``dest`` (via a temporary file), returning its sha256.
 
+    ``timeout`` bounds each socket read; ``max_seconds`` the whole download and ``max_bytes``
+    its size (defaults: :data:`MAX_SECONDS`, :data:`MAX_DOWNLOAD_BYTES`); a declared
+    Content-Length over the limit is refused before reading.
+    """
+    import hashlib
+    import time
+
+    max_bytes = MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
+    max_seconds = MAX_SECONDS if max_seconds is None else max_seconds
     dest.parent.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
     # Not mkstemp: it creates 0600 files, and a downloaded data file should be as readable as
@@ -73,11 +89,25 @@ def _fetch(url: str, dest: Path, timeout: float) -> str:
     # the umask in Python would need os.umask, which changes it process-wide: not thread-safe).
     tmp = str(dest.parent / f".{dest.name}.{uuid.uuid4().hex}.part")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    deadline = time.monotonic() + max_seconds
     try:
         with os.fdopen(fd, "wb") as out:
             try:
                 with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (scheme checked)
-                    while block := resp.read(1 << 20):
+                    declared = resp.headers.get("Content-Length")
+                    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+                        raise ExternalToolError(f"download of {url} refused: it declares {int(declared)} bytes, "
+                                                f"over the {max_bytes}-byte limit")
+                    got = 0
+                    # read1 returns after one socket read, so the deadline is checked even when
+                    # a server drips a byte at a time.
+                    while block := resp.read1(1 << 16):
+                        got += len(block)
+                        if got > max_bytes:
+                            raise ExternalToolError(f"download of {url} stopped: over the {max_bytes}-byte limit")
+                        if time.monotonic() > deadline:
+                            raise ExternalToolError(f"download of {url} stopped: not finished within {max_seconds:g} s "
+                                                    f"({got} bytes received)")
                         h.update(block)
                         out.write(block)
             except OSError as exc:  # URLError, HTTPError and socket errors
@@ -87,6 +117,29 @@ def _fetch(url: str, dest: Path, timeout: float) -> str:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return h.hexdigest()
+
+
+def _check_unpacked(where: str, sizes: list[tuple[str, int]], packed: int) -> None:
+    total = 0
+    for name, size in sizes:
+        total += size
+        if total > MAX_UNPACKED_BYTES:
+            raise InputError(f"{where}: members up to {name!r} unpack to over {MAX_UNPACKED_BYTES} bytes; "
+                             "nothing extracted")
+    if packed > 0 and total > MAX_RATIO * packed:
+        raise InputError(f"{where}: unpacks to {total} bytes from {packed} ({total // packed}x, over {MAX_RATIO}x); "
+                         "nothing extracted")
+
+
+def _copy_limited(src, out, limit: int, where: str, name: str) -> None:
+    """Copy at most ``limit`` bytes (the member's declared size): a member whose data runs
+    past its header is refused rather than written without bound."""
+    left = limit
+    while block := src.read(min(1 << 16, left + 1)):
+        if len(block) > left:
+            raise InputError(f"{where}: member {name!r} holds more data than its declared {limit} bytes")
+        left -= len(block)
+        out.write(block)
 
 
 def _stage_archive(base_url: str, folder: str, archive: str, stage: Path, timeout: float,
@@ -246,6 +299,7 @@ def safe_extract(archive: Path, dest: Path) -> None:
                 _member_target(dest, info.filename, where)
                 if stat.S_ISLNK(info.external_attr >> 16):
                     raise InputError(f"{where}: member {info.filename!r} is a symlink; nothing extracted")
+            _check_unpacked(where, [(i.filename, i.file_size) for i in infos], Path(archive).stat().st_size)
             for info in infos:
                 target = _member_target(dest, info.filename, where)
                 if info.is_dir():
@@ -253,7 +307,7 @@ def safe_extract(archive: Path, dest: Path) -> None:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
+                    _copy_limited(src, out, info.file_size, where, info.filename)
         return
     try:
         tf = tarfile.open(archive)
@@ -267,6 +321,9 @@ def safe_extract(archive: Path, dest: Path) -> None:
                 raise InputError(f"{where}: member {m.name!r} is a link ({m.linkname!r}); nothing extracted")
             if not (m.isfile() or m.isdir()):
                 raise InputError(f"{where}: member {m.name!r} is not a regular file or directory; nothing extracted")
+            if m.issparse():
+                raise InputError(f"{where}: member {m.name!r} is a sparse file; nothing extracted")
+        _check_unpacked(where, [(m.name, m.size) for m in members], Path(archive).stat().st_size)
         for m in members:
             target = _member_target(dest, m.name, where)
             if m.isdir():
@@ -277,4 +334,4 @@ def safe_extract(archive: Path, dest: Path) -> None:
             if src is None:
                 raise InputError(f"{where}: member {m.name!r} has no data")
             with src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
+                _copy_limited(src, out, m.size, where, m.name)
