@@ -14,7 +14,10 @@ reference length (both after the model's tokenizer).
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -23,7 +26,13 @@ from .features import Feature, FeatureMatrix, extract, label
 
 LENGTH = "length"
 LENGTH_RATIO = "length_ratio"
-TEXT_FEATURES = (LENGTH, LENGTH_RATIO)
+#: Element-wise product of the candidate's sentence embedding and the normalised centroid of its
+#: references' embeddings (packaged all-MiniLM-L6-v2, mean pooling). Its sum is the
+#: ``sentsim_centroid`` cosine; a linear model over its dimensions learns a diagonal metric that
+#: reweights what the cosine compares. One feature per dimension: ``embprod(dim=k)``.
+EMBPROD = "embprod"
+EMB_DIM = 384
+TEXT_FEATURES = (LENGTH, LENGTH_RATIO, EMBPROD)
 
 #: The default feature set: metrics that need neither Java nor WordNet, so ``learned`` runs
 #: from ``pip install 'capeval[semantic,bertscore]'`` alone.
@@ -55,6 +64,49 @@ def _text_features(cands: Sequence[str], refs: Sequence[Sequence[str]], tokenize
     length = np.array([len(c.split()) for c in ct], dtype=float)
     ref_len = np.array([np.mean([len(r.split()) for r in rs]) for rs in rt], dtype=float)
     return {LENGTH: length, LENGTH_RATIO: length / np.maximum(ref_len, 1.0)}
+
+
+def _embprod(cands: Sequence[str], refs: Sequence[Sequence[str]], cache=None) -> np.ndarray:
+    """(units × EMB_DIM); stored in ``cache`` (a ScoreCache) as one array when given."""
+    if cache is not None and getattr(cache, "enabled", False):
+        from ..bench.cache import corpus_digest
+        from ..resources.encoders import resolve_encoder, weights_revision
+
+        key = "embprod-" + corpus_digest(cands, refs)[:32] + "-" + weights_revision(resolve_encoder(None).location)
+        path = Path(cache.directory) / "embeddings" / f"{key}.npy"
+        if path.is_file():
+            try:
+                arr = np.load(path, allow_pickle=False)
+                if arr.shape == (len(cands), EMB_DIM):
+                    return arr
+            except (OSError, ValueError):
+                pass  # a damaged file is recomputed
+        arr = _embprod(cands, refs)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, arr, allow_pickle=False)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return arr
+    from ..metrics.sentsim import embed
+    from ..resources.encoders import load_encoder, resolve_encoder
+
+    tokenizer, model = load_encoder(resolve_encoder(None).location)
+    distinct = list(dict.fromkeys([*cands, *(r for rs in refs for r in rs)]))
+    where = {s: i for i, s in enumerate(distinct)}
+    E = embed(tokenizer, model, distinct)
+    if E.shape[1] != EMB_DIM:
+        raise InputError(f"embprod expects {EMB_DIM}-d embeddings, the encoder gives {E.shape[1]}")
+    out = np.empty((len(cands), EMB_DIM))
+    for i, (c, rs) in enumerate(zip(cands, refs)):
+        centroid = E[[where[r] for r in rs]].mean(axis=0)
+        nrm = np.linalg.norm(centroid)
+        out[i] = E[where[c]] * (centroid / nrm if nrm > 0 else centroid)
+    return out
 
 
 def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
@@ -89,9 +141,16 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
             cols[f] = np.bincount(owner_a, weights=fm.X[:, j], minlength=len(cands)) / counts
         sigs.update(fm.signatures)
         cached.update(fm.cached)
+    emb = None
+    for f in features:
+        if f.metric == EMBPROD:
+            if emb is None:
+                emb = _embprod(sub_c, sub_r, cache)
+            cols[f] = np.bincount(owner_a, weights=emb[:, dict(f.options)["dim"]], minlength=len(cands)) / counts
+            sigs.setdefault(EMBPROD, "embprod|model:sentence-transformers/all-MiniLM-L6-v2|pool:mean-last")
     text = None
     for f in features:
-        if f.metric in TEXT_FEATURES:
+        if f.metric in (LENGTH, LENGTH_RATIO):
             if text is None:
                 text = _text_features(sub_c, sub_r, tokenizer)
             cols[f] = np.bincount(owner_a, weights=text[f.metric], minlength=len(cands)) / counts
@@ -112,6 +171,8 @@ def parse(spec: str | Sequence[str]) -> tuple[Feature, ...]:
             out.append(EXTRA[p])
         elif p == "cider_d":
             out.append(Feature("cider_d", scale=0.1))
+        elif p == EMBPROD:
+            out.extend(Feature(EMBPROD, (("dim", k),)) for k in range(EMB_DIM))
         else:
             out.append(Feature(p))
     if not out:
