@@ -1,10 +1,13 @@
 """Train the shipped NNEval model from the shared data, reproducibly.
 
     python scripts/train_default_nneval.py            # rewrite src/capeval/learn/weights/nneval-default.npz
-    python scripts/train_default_nneval.py --check    # retrain into a temp file; exit 1 unless the sha256 matches
+    python scripts/train_default_nneval.py --check    # retrain into a temp file and compare with the shipped one
 
-Same data + same capeval + same seed → the same bytes (fixed-timestamp .npz, float64 numpy,
-seeded Generator). Feature scores go through the benchmark score cache (content-hash keyed, so a
+Same data + same capeval + same seed → the same bytes on one machine (fixed-timestamp .npz,
+float64 numpy, seeded Generator). Across CPUs, BLAS kernels may round the last bit of a matrix
+product differently, so ``--check`` passes on an identical sha256 or, failing that, on the same
+selected epoch with every parameter within ``--atol`` of the shipped one; it fails when a
+feature's signature changed (the model must be retrained and shipped again). Feature scores go through the benchmark score cache (content-hash keyed, so a
 cached column is exactly the recomputed one); --no-cache recomputes everything (~10-20 min on
 2 cores, METEOR and SPICE dominate).
 """
@@ -16,11 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from capeval.bench.cache import ScoreCache
 from capeval.learn.builder import load_training_set
 from capeval.learn.nneval import default_model_path
 from capeval.learn.train import make_recipe, train_recipe
-from capeval.learn.weights import sha256_file
+from capeval.learn.weights import load_npz, sha256_file
 
 SEED = 0
 VALIDATION = "expert"  # the paper's protocol; docs/NNEVAL.md also reports the "split" model
@@ -40,10 +45,28 @@ def default_recipe(seed: int = SEED):
     return make_recipe("nneval", seed=seed, refs=REFS, clip=CLIP, monotone=MONOTONE)
 
 
+def _numerically_equal(new, new_meta, old, old_meta, atol: float) -> bool:
+    if new_meta["feature_signatures"] != old_meta["feature_signatures"]:
+        changed = sorted(k for k in new_meta["feature_signatures"]
+                         if new_meta["feature_signatures"][k] != old_meta["feature_signatures"].get(k))
+        print(f"feature signatures changed ({', '.join(changed)}): retrain and ship the model again")
+        return False
+    if sorted(new) != sorted(old) or any(new[k].shape != old[k].shape for k in new):
+        print("array names or shapes differ")
+        return False
+    worst = max(float(np.max(np.abs(new[k] - old[k]), initial=0.0)) for k in new)
+    same_epoch = new_meta["validation"]["best_epoch"] == old_meta["validation"]["best_epoch"]
+    print(f"bytes differ; largest parameter difference {worst:.3g} (atol {atol:g}), "
+          f"best epoch {'equal' if same_epoch else 'differs'}")
+    return same_epoch and worst <= atol
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=default_model_path())
     ap.add_argument("--check", action="store_true", help="compare a retrain with the shipped file")
+    ap.add_argument("--atol", type=float, default=1e-6,
+                    help="largest parameter difference --check accepts when the bytes differ")
     ap.add_argument("--cache-dir", type=Path, default=None)
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--root", type=Path, default=None, help="data root (default $CAPEVAL_DATA)")
@@ -62,9 +85,12 @@ def main(argv=None) -> int:
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             sha = model.save(Path(tmp) / "nneval.npz")
+            retrained, retrained_meta = load_npz(Path(tmp) / "nneval.npz")
         shipped = sha256_file(args.out)
         print(f"retrained {sha}\nshipped   {shipped}")
-        return 0 if sha == shipped else 1
+        if sha == shipped:
+            return 0
+        return 0 if _numerically_equal(retrained, retrained_meta, *load_npz(args.out), args.atol) else 1
     sha = model.save(args.out)
     print(f"{args.out}\tsha256:{sha}")
     return 0
