@@ -24,18 +24,9 @@ from capeval.bench.cache import ScoreCache
 from capeval.learn import lobo
 from capeval.learn import ranker_features as rf
 from capeval.learn.features import label
-from capeval.learn.judgments import JUDGMENT_BENCHMARKS, load_judgments
+from capeval.learn.judgments import JUDGMENT_BENCHMARKS
 
 RESULTS = Path(__file__).with_name("results")
-
-
-def load_blocks(names, features, cache, max_refs=5):
-    blocks = {}
-    for n in names:
-        j = load_judgments(n)
-        fm = rf.compute(j.candidates, j.references, features, max_refs=max_refs, cache=cache)
-        blocks[n] = lobo.Block(j, fm.X)
-    return blocks
 
 
 def main(argv=None):
@@ -54,7 +45,7 @@ def main(argv=None):
     names = [n for n in args.benchmarks.split(",") if n]
     cache = ScoreCache()
     t0 = time.perf_counter()
-    blocks = load_blocks(names, features, cache, args.max_refs)
+    blocks = lobo.load_blocks(names, features, cache=cache, max_refs=args.max_refs)
     baselines = {}
     extra = [m for m in args.baselines.split(",") if m]
     if extra:

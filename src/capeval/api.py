@@ -17,6 +17,10 @@ from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus
 DEFAULT_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cider_d")
 
 
+def shareable_outputs(cls) -> set[str]:
+    return {o.name for o in cls.outputs}
+
+
 def _group_by_family(metrics: Sequence[str]):
     groups: dict[type, list[str]] = {}
     for name in metrics:
@@ -140,6 +144,10 @@ def score(
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
     groups = _group_by_family(metrics)
+    # Families that build on other metrics (``learned``) run last and reuse what this call
+    # already computed with default options, so no metric runs twice.
+    groups = dict(sorted(groups.items(), key=lambda kv: bool(getattr(kv[0], "reuses_scores", False))))
+    shared: dict[str, tuple[np.ndarray, float, str]] = {}
 
     tokenized = None
     if any(cls.text_input == "tokenized" for cls in groups):
@@ -161,6 +169,8 @@ def score(
             def chunk(done: int, total: int, _family: str = cls.family) -> None:
                 on_chunk(_family, done, total)
             chunk(0, len(cands))
+        if getattr(cls, "reuses_scores", False):
+            metric.reuse(shared, tokenizer=tokenizer)
         try:
             with reporting(chunk):
                 if cls.text_input == "tokenized":
@@ -173,13 +183,16 @@ def score(
             metric.close()
         if chunk is not None:
             chunk(len(cands), len(cands))
-        for name in names:
-            corpus[name] = float(out.corpus[name])
-            per_caption[name] = np.asarray(out.per_caption[name], dtype=float)
-            sig = Signature.make(
-                metric.variant, out=name, tok=tok_field, nrefs=nrefs, **out.signature_fields
-            )
-            signatures[name] = str(sig)
+        for name in out.per_caption:
+            if name not in names and (options.get(cls.family) or name not in shareable_outputs(cls)):
+                continue
+            sig = str(Signature.make(metric.variant, out=name, tok=tok_field, nrefs=nrefs, **out.signature_fields))
+            if name in names:
+                corpus[name] = float(out.corpus[name])
+                per_caption[name] = np.asarray(out.per_caption[name], dtype=float)
+                signatures[name] = sig
+            if not options.get(cls.family):
+                shared[name] = (np.asarray(out.per_caption[name], dtype=float), float(out.corpus[name]), sig)
         if out.details:
             details[cls.family] = out.details
     if emptied:

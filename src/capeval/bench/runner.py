@@ -47,6 +47,8 @@ class BenchResult:
     #: material for figures (capeval.bench.report); not part of the JSON contract
     scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     human: np.ndarray | None = field(default=None, repr=False)
+    #: learned metrics reported on data their model saw (allow_seen): metric -> reasons
+    seen: dict[str, list[str]] = field(default_factory=dict)
 
     def signature(self) -> Signature:
         """The benchmark side of every number: dataset protocol + statistic (+ ties/seed)."""
@@ -116,6 +118,7 @@ def run_benchmark(
     aggregate: str = "corpus",
     load_options: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    allow_seen: bool = False,
 ) -> BenchResult:
     """Run one benchmark by name (see :func:`capeval.data.names`).
 
@@ -130,6 +133,7 @@ def run_benchmark(
         raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     if aggregate not in AGGREGATES:
         raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
+    seen = _seen_metrics(name, metrics, options, root, allow_seen)
     start = time.perf_counter()
     table = data.load(name, root, **(load_options or {}))
     cache = cache if cache is not None else ScoreCache()
@@ -197,8 +201,30 @@ def run_benchmark(
                              aggregate=aggregate, cached=cached)
     else:  # pragma: no cover - the loaders return only the three record types
         raise TypeError(f"{name}: unexpected table type {type(table).__name__}")
+    for m, reasons in seen.items():
+        result.metric_signatures[m] += "|seen:" + "+".join(reasons)
+    result.seen = seen
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _seen_metrics(name, metrics, options, root, allow_seen: bool) -> dict[str, list[str]]:
+    from .seen import provenance_of, seen_reasons
+
+    seen: dict[str, list[str]] = {}
+    for m in metrics:
+        prov = provenance_of(m, options)
+        if prov is None:
+            continue
+        reasons = seen_reasons(name, prov, root=root)
+        if reasons and not allow_seen:
+            raise InputError(
+                f"{m}: model {prov.get('model', '?')!r} has seen {name} ({', '.join(reasons)}), so its number "
+                f"there is not a held-out result; pass allow_seen=True (capeval bench --allow-seen) to report "
+                f"it marked as seen, or use a model trained without {name}")
+        if reasons:
+            seen[m] = reasons
+    return seen
 
 
 def _with(first: str, rest: Sequence[str]) -> tuple[str, ...]:

@@ -67,6 +67,8 @@ def to_json_dict(result: BenchResult) -> dict[str, Any]:
                                  "level": ci.level, "resamples": ci.n_resamples, "seed": ci.seed,
                                  "statistic": ci.statistic}
                              for m, ci in result.bootstrap.items()}
+    if result.seen:
+        meta["seen"] = {m: list(r) for m, r in result.seen.items()}
     out["_meta"] = meta
     out["_signatures"] = {"benchmark": str(result.signature()), "metrics": dict(result.metric_signatures)}
     return out
@@ -91,13 +93,18 @@ class BenchTable:
     latex_columns: list[str] | None = None
 
 
+def _row_label(result: BenchResult, metric: str) -> str:
+    """A learned metric reported on data its model saw is marked in its row, not only in notes."""
+    return f"{metric} (seen: {', '.join(result.seen[metric])})" if metric in result.seen else metric
+
+
 def build_table(result: BenchResult) -> BenchTable:
     exp = result.experiment
     sig = str(result.signature())
     notes = [f"benchmark: {sig}"] + [f"{m}: {s}" for m, s in result.metric_signatures.items()]
     if result.kind == "correlation":
         stats = [result.statistic] + [s for s in CONTRACT_STATISTICS if s != result.statistic]
-        rows = [[m] + [100 * exp.results[m][s].value for s in stats] for m in result.metrics]
+        rows = [[_row_label(result, m)] + [100 * exp.results[m][s].value for s in stats] for m in result.metrics]
         cols = ["metric"] + [_LABELS[s] for s in stats]
         latex = ["metric"] + [_LATEX_LABELS[s] for s in stats]
         if result.bootstrap:
@@ -114,7 +121,7 @@ def build_table(result: BenchResult) -> BenchTable:
         rows = []
         for m in result.metrics:
             pct = exp.results[m].percent()
-            rows.append([m] + [pct.get(c, math.nan) for c in cats] + [pct["mean"], exp.results[m].total_ties])
+            rows.append([_row_label(result, m)] + [pct.get(c, math.nan) for c in cats] + [pct["mean"], exp.results[m].total_ties])
         if result.bootstrap:
             cols.append("mean 95% CI")
             for row, m in zip(rows, result.metrics):

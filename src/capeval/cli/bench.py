@@ -41,6 +41,9 @@ def bench_cmd(
                                      "`capeval score` (e.g. -O wmd.vectors=spacy-md, -O nneval.model=my.npz); it "
                                      "is part of the metric's signature and of the cache key."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
+    allow_seen: bool = typer.Option(False, "--allow-seen", help="Report learned metrics (learned, nneval) "
+                                    "on benchmarks their model was trained or selected on, marked 'seen' "
+                                    "in the table and signature (refused by default)."),
 ) -> None:
     """Score metrics on benchmarks and report correlations / accuracies with signatures."""
     from rich.console import Console
@@ -70,7 +73,7 @@ def bench_cmd(
                     n, metrics.split(","), root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
                     seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
                     load_options=load_options, options=metric_options or None,
-                    progress=lambda msg: status.update(msg),
+                    progress=lambda msg: status.update(msg), allow_seen=allow_seen,
                 )
             results.append(res)
             hit = sum(res.cached.values())

@@ -10,7 +10,9 @@ from ..errors import CapevalError
 
 def train_cmd(
     model: str = typer.Argument(..., help="nneval (8-72-72-2 MLP), lceval (softmax regression on LCEval's "
-                                "features) or linear (ridge combination of NNEval's features)."),
+                                "features), linear (ridge combination of NNEval's features) — all trained on "
+                                "human vs machine captions — or learned (capeval's ranker, trained on human "
+                                "quality judgments)."),
     out: Path = typer.Option(..., "--out", "-o", help="Model file to write (.npz, no pickles)."),
     seed: int = typer.Option(0, "--seed", help="Seed for initialisation, shuffling, machine-caption choice "
                              "and the split; the same seed gives the same file."),
@@ -22,8 +24,9 @@ def train_cmd(
     refs: str = typer.Option("all", "--refs", help="Reference policy at training and use: all (as given), cap "
                              "(the --max-refs references with the smallest sha256), groups (mean over disjoint "
                              "groups of --max-refs), per-ref (mean over single references)."),
-    max_refs: int = typer.Option(4, "--max-refs", help="References per unit for --refs cap/groups (training "
-                                 "rows have 4)."),
+    max_refs: int | None = typer.Option(None, "--max-refs", help="nneval: references per unit for --refs cap/groups "
+                                        "(default 4, as training rows have); learned: reference group size "
+                                        "(default 5)."),
     clip: bool = typer.Option(True, "--clip/--no-clip", help="Clip features to the training range when the "
                               "model scores (recorded in the model file)."),
     monotone: bool = typer.Option(False, "--monotone/--no-monotone", help="Constrain the network so its score "
@@ -35,8 +38,17 @@ def train_cmd(
                                           "$CAPEVAL_CACHE or ~/.cache/capeval)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every feature."),
     root: Path | None = typer.Option(None, "--root", help="Data directory (default $CAPEVAL_DATA)."),
+    kind: str | None = typer.Option(None, "--kind", help="learned: linear (pairwise logistic, monotone), "
+                                    "pairwise_ls or mlp (default: the shipped model's)."),
+    benchmarks: str | None = typer.Option(None, "--benchmarks", help="learned: human-judgment benchmarks to "
+                                          "train on, comma-separated (default: all of them)."),
 ) -> None:
-    """Train on Tanti et al.'s machine vs human captions (evaluation images held out)."""
+    """Train a learned metric: nneval/lceval/linear on Tanti et al.'s machine vs human captions
+    (evaluation images held out); learned on human quality judgments."""
+    if model == "learned":
+        _train_learned(out, seed=seed, features=features, kind=kind, benchmarks=benchmarks, max_refs=max_refs,
+                       cache_dir=cache_dir, no_cache=no_cache, root=root)
+        return
     from rich.console import Console
 
     from ..bench.cache import ScoreCache
@@ -48,7 +60,7 @@ def train_cmd(
         overrides = {"max_epochs": epochs} if epochs is not None else {}
         if monotone:
             overrides["monotone"] = True
-        recipe = make_recipe(model, features=features, seed=seed, refs=refs, max_refs=max_refs, clip=clip,
+        recipe = make_recipe(model, features=features, seed=seed, refs=refs, max_refs=max_refs or 4, clip=clip,
                              **overrides)
         with err.status("building training rows …") as status:
             training = load_training_set(root, seed=seed, max_images=max_images)
@@ -64,6 +76,36 @@ def train_cmd(
     err.print(f"{model}: {training.info['rows']} rows from {training.info['images']} images; validation "
               f"{validation}" + (f", best {v.get('statistic')} {best:.4f} at epoch {v.get('best_epoch')}"
                                  if best is not None else ""))
+    typer.echo(f"{out}\tsha256:{sha}")
+
+
+def _train_learned(out: Path, *, seed, features, kind, benchmarks, max_refs, cache_dir, no_cache, root) -> None:
+    from rich.console import Console
+
+    from ..bench.cache import ScoreCache
+    from ..learn import lobo
+    from ..learn import ranker_features as rf
+    from ..learn.judgments import JUDGMENT_BENCHMARKS
+    from ..learn.ranker_model import DEFAULT_FEATURES, DEFAULT_HYPER, DEFAULT_KIND, DEFAULT_MAX_REFS
+
+    err = Console(stderr=True)
+    kind = kind or DEFAULT_KIND
+    names = [b.strip() for b in (benchmarks or ",".join(JUDGMENT_BENCHMARKS)).split(",") if b.strip()]
+    max_refs = max_refs or DEFAULT_MAX_REFS
+    try:
+        feats = rf.parse(features or DEFAULT_FEATURES)
+        with err.status("features …") as status:
+            blocks = lobo.load_blocks(names, feats, cache=ScoreCache(cache_dir, enabled=not no_cache),
+                                      max_refs=max_refs, root=root, progress=lambda msg: status.update(msg))
+        trained = lobo.train(kind, list(blocks.values()), feats, seed=seed, max_refs=max_refs,
+                             hyper=DEFAULT_HYPER if kind == DEFAULT_KIND else None,
+                             meta={"name": out.stem, "selected_on": [], "features_spec": features or DEFAULT_FEATURES})
+        sha = trained.save(out)
+    except CapevalError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    err.print(f"learned ({kind}): trained on {', '.join(names)}; capeval bench refuses it there "
+              f"(--allow-seen to report it marked)")
     typer.echo(f"{out}\tsha256:{sha}")
 
 

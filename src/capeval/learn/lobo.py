@@ -30,6 +30,8 @@ class Block:
 
     judgments: Judgments
     X: np.ndarray
+    #: feature label -> metric signature (recorded in model files)
+    signatures: dict[str, str] | None = None
 
     def subset(self, keep: np.ndarray) -> "Block":
         j = self.judgments
@@ -43,7 +45,7 @@ class Block:
         else:
             ok = keep[j.pairs].all(axis=1)
             sub.pairs, sub.labels = new[j.pairs[ok]], j.labels[ok]
-        return Block(sub, self.X[idx])
+        return Block(sub, self.X[idx], self.signatures)
 
 
 def monotone_mask(features: Sequence[Feature]) -> np.ndarray:
@@ -133,6 +135,7 @@ def train(kind: str, blocks: Sequence[Block], features: Sequence[Feature], *, se
         "trained_on": [b.judgments.name for b in blocks],
         "train_units": {b.judgments.name: len(b.judgments) for b in blocks},
         "seed": seed, "hyper": hp, "monotone": bool(monotone),
+        "feature_signatures": next((dict(b.signatures) for b in blocks if b.signatures), {}),
         **dict(meta or {}),
     }
     if kind == "hgb":
@@ -161,6 +164,22 @@ class _HGBWrapped:
 
     def predict(self, X_raw: np.ndarray) -> np.ndarray:
         return self.model.predict(self.scaler.transform(X_raw))
+
+
+def load_blocks(names: Sequence[str], features: Sequence[Feature], *, cache=None, max_refs: int | None = 5,
+                root=None, progress=None) -> dict[str, Block]:
+    """Each named human-judgment benchmark with its feature matrix (I/O: data and metrics)."""
+    from .judgments import load_judgments
+    from .ranker_features import compute
+
+    blocks = {}
+    for n in names:
+        j = load_judgments(n, root)
+        if progress is not None:
+            progress(f"features for {n} ({len(j)} units)")
+        fm = compute(j.candidates, j.references, features, max_refs=max_refs, cache=cache, progress=progress)
+        blocks[n] = Block(j, fm.X, fm.signatures)
+    return blocks
 
 
 # ---- leave one benchmark out ------------------------------------------------------------

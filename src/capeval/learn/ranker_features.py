@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -110,10 +110,14 @@ def _embprod(cands: Sequence[str], refs: Sequence[Sequence[str]], cache=None) ->
 
 
 def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
-            max_refs: int | None = 5, tokenizer: str = "ptb", cache=None, progress=None) -> FeatureMatrix:
+            max_refs: int | None = 5, tokenizer: str = "ptb", cache=None, progress=None,
+            precomputed: Mapping[str, tuple[np.ndarray, str]] | None = None) -> FeatureMatrix:
     """Raw feature matrix (one row per candidate), reference groups averaged (module docstring).
 
-    ``max_refs=None`` scores every unit against all its references at once.
+    ``max_refs=None`` scores every unit against all its references at once. ``precomputed``
+    maps metric names to (per-candidate scores, signature) already computed on exactly these
+    candidates and references with default options and ``tokenizer``; they are used instead of
+    scoring again when no unit had to be split into reference groups.
     """
     from ..validation import validate_corpus
 
@@ -135,6 +139,14 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     sigs: dict[str, str] = {}
     cached: dict[str, bool] = {}
     cols: dict[Feature, np.ndarray] = {}
+    if precomputed and len(sub_c) == len(cands):
+        for f in metric_feats:
+            if not f.options and f.metric in precomputed:
+                scores, sig = precomputed[f.metric]
+                cols[f] = np.asarray(scores, dtype=float) * f.scale
+                sigs[label(f)] = sig
+                cached[label(f)] = False
+        metric_feats = tuple(f for f in metric_feats if f not in cols)
     if metric_feats:
         fm = extract(sub_c, sub_r, metric_feats, tokenizer=tokenizer, cache=cache, progress=progress)
         for j, f in enumerate(metric_feats):

@@ -22,6 +22,13 @@ from .weights import load_npz, save_npz, sha256_file
 FORMAT = "capeval-ranker/1"
 KINDS = ("linear", "pairwise_ls", "mlp")
 
+#: The shipped model's recipe, chosen by mean leave-one-benchmark-out result (docs/LEARNED.md);
+#: ``capeval train learned`` and scripts/train_default_learned.py start from it.
+DEFAULT_KIND = "linear"
+DEFAULT_FEATURES = "default+sentsim_max+sentsim_mean+sentsim_centroid"
+DEFAULT_HYPER: dict[str, Any] = {"l2": 1e-3}
+DEFAULT_MAX_REFS = 5
+
 
 @dataclass
 class RankerModel:
@@ -68,9 +75,9 @@ class RankerModel:
         return float(m.mean()) if m.size else 0.0
 
     def features_for(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None,
-                     progress=None):
+                     progress=None, precomputed=None):
         return rf.compute(candidates, references, self.features, max_refs=self.max_refs,
-                          tokenizer=self.tokenizer, cache=cache, progress=progress)
+                          tokenizer=self.tokenizer, cache=cache, progress=progress, precomputed=precomputed)
 
     # ---- I/O --------------------------------------------------------------------------
     def save(self, path: Path | str) -> str:

@@ -109,6 +109,19 @@ class NNEval(Metric):
             raise ResourceNotFound(f"nneval: model file {path} not found")
         return f"{sha256_file(path)}|{SCORING_REVISION}"
 
+    @classmethod
+    def provenance(cls, options: dict) -> dict:
+        """What the model saw (``capeval bench`` refuses to report it there unless asked)."""
+        from ..learn.model import LearnedModel
+        from ..learn.nneval import default_model_path
+
+        model = options.get("model")
+        m = model if isinstance(model, LearnedModel) else LearnedModel.load(
+            Path(model) if model is not None else default_model_path())
+        return {"model": m.name, "trained_on": list(m.meta.get("trained_on", [])),
+                "selected_on": list(m.meta.get("selected_on", [])),
+                "design_chosen_on": list(m.meta.get("design_chosen_on", []))}
+
     def _cache(self):
         if not self._cache_arg:
             return None

@@ -1,0 +1,47 @@
+"""Which learned-metric numbers on a benchmark would not be held-out results.
+
+A learned metric family (``learned``, ``nneval``) exposes ``provenance(options)``: the model's
+``trained_on`` / ``selected_on`` (and ``design_chosen_on``) benchmark names. A benchmark is
+*seen* by the model when it is one of them, or when it shares images or candidate texts with a
+human-judgment benchmark the model was trained on (Flickr8k-Expert and Flickr8k-CF do).
+``capeval bench`` refuses such numbers unless asked (``allow_seen``), and then marks them in the
+metric's signature (``seen:...``) and in the tables.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..metrics.registry import family_for
+
+_ROLES = (("trained_on", "trained"), ("selected_on", "selected"), ("design_chosen_on", "design"))
+
+
+def provenance_of(metric: str, options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any] | None:
+    cls = family_for(metric)
+    if not hasattr(cls, "provenance"):
+        return None
+    return cls.provenance(dict((options or {}).get(cls.family) or {}))
+
+
+def seen_reasons(benchmark: str, provenance: Mapping[str, Any], *, root: Path | str | None = None) -> list[str]:
+    """``["trained=flickr8k-cf", "overlap=flickr8k-cf"]``-style reasons; empty when held out."""
+    reasons = [f"{tag}={benchmark}" for key, tag in _ROLES if benchmark in (provenance.get(key) or [])]
+    overlaps = _overlapping(benchmark, [b for b in provenance.get("trained_on") or [] if b != benchmark], root)
+    reasons.extend(f"overlap={b}" for b in overlaps)
+    return reasons
+
+
+def _overlapping(benchmark: str, trained: Sequence[str], root) -> list[str]:
+    """Training benchmarks that share an image or candidate text with ``benchmark`` (only
+    between human-judgment benchmarks, whose images are known)."""
+    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, overlap_mask
+
+    if benchmark not in JUDGMENT_BENCHMARKS:
+        return []
+    others = [b for b in trained if b in JUDGMENT_BENCHMARKS]
+    if not others:
+        return []
+    held = load_judgments(benchmark, root)
+    return [b for b in others if overlap_mask(load_judgments(b, root), [held]).any()]

@@ -1,0 +1,158 @@
+"""``learned``: capeval's own learned metric, a ranker trained on human quality judgments.
+
+A model (``capeval.learn.ranker_model.RankerModel``) maps capeval's own metric scores (BLEU,
+ROUGE-L, CIDEr-D, WMD, WEmbSim, BERTScore, sentence-embedding similarity, length, ...) to one
+score per caption, higher is better. Its weights were fitted so that, within every
+human-judgment benchmark it was trained on, captions humans rated higher score higher
+(docs/LEARNED.md gives the protocol and the leave-one-benchmark-out results). The score is a
+ranking score on an arbitrary scale: compare captions with it, do not read it as a probability.
+
+Corpus dependent: CIDEr-D takes its document frequencies from the captions scored together.
+Units with more references than the model was trained with are scored against groups of at
+most ``max_refs`` references and averaged (``capeval.learn.ranker_features``), and every feature
+is clipped to its training range; ``details["clipped_fraction"]`` says how much was clipped.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, ResourceNotFound
+from ..result import MetricScores
+from .base import Metric, OutputInfo
+from .registry import register
+
+VARIANT = "learned_capeval"
+#: Warn when more than this share of the feature values lie outside the training range.
+CLIP_WARN = 0.05
+
+
+def _load(model):
+    from ..learn.ranker_model import RankerModel, default_model_path
+
+    if isinstance(model, RankerModel):
+        return model
+    path = Path(model) if model is not None else default_model_path()
+    if not path.is_file():
+        raise ResourceNotFound(f"learned: model file {path} not found"
+                               + ("" if model is not None else " (the package ships it; reinstall capeval)"))
+    return RankerModel.load(path)
+
+
+@register
+class Learned(Metric):
+    """Learned caption quality score (a ranker over capeval's metrics).
+
+    Parameters
+    ----------
+    model : str or Path or RankerModel, optional
+        A model file written by ``capeval train learned`` (``.npz``); default the shipped model
+        (``capeval/learn/weights/learned-default.npz``).
+    cache : bool or str
+        Reuse feature scores through the benchmark score cache (``True``: its default
+        directory; a string: that directory). Off by default.
+    """
+
+    family = "learned"
+    variant = VARIANT
+    outputs = (
+        OutputInfo(
+            "learned", "learned", VARIANT, (float("-inf"), float("inf")), True,
+            "ranking score of a model trained on human quality judgments over capeval's metrics",
+            "capeval (docs/LEARNED.md)",
+        ),
+    )
+    text_input = "raw"  # features are tokenized by the model's own tokenizer
+    corpus_dependent = True
+    #: ``capeval.score`` runs this family last and hands it the scores it already computed.
+    reuses_scores = True
+
+    def __init__(self, model=None, cache: bool | str = False):
+        if not isinstance(cache, (bool, str)):
+            raise InputError(f"learned: cache={cache!r} must be true/false or a directory")
+        self.model = _load(model)
+        self._cache_arg = cache
+        self._reuse: dict[str, tuple[np.ndarray, str]] = {}
+
+    def reuse(self, shared, *, tokenizer: str) -> None:
+        """Scores ``capeval.score`` computed in the same call (name -> (per-caption, corpus,
+        signature)); used as features when the tokenizer is the model's."""
+        if tokenizer == self.model.tokenizer:
+            self._reuse = {name: (v[0], v[2]) for name, v in shared.items()}
+
+    @classmethod
+    def cache_token(cls, options: dict) -> str:
+        """sha256 of the model file: a retrained model never reuses cached scores."""
+        model = _load(options.get("model"))
+        return model.sha256 or f"unsaved-{id(model)}"
+
+    @classmethod
+    def provenance(cls, options: dict) -> dict:
+        """What the model saw: ``trained_on``/``selected_on`` benchmark names (capeval bench
+        refuses to report the model on them unless asked)."""
+        m = _load(options.get("model"))
+        return {"model": m.name, "trained_on": m.trained_on, "selected_on": m.selected_on}
+
+    def _cache(self):
+        if not self._cache_arg:
+            return None
+        from ..bench.cache import ScoreCache
+
+        return ScoreCache(None if self._cache_arg is True else self._cache_arg)
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        from ..learn.features import label
+
+        m = self.model
+        fm = m.features_for(candidates, references, cache=self._cache(), precomputed=self._reuse or None)
+        self._check_variants(fm.signatures)
+        scores = np.asarray(m.predict(fm.X), dtype=float)
+        outside = m.scaler.clipped(fm.X)
+        frac = float(outside.mean()) if outside.size else 0.0
+        labels = [label(f) for f in m.features]
+        if frac > CLIP_WARN:
+            per = outside.mean(axis=0)
+            worst = sorted(zip(per.tolist(), labels), reverse=True)[:3]
+            warnings.warn(f"learned: {100 * frac:.1f}% of feature values were clipped to model {m.name!r}'s "
+                          f"training range (most: {', '.join(f'{n} {100 * v:.0f}%' for v, n in worst)})",
+                          stacklevel=3)
+        return MetricScores(
+            corpus={"learned": float(np.mean(scores))},
+            per_caption={"learned": scores},
+            signature_fields={
+                "model": m.name,
+                "msha": (m.sha256 or "unsaved")[:12],
+                "kind": m.kind + ("-monotone" if m.meta.get("monotone") else ""),
+                "feats": _feature_summary(labels),
+                "ftok": m.tokenizer,
+                "refs": f"groups-of-{m.max_refs}-mean" if m.max_refs else "all",
+                "clip": "train-range",
+                "trained": "+".join(m.trained_on) or "unknown",
+                "seed": m.meta.get("seed", "unknown"),
+            },
+            details={"feature_labels": labels, "feature_signatures": fm.signatures,
+                     "clipped_fraction": frac,
+                     "clipped_fraction_per_feature": dict(zip(labels, outside.mean(axis=0).tolist())),
+                     "trained_on": m.trained_on, "selected_on": m.selected_on},
+        )
+
+    def _check_variants(self, now: dict[str, str]) -> None:
+        trained = self.model.meta.get("feature_signatures", {})
+        changed = [f"{k} ({trained[k].split('|', 1)[0]} → {v.split('|', 1)[0]})" for k, v in now.items()
+                   if k in trained and trained[k].split("|", 1)[0] != v.split("|", 1)[0]]
+        if changed:
+            warnings.warn(f"learned: model {self.model.name!r} was trained on other metric variants: "
+                          f"{', '.join(changed)}; its scores may be meaningless", stacklevel=3)
+
+
+def _feature_summary(labels: Sequence[str]) -> str:
+    """Feature names for the signature; the 384 ``embprod`` columns collapse to one entry."""
+    out: list[str] = []
+    for lab in labels:
+        name = lab.split("(", 1)[0] if lab.startswith("embprod") else lab
+        if not out or out[-1] != name or name != "embprod":
+            out.append(name)
+    return "+".join(out)

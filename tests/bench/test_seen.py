@@ -1,0 +1,46 @@
+"""capeval bench refuses learned-metric numbers on data the model saw, or marks them when asked."""
+from __future__ import annotations
+
+import pytest
+
+from capeval.bench.cache import ScoreCache
+from capeval.bench.runner import run_benchmark
+from capeval.bench.seen import seen_reasons
+from capeval.bench.tables import build_table, to_json_dict
+from capeval.errors import InputError
+from capeval.learn.ranker_model import RankerModel
+from tests.metrics.test_learned import FEATS, model_path  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.data
+
+
+def test_reasons_name_the_role_and_image_overlap(data_dir):
+    assert seen_reasons("composite", {"trained_on": ["pascal50s"], "selected_on": ["composite"]},
+                        root=data_dir) == ["selected=composite"]
+    # Expert and CF rate captions of the same Flickr8k test images
+    assert seen_reasons("flickr8k-expert", {"trained_on": ["flickr8k-cf"]}, root=data_dir) == ["overlap=flickr8k-cf"]
+    assert seen_reasons("flickr8k-expert", {"trained_on": ["abstract50s", "tanti-coco"]}, root=data_dir) == []
+
+
+def test_learned_model_on_a_benchmark_it_saw_is_refused_unless_allowed(data_dir, model_path, tmp_path):  # noqa: F811
+    m = RankerModel.load(model_path)
+    m.meta["trained_on"] = ["flickr8k-cf"]
+    path = tmp_path / "cf.npz"
+    m.save(path)
+    opts = {"learned": {"model": str(path)}}
+    cache = ScoreCache(tmp_path / "cache")
+    with pytest.raises(InputError, match=r"overlap=flickr8k-cf.*--allow-seen"):
+        run_benchmark("flickr8k-expert", ["learned"], root=data_dir, options=opts, cache=cache)
+    res = run_benchmark("flickr8k-expert", ["learned", "bleu1"], root=data_dir, options=opts, cache=cache,
+                        allow_seen=True)
+    assert res.metric_signatures["learned"].endswith("|seen:overlap=flickr8k-cf")
+    assert "seen" not in res.metric_signatures["bleu1"]
+    rows = {r[0]: r for r in build_table(res).rows}
+    assert "learned (seen: overlap=flickr8k-cf)" in rows and "bleu1" in rows
+    assert to_json_dict(res)["_meta"]["seen"] == {"learned": ["overlap=flickr8k-cf"]}
+
+
+def test_shipped_nneval_is_refused_where_it_was_selected(data_dir):
+    with pytest.raises(InputError, match="selected=flickr8k-expert"):
+        run_benchmark("flickr8k-expert", ["nneval"], root=data_dir)
+

@@ -1,0 +1,100 @@
+"""The learned ranker: pairwise fits, monotone weights, model files, leave-one-out bookkeeping."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from capeval.data import CorrelationTable
+from capeval.errors import InputError
+from capeval.learn import lobo, ranker
+from capeval.learn.features import Feature
+from capeval.learn.judgments import Judgments, overlap_mask
+from capeval.learn.ranker_model import RankerModel
+
+
+def _rating_block(name, n_images=40, per_image=4, seed=0, noise=0.1):
+    """Feature 0 predicts the rating, feature 1 is anti-correlated noise, feature 2 is noise."""
+    rng = np.random.default_rng(seed)
+    n = n_images * per_image
+    quality = rng.normal(size=n)
+    X = np.column_stack([quality + noise * rng.normal(size=n), -0.3 * quality + rng.normal(size=n),
+                         rng.normal(size=n)])
+    ratings = np.digitize(quality, [-0.5, 0.0, 0.5]).astype(float) + 1
+    images = [f"{name}-img{i // per_image}" for i in range(n)]
+    table = CorrelationTable(name, [f"{name} caption {i}" for i in range(n)], [["a ref"]] * n, ratings, images,
+                             "kendall_tau_c", {"dataset": name})
+    j = Judgments(name, "rating", list(table.candidates), [["a ref"]] * n, images, ratings=ratings, table=table,
+                  unit_of_row=np.arange(n))
+    return lobo.Block(j, X)
+
+
+FEATS = (Feature("bleu1"), Feature("rouge_l"), Feature("length"))
+
+
+def test_linear_ranker_learns_the_predictive_feature_and_keeps_metric_weights_non_negative():
+    b = _rating_block("a")
+    model = lobo.train("linear", [b], FEATS, monotone=True)
+    w = model.params[0]
+    assert w[0] > 0.5 and w[1] >= 0.0  # rouge_l is anti-correlated: monotone keeps it at >= 0
+    free = lobo.train("linear", [b], FEATS, monotone=False).params[0]
+    assert free[1] < 0  # without the constraint it would be used negatively
+    s = model.predict(b.X)
+    r = b.judgments.ratings
+    assert np.corrcoef(s, r)[0, 1] > 0.8
+
+
+def test_comparisons_only_pair_different_ratings_and_weigh_benchmarks_equally():
+    a, b = _rating_block("a", n_images=10), _rating_block("b", n_images=80, seed=1)
+    ca = ranker.comparisons(a.judgments)
+    r = a.judgments.ratings
+    assert np.all(r[ca.ia] != r[ca.ib])
+    assert np.all(ca.target == (r[ca.ia] > r[ca.ib]))
+    ts = ranker.stack([("a", a.X, ca), ("b", b.X, ranker.comparisons(b.judgments))])
+    na = len(ca)
+    assert ts.pairs.weight[:na].sum() == pytest.approx(0.5) and ts.pairs.weight[na:].sum() == pytest.approx(0.5)
+
+
+def test_model_file_roundtrip_predicts_identically_and_records_provenance(tmp_path):
+    blocks = [_rating_block("a"), _rating_block("b", seed=3)]
+    for kind in ("linear", "pairwise_ls", "mlp"):
+        m = lobo.train(kind, blocks, FEATS, hyper={"epochs": 2} if kind == "mlp" else None,
+                       meta={"name": "t", "selected_on": ["b"]})
+        sha = m.save(tmp_path / f"{kind}.npz")
+        back = RankerModel.load(tmp_path / f"{kind}.npz")
+        assert back.sha256 == sha and back.kind == kind
+        assert back.trained_on == ["a", "b"] and back.selected_on == ["b"]
+        X = np.vstack([b.X for b in blocks]) * 3  # far outside the range: clipped, never extrapolated
+        np.testing.assert_array_equal(back.predict(X), m.predict(X))
+        assert back.clipped_fraction(X) > 0
+        assert m.save(tmp_path / f"{kind}-again.npz") == sha  # same model, same bytes
+
+
+def test_model_file_of_another_format_is_refused(tmp_path):
+    from capeval.learn.weights import save_npz
+
+    save_npz(tmp_path / "x.npz", {"a": np.zeros(2)}, {"format": "something-else"})
+    with pytest.raises(InputError, match="format"):
+        RankerModel.load(tmp_path / "x.npz")
+
+
+def test_leave_one_out_never_trains_on_the_held_out_benchmark_or_its_images():
+    a, b = _rating_block("a"), _rating_block("b", seed=5)
+    # c shares its first images with a
+    c = _rating_block("c", seed=7)
+    c.judgments.images[:8] = a.judgments.images[:8]
+    recs = lobo.leave_one_out({"a": a, "b": b, "c": c}, FEATS, ["linear"], n_resamples=20)
+    by = {r["held_out"]: r for r in recs}
+    assert by["a"]["trained_on"] == ["b", "c"] and by["a"]["dropped_overlap"] == {"b": 0, "c": 8}
+    assert by["c"]["dropped_overlap"]["a"] == 8
+    for r in recs:
+        assert r["held_out"] not in r["trained_on"]
+        assert {"value", "delta_vs_best", "vs_best"} <= set(r["models"]["linear"])
+    assert overlap_mask(c.judgments, [a.judgments]).sum() == 8
+
+
+def test_unknown_kind_and_mismatched_features_are_named_errors():
+    b = _rating_block("a")
+    with pytest.raises(InputError, match="kind"):
+        lobo.train("forest", [b], FEATS)
+    with pytest.raises(InputError, match="feature matrix"):
+        lobo.train("linear", [b], FEATS[:2])
