@@ -36,6 +36,28 @@ def _load_json(path) -> object:
         raise InputError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
 
 
+def parse_jsonl_line(path, lineno: int, line: str):
+    """One JSONL line as ``(id, candidate, references)``; ``None`` for a blank line. The id
+    defaults to the line number. Shared by :func:`read_jsonl` and the streaming reader."""
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{path}:{lineno}: expected an object")
+    for key in ("candidate", "references"):
+        if key not in obj:
+            raise InputError(f"{path}:{lineno}: missing key {key!r}")
+    key = obj.get("id", lineno)
+    if not isinstance(key, (str, int)):
+        raise InputError(f"{path}:{lineno}: id must be a string or integer, got {key!r}")
+    if not isinstance(obj["references"], list):
+        raise InputError(f"{path}:{lineno}: 'references' must be a list of strings")
+    return key, obj["candidate"], obj["references"]
+
+
 def read_jsonl(path: str | Path):
     """Lines of ``{"id": ..., "candidate": str, "references": [str, ...]}``."""
     ids, cands, refs = [], [], []
@@ -43,28 +65,16 @@ def read_jsonl(path: str | Path):
     # split on "\n" only: str.splitlines would also split inside captions on U+2028 etc.,
     # which validation must see (and read as spaces, or refuse in strict mode).
     for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        if not line.strip():
+        rec = parse_jsonl_line(path, lineno, line)
+        if rec is None:
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{lineno}: expected an object")
-        for key in ("candidate", "references"):
-            if key not in obj:
-                raise InputError(f"{path}:{lineno}: missing key {key!r}")
-        key = obj.get("id", lineno)
-        if not isinstance(key, (str, int)):
-            raise InputError(f"{path}:{lineno}: id must be a string or integer, got {key!r}")
+        key, cand, rs = rec
         if key in seen:
             raise InputError(f"{path}:{lineno}: duplicate id {key!r} (first on line {seen[key]})")
         seen[key] = lineno
-        if not isinstance(obj["references"], list):
-            raise InputError(f"{path}:{lineno}: 'references' must be a list of strings")
         ids.append(key)
-        cands.append(obj["candidate"])
-        refs.append(obj["references"])
+        cands.append(cand)
+        refs.append(rs)
     if not ids:
         raise InputError(f"{path}: no records")
     return ids, cands, refs
@@ -136,10 +146,28 @@ def read_csv(path: str | Path, delimiter: str | None = None):
     row is the line it starts on.
     """
     p = Path(path)
+    ids, cands, refs = [], [], []
+    seen: dict = {}
+    for line, key, cand, row_refs in iter_csv(p, io.StringIO(read_text(p), newline=""), delimiter):
+        if key in seen:
+            raise _table_error(p, line, f"duplicate id {key!r} (first on line {seen[key]})")
+        seen[key] = line
+        ids.append(key)
+        cands.append(cand)
+        refs.append(row_refs)
+    if not ids:
+        raise InputError(f"{p}: a header but no rows")
+    return ids, cands, refs
+
+
+def iter_csv(p: Path, stream, delimiter: str | None = None):
+    """``(line, id, candidate, references)`` of each row of the CSV/TSV text ``stream`` (rules in
+    :func:`read_csv`, duplicate ids excepted: callers check those). Lazy, so the streaming
+    reader shares it."""
     tsv = (delimiter == "\t") if delimiter is not None else p.suffix.lower() == ".tsv"
     opts = dict(delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else dict(delimiter=delimiter or ",", strict=True)
     kind = "TSV" if tsv else "CSV"
-    reader = csv.reader(io.StringIO(read_text(p), newline=""), **opts)
+    reader = csv.reader(stream, **opts)
 
     def records():
         while True:
@@ -177,8 +205,6 @@ def read_csv(path: str | Path, delimiter: str | None = None):
         raise _table_error(p, 1, "no reference column (ref1, ref2, ... or reference_1, ...)")
     id_col = seen_cols.get("id")
     cand_col = seen_cols["candidate"]
-    ids, cands, refs = [], [], []
-    seen: dict = {}
     for line, row in rows:
         if len(row) != len(header):
             hint = " (an unquoted comma in a caption?)" if len(row) > len(header) and not tsv else ""
@@ -189,18 +215,10 @@ def read_csv(path: str | Path, delimiter: str | None = None):
                 raise _table_error(p, line, "empty id")
         else:
             key = str(line)
-        if key in seen:
-            raise _table_error(p, line, f"duplicate id {key!r} (first on line {seen[key]})")
-        seen[key] = line
         row_refs = [row[k] for k in ref_cols if row[k]]
         if not row_refs:
             raise _table_error(p, line, f"id {key!r} has no reference (every reference cell is empty)")
-        ids.append(key)
-        cands.append(row[cand_col])
-        refs.append(row_refs)
-    if not ids:
-        raise InputError(f"{p}: a header but no rows")
-    return ids, cands, refs
+        yield line, key, row[cand_col], row_refs
 
 
 def read_input(path: str | Path, annotations: str | Path | None = None):

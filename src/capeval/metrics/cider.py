@@ -58,6 +58,12 @@ class DocumentFrequency:
         n_units = int(sum(rows_per_refset))
         return cls(df, n_units, f"corpus:{n_units}")
 
+    def lookup(self, grams: Sequence[str]) -> np.ndarray:
+        """df of each n-gram (0.0 when absent) as float64. A subclass may store df another way
+        (capeval.stream keeps hashed arrays) by overriding this."""
+        get = self.df.get
+        return np.fromiter((get(g, 0.0) for g in grams), dtype=np.float64, count=len(grams))
+
     def save(self, path: str | Path) -> str:
         """Write a portable JSON df file; returns its sha256."""
         payload = {
@@ -166,8 +172,7 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
                                  minlength=n_gram)
         ref_len = float(np.log(float(units.n_rows)))
     else:
-        df_of_gram = np.fromiter((dfo.df.get(table.gram_string(g), 0.0) for g in global_ids.tolist()),
-                                 dtype=np.float64, count=len(global_ids))
+        df_of_gram = dfo.lookup([table.gram_string(g) for g in global_ids.tolist()])
         ref_len = float(dfo.ref_len)
     # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
     uniq, inv = np.unique(df_of_gram, return_inverse=True)

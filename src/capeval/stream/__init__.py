@@ -1,0 +1,9 @@
+"""Streaming, parallel and distributed scoring of inputs of any length (``capeval.score_stream``).
+
+Modules: ``readers`` (chunked input), ``chunks`` (the pure chunk functions), ``dfstore`` (CIDEr
+df of a large reference set), ``engines`` (local processes, Ray), ``store`` (resumable run
+folder), ``writers`` (row files), ``run`` (the driver).
+"""
+from .run import DEFAULT_CHUNK, score_stream, streamable
+
+__all__ = ["score_stream", "streamable", "DEFAULT_CHUNK"]

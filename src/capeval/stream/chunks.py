@@ -1,0 +1,161 @@
+"""The two chunk functions every engine runs: the df pass and the score pass.
+
+Both are pure functions of their arguments (no files written, nothing printed), picklable for
+worker processes and Ray tasks. A chunk is scored by :func:`capeval.score` itself, with CIDEr
+given the df of the whole input, so every per-caption number is the in-memory one: each is a
+function of its own row plus the corpus df and row count, which the df handle carries.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .readers import Chunk
+
+#: Families whose scores stream: per-row scores depend only on the row (and, for CIDEr, on the
+#: corpus df), and corpus scores come from summed statistics or the mean of per-row scores.
+STREAM_FAMILIES = ("bleu", "rouge_l", "cider_d", "cider")
+CIDER_FAMILIES = ("cider_d", "cider")
+
+
+@dataclass(frozen=True)
+class Settings:
+    metrics: tuple[str, ...]
+    tokenizer: str = "ptb"
+    allow_empty: bool = False
+    line_breaks: str = "space"
+    #: Per-family options without the CIDEr ``df`` (given to chunks as a :class:`DfHandle`).
+    options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    output_format: str | None = None     # "jsonl", "csv", "parquet" or None (no fragment)
+
+    def options_dict(self) -> dict[str, dict[str, Any]]:
+        return {fam: dict(kv) for fam, kv in self.options}
+
+
+@dataclass(frozen=True)
+class DfHandle:
+    """Where a chunk finds CIDEr's df: ``hashed`` arrays in a folder (memory-mapped), a saved
+    df ``file``, or an in-process ``object``. Resolved once per worker process."""
+
+    kind: str
+    ref: Any
+    n_units: int = 0
+
+
+_resolved: dict[tuple, Any] = {}
+
+
+def resolve_df(h: DfHandle | None):
+    if h is None:
+        return None
+    if h.kind == "object":
+        return h.ref
+    key = (h.kind, str(h.ref), h.n_units)
+    dfo = _resolved.get(key)
+    if dfo is None:
+        if h.kind == "hashed":
+            from pathlib import Path
+
+            from .dfstore import HashedDocumentFrequency
+
+            dfo = HashedDocumentFrequency.load_arrays(Path(h.ref), h.n_units)
+        elif h.kind == "arrays":  # (keys, counts) shipped by value (Ray object store)
+            from .dfstore import HashedDocumentFrequency
+
+            dfo = HashedDocumentFrequency(h.ref[0], h.ref[1], h.n_units)
+            return dfo  # arrays may live in shared memory owned by the task: do not cache
+        elif h.kind == "file":
+            from ..metrics.cider import DocumentFrequency
+
+            dfo = DocumentFrequency.load(h.ref)
+        else:
+            raise ValueError(f"unknown df handle {h.kind!r}")
+        _resolved.clear()  # one df per run; do not keep an old one alive
+        _resolved[key] = dfo
+    return dfo
+
+
+def _in_chunk(e: InputError, chunk: Chunk) -> InputError:
+    if chunk.index == 0 and chunk.start == 0:
+        return e
+    return InputError(f"{e} [in input rows {chunk.start}-{chunk.start + len(chunk) - 1}; item numbers "
+                      "above count from the first of them]")
+
+
+def df_pass(chunk: Chunk, settings: Settings) -> tuple[np.ndarray, np.ndarray, int]:
+    """Validate the chunk and count its reference n-grams: ``(keys, counts, rows)``."""
+    from ..text import tokenize
+    from ..validation import validate_corpus
+    from .dfstore import chunk_df
+
+    try:
+        _, refs = validate_corpus(chunk.cands, chunk.refs, ids=chunk.ids, allow_empty=settings.allow_empty,
+                                  line_breaks=settings.line_breaks)
+    except InputError as e:
+        raise _in_chunk(e, chunk) from None
+    flat = [r for rs in refs for r in rs]
+    toks = iter(tokenize(flat, settings.tokenizer))
+    token_refsets = [[next(toks) for _ in rs] for rs in refs]
+    keys, counts = chunk_df(token_refsets)
+    return keys, counts, len(chunk)
+
+
+@dataclass
+class ChunkResult:
+    index: int
+    n: int
+    per_caption: dict[str, np.ndarray]
+    signatures: dict[str, str]
+    bleu: dict[str, Any] | None            # summed BLEU statistics of the chunk
+    nrefs: frozenset[int]
+    line_break: bool
+    emptied: dict[str, int]
+    ids: list | None
+    fragment: bytes = b""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkResult:
+    """Score one chunk with :func:`capeval.score` (CIDEr with the corpus df of ``df``)."""
+    from ..api import score
+    from ..metrics._units import reset_gram_table
+    from ..validation import has_line_break
+    from .writers import fragment
+
+    options = settings.options_dict()
+    dfo = resolve_df(df)
+    if dfo is not None:
+        for fam in CIDER_FAMILIES:
+            options.setdefault(fam, {})["df"] = dfo
+    # A fresh n-gram table per chunk keeps memory flat (the shared one grows to millions).
+    reset_gram_table()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the stream warns once, with totals
+            res = score(chunk.cands, chunk.refs, list(settings.metrics), tokenizer=settings.tokenizer,
+                        ids=chunk.ids, allow_empty=settings.allow_empty, line_breaks=settings.line_breaks,
+                        options=options)
+    except InputError as e:
+        raise _in_chunk(e, chunk) from None
+    finally:
+        reset_gram_table()
+    bleu = res.details.get("bleu")
+    out = ChunkResult(
+        index=chunk.index,
+        n=len(chunk),
+        per_caption={k: np.asarray(v, dtype=np.float64) for k, v in res.per_caption.items()},
+        signatures=dict(res.signatures),
+        bleu=None if bleu is None else {k: bleu[k] for k in ("testlen", "reflen", "guess", "correct")},
+        nrefs=frozenset(len(r) for r in chunk.refs),
+        line_break=settings.line_breaks == "space" and has_line_break(chunk.cands, chunk.refs),
+        emptied=dict(res.details.get("input", {}).get("empty_after_tokenization", {})),
+        ids=chunk.ids,
+    )
+    if settings.output_format is not None:
+        ids = chunk.ids if chunk.ids is not None else list(range(chunk.start, chunk.start + len(chunk)))
+        out.fragment = fragment(settings.output_format, ids, out.per_caption)
+    return out

@@ -1,0 +1,157 @@
+"""CIDEr document frequencies over a reference set too large for a dict of n-gram strings.
+
+A 1M-row set with five unique references per row holds some 20M distinct 1-4-grams: as a dict
+of strings that is several GB. Here each n-gram is a 128-bit BLAKE2b digest kept as two uint64
+columns sorted together, with a uint32 count: 20 bytes per n-gram, in arrays that can be saved,
+memory-mapped by worker processes and shipped to Ray workers without pickling millions of
+objects.
+
+Exactness. Counts are integers summed exactly, in any order. Two distinct n-grams would have to
+share all 128 bits to be confused: at 10^9 n-grams that has probability below 10^-20. A clash of
+the first 64 bits alone is handled (lookups then compare the second column), so only a full
+128-bit clash could change a number.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..metrics.cider import DocumentFrequency
+
+_KEY_DTYPE = np.uint64
+
+
+def gram_keys(grams: Sequence[str]) -> np.ndarray:
+    """``(len(grams), 2)`` uint64 keys: the 16-byte BLAKE2b digest of each UTF-8 n-gram."""
+    if not grams:
+        return np.zeros((0, 2), dtype=_KEY_DTYPE)
+    blake = hashlib.blake2b
+    raw = b"".join(blake(g.encode("utf-8"), digest_size=16).digest() for g in grams)
+    return np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
+
+
+def _reduce(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows sorted by (first, second) column with equal keys merged, counts summed."""
+    if len(keys) == 0:
+        return keys.reshape(0, 2), counts.astype(np.uint32)
+    order = np.lexsort((keys[:, 1], keys[:, 0]))
+    keys = keys[order]
+    counts = counts[order]
+    new = np.ones(len(keys), dtype=bool)
+    new[1:] = (keys[1:, 0] != keys[:-1, 0]) | (keys[1:, 1] != keys[:-1, 1])
+    starts = np.flatnonzero(new)
+    summed = np.add.reduceat(counts.astype(np.uint64), starts)
+    return np.ascontiguousarray(keys[starts]), summed.astype(np.uint32)
+
+
+def chunk_df(token_refsets: Iterable[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and counts of one chunk: each row adds 1 to every distinct n-gram (orders 1-4) of
+    the union of its tokenized references, as CIDEr's df counts scoring units."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    for refs in token_refsets:
+        grams: set[str] = set()
+        add = grams.add
+        for ref in refs:
+            words = ref.split()
+            L = len(words)
+            for w in words:
+                add(w)
+            for k in range(2, 5):
+                for i in range(L - k + 1):
+                    add(" ".join(words[i:i + k]))
+        for g in grams:
+            counts[g] = get(g, 0) + 1
+    grams_list = list(counts)
+    keys = gram_keys(grams_list)
+    vals = np.fromiter(counts.values(), dtype=np.uint32, count=len(grams_list))
+    return _reduce(keys, vals)
+
+
+class DfAccumulator:
+    """Sums chunk results into one sorted table; merges in batches so memory stays about
+    twice the final table, whatever the number of chunks."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros((0, 2), dtype=_KEY_DTYPE)
+        self.counts = np.zeros(0, dtype=np.uint32)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_rows = 0
+        self.n_units = 0
+
+    def add(self, keys: np.ndarray, counts: np.ndarray, n_rows: int) -> None:
+        self._pending.append((keys, counts))
+        self._pending_rows += len(keys)
+        self.n_units += n_rows
+        if self._pending_rows > max(2_000_000, len(self.keys) // 2):
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        keys = np.concatenate([self.keys] + [k for k, _ in self._pending])
+        counts = np.concatenate([self.counts] + [c for _, c in self._pending])
+        self._pending, self._pending_rows = [], 0
+        self.keys, self.counts = _reduce(keys, counts)
+
+    def result(self) -> "HashedDocumentFrequency":
+        self._merge()
+        return HashedDocumentFrequency(self.keys, self.counts, self.n_units)
+
+
+class HashedDocumentFrequency(DocumentFrequency):
+    """A :class:`DocumentFrequency` whose n-grams are 128-bit keys (see the module docstring).
+    ``source`` is ``corpus:N`` like the in-memory df of the same set, so signatures agree."""
+
+    def __init__(self, keys: np.ndarray, counts: np.ndarray, n_units: int, source: str | None = None):
+        super().__init__({}, n_units, source or f"corpus:{n_units}")
+        self.keys = keys
+        self.counts = counts
+        first = keys[:, 0]
+        # Positions whose first 64 bits repeat: lookups there compare the second column too.
+        self._clash = bool(len(first) > 1 and np.any(first[1:] == first[:-1]))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def lookup(self, grams: Sequence[str]) -> np.ndarray:
+        q = gram_keys(grams)
+        out = np.zeros(len(q), dtype=np.float64)
+        if len(self.keys) == 0 or len(q) == 0:
+            return out
+        first = self.keys[:, 0]
+        pos = np.searchsorted(first, q[:, 0], side="left")
+        inside = pos < len(first)
+        p = np.where(inside, pos, 0)
+        hit = inside & (first[p] == q[:, 0]) & (self.keys[p, 1] == q[:, 1])
+        out[hit] = self.counts[p[hit]]
+        if self._clash:  # rare: scan the run of equal first halves for the second
+            for i in np.flatnonzero(inside & ~hit & (first[p] == q[:, 0])).tolist():
+                j = int(pos[i])
+                while j < len(first) and first[j] == q[i, 0]:
+                    if self.keys[j, 1] == q[i, 1]:
+                        out[i] = self.counts[j]
+                        break
+                    j += 1
+        return out
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        h.update(str(self.n_units).encode())
+        h.update(np.ascontiguousarray(self.keys).tobytes())
+        h.update(np.ascontiguousarray(self.counts).tobytes())
+        return h.hexdigest()
+
+    def save_arrays(self, folder: Path) -> None:
+        """``df_keys.npy`` and ``df_counts.npy`` (written by the caller's atomic protocol)."""
+        np.save(folder / "df_keys.npy", self.keys)
+        np.save(folder / "df_counts.npy", self.counts)
+
+    @classmethod
+    def load_arrays(cls, folder: Path, n_units: int, mmap: bool = True) -> "HashedDocumentFrequency":
+        mode = "r" if mmap else None
+        return cls(np.load(folder / "df_keys.npy", mmap_mode=mode),
+                   np.load(folder / "df_counts.npy", mmap_mode=mode), n_units)

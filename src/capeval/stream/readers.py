@@ -1,0 +1,193 @@
+"""Rows in chunks from JSONL, CSV/TSV, Parquet or a Python iterable, without reading it all.
+
+The file readers apply the same per-row rules and error messages as :mod:`capeval.io` (they
+share its line parsers); duplicate ids are checked by the caller across the whole input.
+A chunk carries a digest of its content, which the run store uses to tell whether a saved
+chunk result belongs to these rows.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+
+STREAM_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")
+
+
+@dataclass
+class Chunk:
+    index: int                 # chunk number, from 0
+    start: int                 # input row index of the first row
+    ids: list | None           # None when the rows carry no ids (API iterables)
+    cands: list
+    refs: list
+    lines: list[int] | None    # source line of each row (JSONL/CSV), for error messages
+    digest: str = ""
+
+    def __len__(self) -> int:
+        return len(self.cands)
+
+
+def _digest(ids, cands, refs) -> str:
+    blob = json.dumps([ids, cands, refs], ensure_ascii=False, default=repr, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _utf8_error(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> InputError:
+    return InputError(f"{path}: not valid UTF-8 (line {lineno}: {raw[e.start:e.start + 8]!r}). "
+                      "Re-encode the file as UTF-8.")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
+    from ..io import parse_jsonl_line
+
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise _utf8_error(path, lineno, raw, e) from None
+            if lineno == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            rec = parse_jsonl_line(path, lineno, line)
+            if rec is not None:
+                yield (lineno, *rec)
+
+
+class _Utf8Lines:
+    """Text lines of a binary file for the csv module; a decoding error names its line."""
+
+    def __init__(self, path: Path, f):
+        self.path, self.f, self.lineno = path, f, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        raw = self.f.readline()
+        if not raw:
+            raise StopIteration
+        self.lineno += 1
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise _utf8_error(self.path, self.lineno, raw, e) from None
+        return text[1:] if self.lineno == 1 and text.startswith("\ufeff") else text
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
+    from ..io import iter_csv
+
+    with path.open("rb") as f:
+        yield from iter_csv(path, _Utf8Lines(path, f))
+
+
+def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object, object]]:
+    """Columns ``candidate`` and ``references`` (a list of strings) or ``ref1``, ``ref2``, ...
+    (strings; empty or null cells skipped), optionally ``id``. Row numbers count from 1."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+    from ..io import _REF_COLUMN
+
+    pf = pq.ParquetFile(path)
+    names = pf.schema_arrow.names
+    lower = [n.lower() for n in names]
+    if "candidate" not in lower:
+        raise InputError(f"{path}: no 'candidate' column (columns: {', '.join(names)})")
+    ref_cols = [n for n, lo in zip(names, lower) if _REF_COLUMN.fullmatch(lo)]
+    list_col = next((n for n, lo in zip(names, lower) if lo == "references"), None)
+    if list_col is None and not ref_cols:
+        raise InputError(f"{path}: no 'references' list column and no ref1, ref2, ... columns")
+    unknown = [n for n, lo in zip(names, lower)
+               if lo not in ("id", "candidate", "references") and not _REF_COLUMN.fullmatch(lo)]
+    if unknown:
+        raise InputError(f"{path}: unknown column(s) {', '.join(map(repr, unknown))}; the columns are id "
+                         "(optional), candidate, and references (a list) or ref1, ref2, ...")
+    id_col = next((n for n, lo in zip(names, lower) if lo == "id"), None)
+    cand_col = names[lower.index("candidate")]
+    cols = [c for c in (id_col, cand_col, list_col, *ref_cols) if c is not None]
+    row = 0
+    for rb in pf.iter_batches(batch_size=batch, columns=cols):
+        data = rb.to_pydict()
+        for k in range(rb.num_rows):
+            row += 1
+            key = data[id_col][k] if id_col else row
+            if id_col and not isinstance(key, (str, int)):
+                raise InputError(f"{path}: row {row}: id must be a string or integer, got {key!r}")
+            if list_col is not None:
+                refs = data[list_col][k]
+                if not isinstance(refs, list):
+                    raise InputError(f"{path}: row {row}: 'references' must be a list of strings, got {refs!r}")
+            else:
+                refs = [data[c][k] for c in ref_cols if data[c][k]]
+                if not refs:
+                    raise InputError(f"{path}: row {row}: id {key!r} has no reference (every reference cell is empty)")
+            yield row, key, data[cand_col][k], refs
+
+
+def _iterable_rows(rows: Iterable) -> Iterator[tuple[None, object, object, object]]:
+    """API rows: ``(candidate, references)``, ``(id, candidate, references)`` or a mapping
+    with ``candidate``, ``references`` and optionally ``id``."""
+    for i, r in enumerate(rows):
+        if isinstance(r, dict):
+            if "candidate" not in r or "references" not in r:
+                raise InputError(f"row {i}: a mapping needs 'candidate' and 'references' keys, got {sorted(r)!r}")
+            yield None, r.get("id"), r["candidate"], r["references"]
+        elif isinstance(r, (tuple, list)) and len(r) in (2, 3):
+            yield (None, None, *r) if len(r) == 2 else (None, *r)
+        else:
+            raise InputError(f"row {i}: expected (candidate, references), (id, candidate, references) "
+                             f"or a mapping, got {type(r).__name__}")
+
+
+def open_rows(source, parquet_batch: int = 8192) -> Iterator[tuple]:
+    """``(line, id, candidate, references)`` of each row of a file path or an iterable."""
+    if isinstance(source, (str, Path)):
+        p = Path(source)
+        if not p.exists():
+            raise InputError(f"input file not found: {p}")
+        suffix = p.suffix.lower()
+        if suffix in (".jsonl", ".ndjson"):
+            return _jsonl_rows(p)
+        if suffix in (".csv", ".tsv"):
+            return _csv_rows(p)
+        if suffix == ".parquet":
+            return _parquet_rows(p, parquet_batch)
+        raise InputError(f"{p}: cannot stream {suffix!r} input (use {', '.join(STREAM_SUFFIXES)})")
+    return _iterable_rows(source)
+
+
+def chunks(rows: Iterator[tuple], size: int) -> Iterator[Chunk]:
+    """Consecutive chunks of ``size`` rows (the last may be shorter)."""
+    if size < 1:
+        raise InputError(f"chunk size must be >= 1, got {size}")
+    index = start = 0
+    buf: list[tuple] = []
+
+    def make() -> Chunk:
+        lines = [r[0] for r in buf]
+        ids = [r[1] for r in buf]
+        if all(x is None for x in ids):
+            ids = None
+        elif any(x is None for x in ids):
+            raise InputError(f"rows {start}-{start + len(buf) - 1}: some rows have an id and some do not")
+        cands = [r[2] for r in buf]
+        refs = [r[3] for r in buf]
+        return Chunk(index, start, ids, cands, refs, None if lines[0] is None else lines,
+                     _digest(ids, cands, refs))
+
+    for r in rows:
+        buf.append(r)
+        if len(buf) == size:
+            yield make()
+            index += 1
+            start += len(buf)
+            buf = []
+    if buf:
+        yield make()

@@ -1,0 +1,368 @@
+"""``score_stream``: score an input of any length in bounded memory, resumably, on any engine.
+
+1. df pass (only for CIDEr with df from the scored set, and only when the input is longer than
+   one chunk): every chunk is validated and its reference n-grams counted; the counts are summed
+   into a hashed df table (:mod:`capeval.stream.dfstore`) saved in the run folder.
+2. score pass: every chunk is scored by :func:`capeval.score` with that df, on the engine; each
+   chunk result is saved in the run folder as it arrives (:mod:`capeval.stream.store`).
+3. assembly: chunk results are read back in input order into the output file (written under a
+   temporary name and renamed), and the corpus scores come from their summed statistics: BLEU's
+   integer counts, and the mean of the per-row ROUGE-L and CIDEr scores taken with numpy over the
+   whole column, as the in-memory path takes it (8 bytes per row and metric).
+
+Every number equals :func:`capeval.score` on the same rows (tests compare with ``==``).
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._version import __version__
+from ..errors import InputError
+from ..result import Result
+from .chunks import CIDER_FAMILIES, STREAM_FAMILIES, DfHandle, Settings, df_pass, score_pass
+from .readers import Chunk, chunks, open_rows
+from .store import RunStore
+from .writers import RowFileWriter, row_format, write_signatures
+
+DEFAULT_CHUNK = 10_000
+
+
+def streamable(metrics: Iterable[str]) -> bool:
+    """Whether every metric can be streamed (its family in :data:`STREAM_FAMILIES`)."""
+    from ..metrics.registry import family_for
+
+    try:
+        return all(family_for(m).family in STREAM_FAMILIES for m in metrics)
+    except Exception:
+        return False
+
+
+def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_format):
+    from ..api import _group_by_family
+    from ..metrics.registry import get_family
+    from ..text import tokenizer_id
+    from ..validation import check_line_break_policy
+
+    metrics = list(metrics)
+    if not metrics:
+        raise InputError("no metrics requested")
+    groups = _group_by_family(metrics)
+    bad = [m for cls, names in groups.items() if cls.family not in STREAM_FAMILIES for m in names]
+    if bad:
+        raise InputError(f"metric(s) {', '.join(bad)} cannot be streamed (streamed families: "
+                         f"{', '.join(STREAM_FAMILIES)}); score them with capeval.score (CLI: without "
+                         "--jobs/--engine/--chunk-size)")
+    tokenizer_id(tokenizer)
+    check_line_break_policy(line_breaks)
+    options = {fam: dict(opt or {}) for fam, opt in (options or {}).items()}
+    df_source = None
+    for fam, opt in options.items():
+        get_family(fam)
+        if not isinstance(opt, dict):
+            raise InputError(f"options for {fam} must be a mapping of option names to values, got {opt!r}")
+        if fam in CIDER_FAMILIES:
+            if opt.get("save_df") is not None:
+                raise InputError(f"{fam}: save_df (CLI --save-cider-df) is not available when streaming; "
+                                 "save the df with capeval.score on the references, or score without streaming")
+            src = opt.pop("df", None)
+            if src is not None and str(src) != "corpus":
+                if df_source is not None and src is not df_source and str(src) != str(df_source):
+                    raise InputError("cider and cider_d were given different df files; stream them separately")
+                df_source = src
+    frozen = tuple(sorted((f, tuple(sorted(o.items()))) for f, o in options.items()))
+    settings = Settings(tuple(metrics), tokenizer, bool(allow_empty), line_breaks, frozen, output_format)
+    needs_df = any(cls.family in CIDER_FAMILIES for cls in groups)
+    return settings, needs_df, df_source
+
+
+class _IdTracker:
+    """Duplicate ids across the whole input in 8 bytes per row: 64-bit hashes, sorted at the
+    end; a repeated hash is confirmed (or dismissed) by reading the ids again exactly."""
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []
+
+    def add(self, ids) -> None:
+        if ids is None:
+            return
+        blake = hashlib.blake2b
+        raw = b"".join(blake(json.dumps(k).encode(), digest_size=8).digest() for k in ids)
+        self.parts.append(np.frombuffer(raw, dtype="<u8"))
+
+    def suspects(self) -> set[int]:
+        if not self.parts:
+            return set()
+        h = np.sort(np.concatenate(self.parts))
+        self.parts = []
+        return set(h[1:][h[1:] == h[:-1]].tolist())
+
+
+def _duplicate_error(source, rows: Iterable[tuple], suspects: set[int]) -> InputError | None:
+    seen: dict = {}
+    for i, (line, key, _c, _r) in enumerate(rows):
+        if int.from_bytes(hashlib.blake2b(json.dumps(key).encode(), digest_size=8).digest(), "little") not in suspects:
+            continue
+        where = line if line is not None else i
+        if key in seen:
+            if line is not None:
+                return InputError(f"{source}:{line}: duplicate id {key!r} (first on line {seen[key]})")
+            return InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
+        seen[key] = where
+    return None
+
+
+def _merge_signature(sig: str, tok: str, nrefs: str) -> str:
+    parts = sig.split("|")
+    for k, p in enumerate(parts):
+        if p.startswith("tok:"):
+            parts[k] = f"tok:{tok}"
+        elif p.startswith("nrefs:"):
+            parts[k] = f"nrefs:{nrefs}"
+    return "|".join(parts)
+
+
+def _source_id(source) -> str | None:
+    """Identity of a file input for reusing a saved df on resume (path, size, mtime)."""
+    if isinstance(source, (str, Path)):
+        st = Path(source).stat()
+        return f"{Path(source).resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    return None
+
+
+def score_stream(
+    rows,
+    metrics: Iterable[str] = ("bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"),
+    *,
+    output: str | Path | None = None,
+    tokenizer: str = "ptb",
+    allow_empty: bool = False,
+    line_breaks: str = "space",
+    options: dict[str, dict[str, Any]] | None = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    jobs: int = 1,
+    engine: str = "local",
+    address: str | None = None,
+    run_dir: str | Path | None = None,
+    keep_per_caption: bool | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> Result:
+    """Score rows in chunks of ``chunk_size``; same numbers as :func:`capeval.score`.
+
+    Parameters
+    ----------
+    rows : path or iterable
+        A ``.jsonl``/``.csv``/``.tsv``/``.parquet`` file (read in chunks), or an iterable of
+        ``(candidate, references)``, ``(id, candidate, references)`` or mappings with
+        ``candidate``, ``references`` and optionally ``id``. A one-shot iterator is spilled to
+        the run folder when it must be read twice (CIDEr's df pass).
+    metrics : names of the BLEU, ROUGE-L, CIDEr-D and CIDEr outputs (others do not stream).
+    output : path, optional
+        ``.jsonl`` (one object per row), ``.csv`` or ``.parquet`` per-row scores, written in
+        input order, plus ``<name>.signatures.json`` with corpus scores and signatures.
+    chunk_size, jobs, engine, address
+        Rows per chunk; ``jobs`` worker processes (``engine="local"``) or Ray tasks
+        (``engine="ray"``, on the cluster at ``address`` or a local Ray with ``jobs`` CPUs).
+    run_dir : path, optional
+        Folder for chunk results and the df (default ``<output>.capeval-run``, or a temporary
+        folder without output). A run killed midway resumes there from its complete chunks.
+        Removed after a successful run.
+    keep_per_caption : bool, optional
+        Return per-caption arrays in the Result (default: only when there is no output file).
+    progress : callable, optional
+        ``progress(stage, rows_done)`` with stage ``"df"`` or ``"score"`` after every chunk.
+    tokenizer, allow_empty, line_breaks, options : as :func:`capeval.score`.
+    """
+    from ..metrics.bleu import BleuStats, bleu_from_stats
+    from ..text import tokenizer_id
+    from ..validation import LINE_BREAK_TAG
+    from .engines import make_engine
+
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    out_path = Path(output) if output is not None else None
+    fmt = None
+    if out_path is not None:
+        fmt = row_format(out_path)
+        if fmt is None:
+            raise InputError(f"{out_path}: streamed output is .jsonl, .csv or .parquet (one row per caption)")
+        if isinstance(rows, (str, Path)) and Path(rows).resolve() == out_path.resolve():
+            raise InputError(f"{out_path}: the output would overwrite the input")
+    metrics = list(metrics)
+    settings, needs_df, df_file = _settings(metrics, tokenizer, allow_empty, line_breaks, options, fmt)
+    if keep_per_caption is None:
+        keep_per_caption = out_path is None
+
+    # Re-iterable sources are read twice; a one-shot iterator is spilled to the run folder.
+    is_path = isinstance(rows, (str, Path))
+    one_shot = not is_path and iter(rows) is rows
+    if run_dir is None:
+        temporary = out_path is None
+        folder = Path(tempfile.mkdtemp(prefix="capeval-run-")) if temporary else \
+            out_path.with_name(out_path.name + ".capeval-run")
+    else:
+        temporary, folder = False, Path(run_dir)
+    df_label = "file:" + str(df_file) if df_file is not None else ("corpus" if needs_df else "none")
+    if df_file is not None and not isinstance(df_file, (str, Path)):
+        df_label = f"object:{df_file.source}"
+    fingerprint = {"version": __version__, "settings": repr(settings), "chunk_size": chunk_size, "df": df_label}
+    store = RunStore(folder, fingerprint, temporary=temporary)
+    eng = make_engine(engine, jobs, address)
+    try:
+        # Peek: an input of one chunk is scored as one corpus (no df pass needed).
+        first = chunks(open_rows(rows), chunk_size)
+        head = list(itertools.islice(first, 2))
+        spilled: list[int] = []
+
+        def read_chunks():
+            if not one_shot:
+                return chunks(open_rows(rows), chunk_size)
+            return (store.load(i, "input", kind="input") for i in spilled)
+
+        if one_shot:  # keep the rows for the second read
+            for c in itertools.chain(head, first):
+                store.save(c.index, "input", c, kind="input")
+                spilled.append(c.index)
+        if not head:
+            raise InputError(f"{rows}: no records" if is_path else "no rows to score")
+        single = len(head) == 1
+
+        handle: DfHandle | None = None
+        df_id = "none"
+        if df_file is not None:
+            from ..metrics.cider import DocumentFrequency
+
+            dfo = df_file if isinstance(df_file, DocumentFrequency) else DocumentFrequency.load(df_file)
+            handle = DfHandle("object", dfo, dfo.n_units) if eng.name == "ray" or eng.jobs == 1 \
+                else DfHandle("file", str(df_file), dfo.n_units) if not isinstance(df_file, DocumentFrequency) \
+                else DfHandle("object", dfo, dfo.n_units)
+            df_id = dfo.source
+        elif needs_df and not single:
+            sid = _source_id(rows)
+            dfo = store.load_df(sid)
+            if dfo is None:
+                from .dfstore import DfAccumulator
+
+                acc = DfAccumulator()
+                done = 0
+                for keys, counts, n in eng.map(df_pass, ((c, settings) for c in read_chunks())):
+                    acc.add(keys, counts, n)
+                    done += n
+                    if progress is not None:
+                        progress("df", done)
+                dfo = acc.result()
+                del acc
+                store.save_df(dfo, sid)
+                from .dfstore import HashedDocumentFrequency
+
+                dfo = HashedDocumentFrequency.load_arrays(store.folder, dfo.n_units)  # memory-mapped
+            df_id = dfo.digest()
+            handle = eng.ship_df(dfo, store.folder)
+
+        ids = _IdTracker()
+        keys: list[str] = []
+        n_rows = 0
+
+        def tasks():
+            nonlocal n_rows
+            for c in read_chunks():
+                ids.add(c.ids)
+                n_rows += len(c)
+                key = store.chunk_key(c.digest, df_id)
+                keys.append(key)
+                if not store.has(c.index, key):
+                    yield c, settings, handle
+
+        done = 0
+        for res in eng.map(score_pass, tasks()):
+            store.save(res.index, keys[res.index], res)
+            done += res.n
+            if progress is not None:
+                progress("score", done)
+        suspects = ids.suspects()
+        if suspects:
+            err = _duplicate_error(rows, (r for c in read_chunks() for r in
+                                          zip(c.lines or [None] * len(c), c.ids or [None] * len(c), c.cands, c.refs)),
+                                   suspects)
+            if err is not None:
+                raise err
+
+        # Assembly, in input order.
+        writer = RowFileWriter(out_path, fmt, metrics) if out_path is not None else None
+        per_caption: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
+        mean_metrics = [m for m in metrics if not m.startswith("bleu")]
+        bleu_tot = {"testlen": 0, "reflen": 0, "guess": [0] * 4, "correct": [0] * 4}
+        nrefs: set[int] = set()
+        line_break = False
+        emptied: dict[str, int] = {}
+        signatures: dict[str, str] = {}
+        try:
+            for i, key in enumerate(keys):
+                r = store.load(i, key)
+                if r is None:
+                    raise RuntimeError(f"chunk {i} result missing or damaged in {store.folder} after scoring")
+                if writer is not None:
+                    rids = r.ids if r.ids is not None else list(range(i * chunk_size, i * chunk_size + r.n))
+                    writer.write(r.fragment, rids, r.per_caption)
+                for m in metrics:
+                    if keep_per_caption or m in mean_metrics:
+                        per_caption[m].append(r.per_caption[m])
+                if r.bleu is not None:
+                    bleu_tot["testlen"] += r.bleu["testlen"]
+                    bleu_tot["reflen"] += r.bleu["reflen"]
+                    for k in range(4):
+                        bleu_tot["guess"][k] += r.bleu["guess"][k]
+                        bleu_tot["correct"][k] += r.bleu["correct"][k]
+                nrefs |= r.nrefs
+                line_break |= r.line_break
+                for k, v in r.emptied.items():
+                    emptied[k] = emptied.get(k, 0) + v
+                if not signatures:
+                    signatures = dict(r.signatures)
+            tok = tokenizer_id(tokenizer) + (LINE_BREAK_TAG if line_break else "")
+            nrefs_s = str(next(iter(nrefs))) if len(nrefs) == 1 else "var"
+            signatures = {m: _merge_signature(signatures[m], tok, nrefs_s) for m in metrics}
+            corpus: dict[str, float] = {}
+            bleu = None
+            if any(m.startswith("bleu") for m in metrics):
+                total = BleuStats(bleu_tot["testlen"], bleu_tot["reflen"], tuple(bleu_tot["guess"]),
+                                  tuple(bleu_tot["correct"]))
+                bleu = bleu_from_stats(total, 4)
+            arrays = {m: np.concatenate(v) if v else np.zeros(0) for m, v in per_caption.items()}
+            for m in metrics:
+                corpus[m] = float(bleu[int(m[4:]) - 1]) if m.startswith("bleu") else float(np.mean(arrays[m]))
+            if writer is not None:
+                write_signatures(out_path, corpus, signatures)
+                writer.commit()
+                writer = None
+        finally:
+            if writer is not None:
+                writer.abort()
+        details: dict[str, Any] = {}
+        if bleu is not None:
+            details["bleu"] = {"testlen": bleu_tot["testlen"], "reflen": bleu_tot["reflen"],
+                               "guess": bleu_tot["guess"], "correct": bleu_tot["correct"]}
+        if emptied:
+            details["input"] = {"empty_after_tokenization": emptied}
+            warnings.warn(f"{', '.join(f'{v} {k}' for k, v in emptied.items())} empty after the {tokenizer} "
+                          "tokenizer (scored as empty text by the n-gram metrics); counted in "
+                          "result.details['input']", stacklevel=2)
+        result = Result(corpus=corpus, per_caption=arrays if keep_per_caption else {},
+                        signatures=signatures, n=n_rows, details=details)
+    finally:
+        eng.close()
+        if temporary:
+            store.remove()
+    store.remove()  # done: the chunks are in the output
+    return result
+
+
+__all__ = ["score_stream", "streamable", "DEFAULT_CHUNK", "Chunk"]

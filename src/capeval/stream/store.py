@@ -1,0 +1,106 @@
+"""The run folder that makes a streamed run resumable.
+
+``run.json`` holds the run's fingerprint (version, metrics, tokenizer, options, chunk size,
+output format). Each scored chunk is one file ``chunk-NNNNNNN.bin``: a header, the SHA-256 of
+the payload, and the payload (the chunk's key and result). A chunk file is written under a
+temporary name, flushed to disk and renamed, so it either exists whole or not at all; on
+reading, a wrong checksum or a key that does not match the current rows, settings and df
+means "not done" and the chunk is scored again. A killed run therefore resumes from its
+complete chunks, and the output, assembled only at the end, is the same bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+_MAGIC = b"CAPEVAL-CHUNK/1\n"
+_MANIFEST = "run.json"
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class RunStore:
+    def __init__(self, folder: Path, fingerprint: dict, temporary: bool = False):
+        self.folder = Path(folder)
+        self.temporary = temporary
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.fingerprint = json.dumps(fingerprint, sort_keys=True, default=repr)
+        manifest = self.folder / _MANIFEST
+        old = manifest.read_text() if manifest.exists() else None
+        if old != self.fingerprint:
+            if old is not None:  # another run's chunks: not ours to reuse
+                self._clear()
+            _atomic_write(manifest, self.fingerprint.encode())
+
+    def _clear(self) -> None:
+        for p in self.folder.iterdir():
+            if p.name.startswith(("chunk-", "df_", "df.json", "input-", ".chunk-", ".input-", ".df")):
+                p.unlink()
+
+    def chunk_key(self, chunk_digest: str, df_id: str) -> str:
+        return hashlib.sha256(f"{self.fingerprint}|{chunk_digest}|{df_id}".encode()).hexdigest()
+
+    def _chunk_path(self, index: int, kind: str = "chunk") -> Path:
+        return self.folder / f"{kind}-{index:07d}.bin"
+
+    def save(self, index: int, key: str, obj, kind: str = "chunk") -> None:
+        payload = pickle.dumps((key, obj), protocol=pickle.HIGHEST_PROTOCOL)
+        digest = hashlib.sha256(payload).hexdigest().encode()
+        _atomic_write(self._chunk_path(index, kind), _MAGIC + digest + b"\n" + payload)
+
+    def load(self, index: int, key: str, kind: str = "chunk"):
+        """The saved object, or None when absent, damaged or saved for other rows/settings."""
+        p = self._chunk_path(index, kind)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            return None
+        head = len(_MAGIC) + 65
+        if not data.startswith(_MAGIC) or len(data) < head:
+            return None
+        digest, payload = data[len(_MAGIC):head - 1], data[head:]
+        if hashlib.sha256(payload).hexdigest().encode() != digest:
+            return None
+        saved_key, obj = pickle.loads(payload)
+        return obj if saved_key == key else None
+
+    def has(self, index: int, key: str) -> bool:
+        return self.load(index, key) is not None
+
+    # -- df of the whole input --------------------------------------------------------------
+    def load_df(self, source_id: str | None):
+        from .dfstore import HashedDocumentFrequency
+
+        meta = self.folder / "df.json"
+        if source_id is None or not meta.exists():
+            return None
+        info = json.loads(meta.read_text())
+        if info.get("source") != source_id:
+            return None
+        try:
+            dfo = HashedDocumentFrequency.load_arrays(self.folder, info["n_units"])
+        except (OSError, ValueError):
+            return None
+        return dfo if dfo.digest() == info["digest"] else None
+
+    def save_df(self, dfo, source_id: str | None) -> str:
+        """Save the arrays (workers memory-map them); returns the df digest."""
+        digest = dfo.digest()
+        dfo.save_arrays(self.folder)
+        _atomic_write(self.folder / "df.json",
+                      json.dumps({"source": source_id, "n_units": dfo.n_units, "digest": digest}).encode())
+        return digest
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
