@@ -239,6 +239,11 @@ def read_input(path: str | Path, annotations: str | Path | None = None):
 
 def write_result(result: Result, path: str | Path, ids: Sequence) -> None:
     p = Path(path)
+    if p.suffix.lower() in (".jsonl", ".ndjson", ".parquet"):  # row files, as streamed runs write them
+        from .stream.writers import write_rows
+
+        write_rows(p, list(ids), result.per_caption, result.corpus, result.signatures)
+        return
     if p.suffix.lower() == ".csv":
         with p.open("w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)

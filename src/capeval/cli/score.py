@@ -70,13 +70,16 @@ def score_cmd(
     strict_line_breaks: bool = typer.Option(False, "--strict-line-breaks", help="Refuse captions holding a line break (\\n, \\r, U+2028, ...) instead of reading each as a space (default, as pycocoevalcap does for \\n)."),
     option: list[str] = typer.Option([], "--option", "-O", help="Metric option FAMILY.KEY=VALUE, repeatable (e.g. wmd.vectors=spacy-md, wembsim.combine=max, meteor.workers=2). Values are parsed as JSON when possible."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr)."),
+    engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs capeval[ray])."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
+    chunk_size: Optional[int] = typer.Option(None, "--chunk-size", help="Rows per streamed chunk (default 10000)."),
 ) -> None:
     """Score candidate captions against references; print corpus scores with signatures."""
     from ..api import score
     from ..io import read_input, write_result
 
     try:
-        ids, cands, refs = read_input(input, annotations)
         names = _parse_metrics(metrics)
         line_breaks = "refuse" if strict_line_breaks else "space"
         options: dict = {}
@@ -93,7 +96,24 @@ def score_cmd(
         from ..metrics.registry import family_for
 
         families = list(dict.fromkeys(family_for(n).family for n in names))
-        if quiet:
+        # Streaming (bounded memory, resumable, --jobs/--engine) when the run allows it: cli/_stream.py.
+        from ._stream import run_streamed, stream_reason
+
+        why_not = stream_reason(input, annotations, output, names, save_cider_df)
+        if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
+            from ..errors import InputError
+
+            raise InputError(f"--jobs/--engine/--address/--chunk-size stream the input, but {why_not}")
+        streamed = why_not is None
+        if streamed:
+            result = run_streamed(input, output, names, tokenizer=tokenizer, allow_empty=allow_empty,
+                                  line_breaks=line_breaks, options=options, chunk_size=chunk_size, jobs=jobs,
+                                  engine=engine, address=address, quiet=quiet, err=err)
+        else:
+            ids, cands, refs = read_input(input, annotations)
+        if streamed:
+            pass
+        elif quiet:
             result = score(cands, refs, names, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
                            line_breaks=line_breaks, options=options)
         else:
@@ -114,7 +134,8 @@ def score_cmd(
     for name, sig in result.signatures.items():
         console.print(f"  {name}: {sig}", soft_wrap=True, highlight=False)
     if output is not None:
-        write_result(result, output, ids)
+        if not streamed:
+            write_result(result, output, ids)
         console.print(f"per-caption scores written to {output}")
 
 

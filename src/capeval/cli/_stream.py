@@ -1,0 +1,55 @@
+"""The streamed path of ``capeval score`` (kept apart from score.py's argument parsing).
+
+``capeval score`` streams when every requested metric streams (BLEU, ROUGE-L, CIDEr-D, CIDEr),
+the input is JSONL/CSV/TSV/Parquet, the output (if any) is a row file (.jsonl, .csv, .parquet)
+and no df is to be saved; or whenever --jobs, --engine or --chunk-size is given (then the
+other conditions are required, with an error saying which failed). Numbers are identical
+either way.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def stream_reason(input: Path, annotations, output, names, save_cider_df) -> str | None:
+    """Why this run cannot stream, or None when it can."""
+    from ..stream import streamable
+    from ..stream.readers import STREAM_SUFFIXES
+    from ..stream.writers import row_format
+
+    if annotations is not None:
+        return "COCO results input (--annotations) is read whole"
+    if input.suffix.lower() not in STREAM_SUFFIXES:
+        return f"{input.suffix or 'this'} input does not stream (use {', '.join(STREAM_SUFFIXES)})"
+    if output is not None and row_format(output) is None:
+        return f"{output.suffix or 'this'} output is one JSON document (use .jsonl, .csv or .parquet)"
+    if not streamable(names):
+        return "a requested metric does not stream (streamed: bleu1-4, rouge_l, cider_d, cider)"
+    if save_cider_df is not None:
+        return "--save-cider-df needs the whole reference set in memory"
+    return None
+
+
+def run_streamed(input: Path, output, names, *, tokenizer, allow_empty, line_breaks, options, chunk_size,
+                 jobs, engine, address, quiet, err):
+    """Score with :func:`capeval.score_stream` under a progress display; returns the Result."""
+    from ..stream import DEFAULT_CHUNK, score_stream
+
+    kwargs = dict(output=output, tokenizer=tokenizer, allow_empty=allow_empty, line_breaks=line_breaks,
+                  options=options, chunk_size=chunk_size or DEFAULT_CHUNK, jobs=jobs, engine=engine,
+                  address=address)
+    if quiet:
+        return score_stream(input, names, **kwargs)
+    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), TextColumn("{task.completed:,} rows"),
+                  TimeElapsedColumn(), console=err, transient=True) as prog:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int) -> None:
+            if stage not in tasks:
+                label = {"df": "CIDEr df pass", "score": "scoring"}.get(stage, stage)
+                tasks[stage] = prog.add_task(label, total=None)
+            prog.update(tasks[stage], completed=done)
+
+        return score_stream(input, names, progress=progress, **kwargs)
