@@ -1,0 +1,51 @@
+"""`capeval score` streaming: the contract (one JSON object per input row, in input order),
+--jobs, and the cases that cannot stream."""
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from capeval import score
+from capeval.cli.main import app
+from capeval.io import read_jsonl, write_result
+
+from ..stream._rows import make_rows, write_jsonl
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+runner = CliRunner()
+
+
+def test_jsonl_contract_jobs_2_equals_in_memory_bytes(tmp_path):
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, make_rows(900))
+    out = tmp_path / "o.jsonl"
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,rouge_l,cider_d", "-o", str(out),
+                              "--jobs", "2", "--chunk-size", "200", "-q"])
+    assert res.exit_code == 0, res.output
+    ids, cands, refs = read_jsonl(src)
+    mem = score(cands, refs, ["bleu4", "rouge_l", "cider_d"], ids=ids)
+    write_result(mem, tmp_path / "mem.jsonl", ids)
+    assert out.read_bytes() == (tmp_path / "mem.jsonl").read_bytes()
+    lines = out.read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines] == ids
+    assert f"{mem.corpus['cider_d']:.6f}" in res.output
+
+
+def test_stream_flags_refused_when_run_cannot_stream(tmp_path):
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, make_rows(20))
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4", "-o", str(tmp_path / "o.json"), "--jobs", "2"])
+    assert res.exit_code == 2 and "one JSON document" in res.output
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,meteor", "--engine", "ray"])
+    assert res.exit_code == 2 and "does not stream" in res.output
+
+
+def test_coco_input_with_row_file_output(tmp_path):
+    out = tmp_path / "s.jsonl"
+    res = runner.invoke(app, ["score", "-i", str(EXAMPLES / "coco_results.json"), "-a",
+                              str(EXAMPLES / "coco_annotations.json"), "-m", "rouge_l,bleu1", "-o", str(out),
+                              "--tokenizer", "none", "-q"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 5 and list(rows[0]) == ["id", "rouge_l", "bleu1"]
+    assert json.loads(out.with_suffix(".signatures.json").read_text())["corpus"].keys() == {"rouge_l", "bleu1"}
