@@ -169,7 +169,7 @@ def test_single_row_cider_refused_as_in_memory(tmp_path):
         score_stream(p, ["cider_d"])
 
 
-def test_hashed_df_equals_dict_df():
+def test_hashed_df_equals_dict_df(tmp_path):
     from capeval.metrics._units import dedupe
     from capeval.metrics.cider import DocumentFrequency
     from capeval.stream.dfstore import DfAccumulator, chunk_df
@@ -182,10 +182,14 @@ def test_hashed_df_equals_dict_df():
     acc = DfAccumulator()
     for s in range(0, len(refs), 64):
         acc.add(*chunk_df(refs[s:s + 64]), n_rows=len(refs[s:s + 64]))
-    hashed = acc.result()
+    acc2 = DfAccumulator()
+    for s in range(0, len(refs), 37):
+        acc2.add(*chunk_df(refs[s:s + 37]), n_rows=len(refs[s:s + 37]))
     grams = sorted(plain.df) + ["never seen gram", "zebra"]
-    assert hashed.lookup(grams).tolist() == plain.lookup(grams).tolist()
-    assert len(hashed) == len(plain.df) and hashed.n_units == plain.n_units == 500
+    for hashed in (acc.result(), acc2.result(tmp_path)):  # in memory; written and memory-mapped
+        assert hashed.lookup(grams).tolist() == plain.lookup(grams).tolist()
+        assert len(hashed) == len(plain.df) and hashed.n_units == plain.n_units == 500
+        assert np.all(np.diff(hashed.keys[:, 0].astype(np.float64)) >= 0)  # one sorted table over the buckets
 
 
 def test_hashed_df_first_half_clash_resolved():

@@ -72,34 +72,76 @@ def chunk_df(token_refsets: Iterable[Sequence[str]]) -> tuple[np.ndarray, np.nda
 
 
 class DfAccumulator:
-    """Sums chunk results into one sorted table; merges in batches so memory stays about
-    twice the final table, whatever the number of chunks."""
+    """Sums chunk results into one sorted table.
+
+    The table is kept in 16 buckets by the top 4 bits of the first key column, so merging new
+    counts into it sorts one bucket at a time (temporaries ~1/16 of the table), and the buckets
+    concatenated in order are the sorted table. :meth:`result` writes them straight into
+    ``.npy`` files when given a folder, freeing each bucket as it goes, so the peak stays near
+    one copy of the table.
+    """
+
+    BITS = 4
 
     def __init__(self) -> None:
-        self.keys = np.zeros((0, 2), dtype=_KEY_DTYPE)
-        self.counts = np.zeros(0, dtype=np.uint32)
-        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
-        self._pending_rows = 0
+        n = 1 << self.BITS
+        self._keys = [np.zeros((0, 2), dtype=_KEY_DTYPE) for _ in range(n)]
+        self._counts = [np.zeros(0, dtype=np.uint32) for _ in range(n)]
+        self._pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(n)]
+        self._pending_rows = [0] * n
+        # Bucket b holds first-column values in [bounds[b], bounds[b + 1]).
+        self._bounds = np.array([b << (64 - self.BITS) for b in range(1, n)], dtype=_KEY_DTYPE)
         self.n_units = 0
 
     def add(self, keys: np.ndarray, counts: np.ndarray, n_rows: int) -> None:
-        self._pending.append((keys, counts))
-        self._pending_rows += len(keys)
+        """Add a chunk's (sorted) keys and counts."""
         self.n_units += n_rows
-        if self._pending_rows > max(2_000_000, len(self.keys) // 2):
-            self._merge()
+        cuts = np.searchsorted(keys[:, 0], self._bounds, side="left").tolist()
+        for b, (lo, hi) in enumerate(zip([0, *cuts], [*cuts, len(keys)])):
+            if hi > lo:
+                self._pending[b].append((keys[lo:hi].copy(), counts[lo:hi].copy()))
+                self._pending_rows[b] += hi - lo
+                if self._pending_rows[b] > max(250_000, len(self._keys[b]) // 2):
+                    self._merge(b)
 
-    def _merge(self) -> None:
-        if not self._pending:
+    def _merge(self, b: int) -> None:
+        if not self._pending[b]:
             return
-        keys = np.concatenate([self.keys] + [k for k, _ in self._pending])
-        counts = np.concatenate([self.counts] + [c for _, c in self._pending])
-        self._pending, self._pending_rows = [], 0
-        self.keys, self.counts = _reduce(keys, counts)
+        keys = np.concatenate([self._keys[b]] + [k for k, _ in self._pending[b]])
+        counts = np.concatenate([self._counts[b]] + [c for _, c in self._pending[b]])
+        self._pending[b], self._pending_rows[b] = [], 0
+        self._keys[b], self._counts[b] = _reduce(keys, counts)
 
-    def result(self) -> "HashedDocumentFrequency":
-        self._merge()
-        return HashedDocumentFrequency(self.keys, self.counts, self.n_units)
+    def __len__(self) -> int:
+        return sum(len(k) for k in self._keys) + sum(self._pending_rows)
+
+    def result(self, folder: Path | None = None) -> "HashedDocumentFrequency":
+        """The summed table; written to ``folder`` (df_keys.npy, df_counts.npy) and memory-mapped
+        when a folder is given, else kept in memory."""
+        for b in range(len(self._keys)):
+            self._merge(b)
+        total = sum(len(k) for k in self._keys)
+        if folder is None:
+            keys = np.concatenate(self._keys) if total else np.zeros((0, 2), dtype=_KEY_DTYPE)
+            counts = np.concatenate(self._counts) if total else np.zeros(0, dtype=np.uint32)
+        else:
+            from numpy.lib.format import open_memmap
+
+            keys = open_memmap(folder / "df_keys.npy", mode="w+", dtype=_KEY_DTYPE, shape=(total, 2))
+            counts = open_memmap(folder / "df_counts.npy", mode="w+", dtype=np.uint32, shape=(total,))
+            pos = 0
+            for b in range(len(self._keys)):
+                n = len(self._keys[b])
+                keys[pos:pos + n] = self._keys[b]
+                counts[pos:pos + n] = self._counts[b]
+                self._keys[b] = self._counts[b] = None  # free as we go
+                pos += n
+            keys.flush()
+            counts.flush()
+            del keys, counts
+            return HashedDocumentFrequency.load_arrays(folder, self.n_units)
+        self._keys = self._counts = []
+        return HashedDocumentFrequency(keys, counts, self.n_units)
 
 
 class HashedDocumentFrequency(DocumentFrequency):
@@ -141,14 +183,11 @@ class HashedDocumentFrequency(DocumentFrequency):
     def digest(self) -> str:
         h = hashlib.sha256()
         h.update(str(self.n_units).encode())
-        h.update(np.ascontiguousarray(self.keys).tobytes())
-        h.update(np.ascontiguousarray(self.counts).tobytes())
+        step = 1 << 20  # in slices: the arrays may be memory-mapped and large
+        for arr in (self.keys, self.counts):
+            for s in range(0, len(arr), step):
+                h.update(np.ascontiguousarray(arr[s:s + step]).tobytes())
         return h.hexdigest()
-
-    def save_arrays(self, folder: Path) -> None:
-        """``df_keys.npy`` and ``df_counts.npy`` (written by the caller's atomic protocol)."""
-        np.save(folder / "df_keys.npy", self.keys)
-        np.save(folder / "df_counts.npy", self.counts)
 
     @classmethod
     def load_arrays(cls, folder: Path, n_units: int, mmap: bool = True) -> "HashedDocumentFrequency":

@@ -33,7 +33,7 @@ from .readers import Chunk, chunks, open_rows
 from .store import RunStore
 from .writers import RowFileWriter, row_format, write_signatures
 
-DEFAULT_CHUNK = 10_000
+DEFAULT_CHUNK = 2_000  # ~0.2 GB per chunk in flight; larger chunks are not faster
 
 
 def streamable(metrics: Iterable[str]) -> bool:
@@ -258,13 +258,11 @@ def score_stream(
                     done += n
                     if progress is not None:
                         progress("df", done)
-                dfo = acc.result()
+                dfo = acc.result(store.folder)  # written to the run folder, memory-mapped
                 del acc
-                store.save_df(dfo, sid)
-                from .dfstore import HashedDocumentFrequency
-
-                dfo = HashedDocumentFrequency.load_arrays(store.folder, dfo.n_units)  # memory-mapped
-            df_id = dfo.digest()
+                df_id = store.save_df(dfo, sid)
+            else:
+                df_id = dfo.digest()
             handle = eng.ship_df(dfo, store.folder)
 
         ids = _IdTracker()

@@ -95,9 +95,9 @@ class RunStore:
         return dfo if dfo.digest() == info["digest"] else None
 
     def save_df(self, dfo, source_id: str | None) -> str:
-        """Save the arrays (workers memory-map them); returns the df digest."""
+        """Record the df whose arrays are in the folder (DfAccumulator.result wrote them; workers
+        memory-map them), so a resumed run can reuse it; returns the df digest."""
         digest = dfo.digest()
-        dfo.save_arrays(self.folder)
         _atomic_write(self.folder / "df.json",
                       json.dumps({"source": source_id, "n_units": dfo.n_units, "digest": digest}).encode())
         return digest
