@@ -1,0 +1,102 @@
+"""METEOR 1.5 without Java: coco's jar (``-l en -norm``) reimplemented in Python.
+
+Pipeline per scoring unit, as the jar's ``-stdio`` mode runs it for pycocoevalcap: the
+hypothesis is cleaned as the wrapper cleans it, every field trimmed (``String.trim``),
+normalised and lower-cased (:mod:`.normalize`), split into words (``StringTokenizer``),
+aligned with each reference (:mod:`.align`); the reference whose score is highest (the
+first on ties) gives the unit's statistics; the score of those statistics is the unit's
+METEOR, and the corpus METEOR is the score of all rows' statistics aggregated
+(:mod:`.score`). Resources come from the jar and its paraphrase table (:mod:`.resources`).
+
+Work is shared: every distinct word is analysed once, every distinct (hypothesis,
+reference) word sequence pair aligned once, and the paraphrase table is narrowed to the
+entries whose words all occur in the batch before matching.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .align import align_stats
+from .java import tokens, trim
+from .normalize import normalize_lower
+from .resources import MeteorResources, load
+from .score import aggregate, scores
+from .words import WordTable
+
+__all__ = ["NativeMeteor", "load"]
+
+
+class NativeMeteor:
+    """Score units against the jar's resources (loaded, and converted on first use, lazily)."""
+
+    def __init__(self, jar: str | None = None) -> None:
+        self._jar = jar
+        self._res: MeteorResources | None = None
+        self._words: WordTable | None = None
+
+    @property
+    def resources(self) -> MeteorResources:
+        if self._res is None:
+            self._res = load(self._jar)
+            self._words = WordTable(self._res)
+        return self._res
+
+    def _line_words(self, text: str, cache: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+        got = cache.get(text)
+        if got is None:
+            got = cache[text] = tuple(tokens(normalize_lower(trim(text), self.resources.nonbreaking)))
+        return got
+
+    def unit_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
+        """``(n, 23)`` statistics of each unit (hypotheses already cleaned as the wrapper does)."""
+        res = self.resources
+        words = self._words
+        norm_cache: dict[str, tuple[str, ...]] = {}
+        hyp_w = [self._line_words(h, norm_cache) for h in hyps]
+        ref_w = [[self._line_words(r, norm_cache) for r in rs] for rs in refs]
+        vocab = set()
+        for ws in norm_cache.values():
+            vocab.update(ws)
+        info = {w: words.info(w) for w in vocab}
+        table = res.paraphrase.restricted({info[w].para for w in vocab})
+        para_max = max((len(k) for k in table), default=0)
+        pair_index: dict[tuple, int] = {}
+        pair_stats: list[tuple] = []
+        unit_pairs: list[list[int]] = []
+        infos: dict[tuple[str, ...], list] = {}
+        for hw, rws in zip(hyp_w, ref_w):
+            ids = []
+            for rw in rws:
+                key = (hw, rw)
+                k = pair_index.get(key)
+                if k is None:
+                    h_info = infos.get(hw)
+                    if h_info is None:
+                        h_info = infos[hw] = [info[w] for w in hw]
+                    r_info = infos.get(rw)
+                    if r_info is None:
+                        r_info = infos[rw] = [info[w] for w in rw]
+                    k = pair_index[key] = len(pair_stats)
+                    pair_stats.append(align_stats(h_info, r_info, table, para_max))
+                ids.append(k)
+            unit_pairs.append(ids)
+        stats = np.asarray(pair_stats, dtype=np.float64).reshape(len(pair_stats), 23)
+        pair_scores = scores(stats)
+        best = np.empty(len(unit_pairs), dtype=np.int64)
+        for u, ids in enumerate(unit_pairs):
+            # MeteorScorer keeps the first reference unless a later one scores strictly higher
+            b = ids[0]
+            for k in ids[1:]:
+                if pair_scores[k] > pair_scores[b]:
+                    b = k
+            best[u] = b
+        return stats[best]
+
+
+def score_rows(stats: np.ndarray, row_unit: np.ndarray) -> tuple[np.ndarray, float]:
+    """Per-unit scores and the corpus score of rows whose statistics are ``stats[row_unit]``."""
+    per_unit = scores(stats)
+    corpus = float(scores(aggregate(stats[row_unit])[None, :])[0])
+    return per_unit, corpus

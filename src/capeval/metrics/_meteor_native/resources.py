@@ -1,0 +1,285 @@
+"""METEOR 1.5's English resources, read from coco's jar and converted once into a cache.
+
+The jar (pycocoevalcap's ``meteor/meteor-1.5.jar``) carries the function-word list, the
+non-breaking prefixes and its WordNet-derived synonym files; the paraphrase table
+(5,274,084 entries, 62 MB gzip) sits beside it in ``data/paraphrase-en.gz``. Parsing that
+table takes the jar ~9 s at every start and Python longer, so the first use converts
+everything into numpy arrays under ``$CAPEVAL_CACHE/meteor-1.5/<fingerprint>/`` (never in
+the repository); later uses memory-map them. The fingerprint covers both files' paths, sizes
+and modification times and the cache format, so a different jar or table gets its own
+conversion; the files' SHA-256 are recorded in the cache and reported in the signature.
+
+Files are read as the jar reads them: lines split by ``BufferedReader.readLine`` (``\\n``,
+``\\r``, ``\\r\\n``), words by ``StringTokenizer``, the paraphrase table as UTF-8.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import ResourceNotFound
+from ...resources.resolver import resolve
+from .java import tokens
+from .normalize import parse_nonbreaking_prefixes
+
+FORMAT = 1
+_LINE_BREAK = re.compile("\r\n|\r|\n")
+_lock = threading.Lock()
+_loaded: dict[str, "MeteorResources"] = {}
+
+
+def java_lines(text: str) -> list[str]:
+    """``BufferedReader.readLine`` over ``text``."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CAPEVAL_CACHE") or "~/.cache/capeval").expanduser()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def locate(jar: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    """The jar and its paraphrase table (``data/paraphrase-en.gz`` beside it)."""
+    jar_path = resolve("meteor-jar", jar)
+    para = jar_path.parent / "data" / "paraphrase-en.gz"
+    if not para.is_file():
+        raise ResourceNotFound(
+            f"METEOR's paraphrase table is missing: expected {para} beside the jar "
+            "(pycocoevalcap ships it)."
+        )
+    return jar_path, para
+
+
+def fingerprint(jar: Path, para: Path) -> str:
+    h = hashlib.sha1(f"format{FORMAT}".encode())
+    for p in (jar, para):
+        st = p.stat()
+        h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class ParaphraseTable:
+    """Entries in file order: reference phrase → paraphrase, both as phrase ids.
+
+    ``phrase_tokens[phrase_offsets[p]:phrase_offsets[p + 1]]`` are phrase ``p``'s word ids;
+    ``vocab`` maps a word to its id.
+    """
+
+    vocab: dict[str, int]
+    phrase_offsets: np.ndarray
+    phrase_tokens: np.ndarray
+    entry_ref: np.ndarray
+    entry_par: np.ndarray
+
+    def phrase(self, p: int) -> tuple[int, ...]:
+        return tuple(self.phrase_tokens[self.phrase_offsets[p] : self.phrase_offsets[p + 1]].tolist())
+
+    def restricted(self, word_ids) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+        """{reference phrase: [paraphrases in file order]} for the entries whose words are all
+        in ``word_ids``: the only entries that can match texts made of those words."""
+        present = np.zeros(len(self.vocab) + 1, dtype=bool)
+        ids = np.fromiter(word_ids, dtype=np.int64)
+        present[ids[ids >= 0]] = True
+        # a phrase is usable when none of its words is missing (empty phrases: vacuously)
+        missing = np.zeros(len(self.phrase_tokens) + 1, dtype=np.int64)
+        np.cumsum(~present[self.phrase_tokens], out=missing[1:])
+        phrase_ok = missing[self.phrase_offsets[1:]] == missing[self.phrase_offsets[:-1]]
+        keep = np.flatnonzero(phrase_ok[self.entry_ref] & phrase_ok[self.entry_par])
+        out: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+        cache: dict[int, tuple[int, ...]] = {}
+        for e in keep.tolist():
+            r, p = int(self.entry_ref[e]), int(self.entry_par[e])
+            rt = cache.get(r)
+            if rt is None:
+                rt = cache[r] = self.phrase(r)
+            pt = cache.get(p)
+            if pt is None:
+                pt = cache[p] = self.phrase(p)
+            if rt:  # an empty reference phrase is never reported by the jar's transducer
+                out.setdefault(rt, []).append(pt)
+        return out
+
+
+@dataclass
+class MeteorResources:
+    function_words: frozenset[str]
+    nonbreaking: dict[str, int]
+    synsets: dict[str, frozenset[int]]
+    exceptions: dict[str, list[str]]
+    paraphrase: ParaphraseTable
+    identity: dict[str, str] = field(default_factory=dict)
+
+
+# -- conversion -------------------------------------------------------------------------------
+def _read_jar_text(z: zipfile.ZipFile, name: str) -> str:
+    try:
+        data = z.read(name)
+    except KeyError:
+        raise ResourceNotFound(f"the METEOR jar has no {name}; is it coco's meteor-1.5.jar?") from None
+    return data.decode("utf-8", "replace")
+
+
+def _convert_paraphrase(para: Path, out: Path) -> None:
+    with gzip.open(para, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    lines = java_lines(text)
+    del text
+    n = len(lines) // 3
+    if len(lines) % 3:
+        raise ResourceNotFound(f"{para}: {len(lines)} lines, not a whole number of 3-line entries")
+    phrase_index: dict[str, int] = {}
+    entry_ref = np.fromiter((phrase_index.setdefault(s, len(phrase_index)) for s in lines[1::3]), np.int32, n)
+    entry_par = np.fromiter((phrase_index.setdefault(s, len(phrase_index)) for s in lines[2::3]), np.int32, n)
+    del lines
+    vocab: dict[str, int] = {}
+    offsets = np.zeros(len(phrase_index) + 1, dtype=np.int64)
+    flat: list[int] = []
+    for k, phrase in enumerate(phrase_index):
+        flat.extend(vocab.setdefault(w, len(vocab)) for w in tokens(phrase))
+        offsets[k + 1] = len(flat)
+    np.save(out / "para_entry_ref.npy", entry_ref)
+    np.save(out / "para_entry_par.npy", entry_par)
+    np.save(out / "para_phrase_offsets.npy", offsets)
+    np.save(out / "para_phrase_tokens.npy", np.asarray(flat, dtype=np.int32))
+    (out / "para_vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
+
+
+def _convert_jar(jar: Path, out: Path) -> None:
+    with zipfile.ZipFile(jar) as z:
+        function_words = java_lines(_read_jar_text(z, "function/english.words"))
+        nbp_lines = java_lines(_read_jar_text(z, "nonbreaking/english.prefixes"))
+        exc_lines = java_lines(_read_jar_text(z, "synonym/english.exceptions"))
+        syn_lines = java_lines(_read_jar_text(z, "synonym/english.synsets"))
+    exceptions: dict[str, list[str]] = {}
+    for base, forms in zip(exc_lines[0::2], exc_lines[1::2]):
+        for form in tokens(forms):
+            exceptions.setdefault(form, []).append(base)
+    synsets: dict[str, list[int]] = {}
+    for word, ids in zip(syn_lines[0::2], syn_lines[1::2]):
+        synsets[word] = [int(t) for t in tokens(ids)]  # a repeated word replaces, as Hashtable.put
+    words = list(synsets)
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(synsets[w]) for w in words])
+    np.save(out / "syn_offsets.npy", offsets)
+    np.save(out / "syn_ids.npy", np.asarray([i for w in words for i in synsets[w]], dtype=np.int32))
+    (out / "syn_words.txt").write_text("\n".join(words), encoding="utf-8")
+    (out / "small.json").write_text(json.dumps({
+        "function_words": function_words,
+        "nonbreaking": parse_nonbreaking_prefixes(nbp_lines),
+        "exceptions": exceptions,
+    }), encoding="utf-8")
+
+
+def convert(jar: Path, para: Path, target: Path) -> None:
+    """Write the cache for ``jar`` and ``para`` into ``target`` (atomically: via a temp dir)."""
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        _convert_jar(jar, tmp)
+        _convert_paraphrase(para, tmp)
+        (tmp / "meta.json").write_text(json.dumps({
+            "format": FORMAT,
+            "jar": str(jar.resolve()),
+            "jar_sha256": _sha256(jar),
+            "paraphrase": str(para.resolve()),
+            "paraphrase_sha256": _sha256(para),
+        }, indent=1), encoding="utf-8")
+        try:
+            tmp.rename(target)
+        except OSError:
+            if not (target / "meta.json").is_file():  # not a concurrent conversion that won
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- loading ----------------------------------------------------------------------------------
+def _read_words(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return text.split("\n") if text else []
+
+
+def _load_dir(d: Path) -> MeteorResources:
+    meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+    small = json.loads((d / "small.json").read_text(encoding="utf-8"))
+    syn_words = _read_words(d / "syn_words.txt")
+    syn_offsets = np.load(d / "syn_offsets.npy")
+    syn_ids = np.load(d / "syn_ids.npy", mmap_mode="r")
+    para = ParaphraseTable(
+        vocab={w: i for i, w in enumerate(_read_words(d / "para_vocab.txt"))},
+        phrase_offsets=np.load(d / "para_phrase_offsets.npy", mmap_mode="r"),
+        phrase_tokens=np.load(d / "para_phrase_tokens.npy", mmap_mode="r"),
+        entry_ref=np.load(d / "para_entry_ref.npy", mmap_mode="r"),
+        entry_par=np.load(d / "para_entry_par.npy", mmap_mode="r"),
+    )
+    return MeteorResources(
+        function_words=frozenset(small["function_words"]),
+        nonbreaking=small["nonbreaking"],
+        synsets=_LazySynsets(syn_words, syn_offsets, syn_ids),
+        exceptions=small["exceptions"],
+        paraphrase=para,
+        identity={"jar_sha256": meta["jar_sha256"], "paraphrase_sha256": meta["paraphrase_sha256"]},
+    )
+
+
+class _LazySynsets(dict):
+    """word → frozenset of synset ids, built on first lookup from the cached arrays."""
+
+    def __init__(self, words: list[str], offsets: np.ndarray, ids: np.ndarray) -> None:
+        super().__init__()
+        self._index = {w: i for i, w in enumerate(words)}
+        self._offsets = offsets
+        self._ids = ids
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._index
+
+    def get(self, word, default=None):
+        i = self._index.get(word)
+        if i is None:
+            return default
+        got = dict.get(self, word)
+        if got is None:
+            got = frozenset(self._ids[self._offsets[i] : self._offsets[i + 1]].tolist())
+            dict.__setitem__(self, word, got)
+        return got
+
+
+def load(jar: str | os.PathLike | None = None) -> MeteorResources:
+    """The resources for ``jar`` (default: pycocoevalcap's), converting them on first use."""
+    jar_path, para = locate(jar)
+    key = fingerprint(jar_path, para)
+    with _lock:
+        got = _loaded.get(key)
+        if got is not None:
+            return got
+        target = cache_root() / "meteor-1.5" / key
+        if not (target / "meta.json").is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            convert(jar_path, para, target)
+        got = _loaded[key] = _load_dir(target)
+        return got

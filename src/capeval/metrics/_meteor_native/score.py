@@ -1,0 +1,86 @@
+"""METEOR 1.5's score from sufficient statistics, and the corpus aggregate.
+
+Statistics rows have the jar's 23 fields: test length, reference length, test and
+reference function words, then per module (exact, stem, synonym, paraphrase) test content,
+reference content, test function and reference function matches, then chunks, test and
+reference word matches. Scores follow ``MeteorScorer.computeMetrics`` operation by
+operation (same order of floating-point additions, IEEE division: 0/0 gives NaN and the
+score 0, as in Java), vectorised over rows. The corpus score is ``computeMetrics`` of the
+rows summed by ``MeteorStats.addStats``, which skips the chunk of a row that matched every
+word of both sides in one chunk.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: ``-l en`` with the default (ranking) task: alpha, beta, gamma, delta; module weights.
+ALPHA, BETA, GAMMA, DELTA = 0.85, 0.2, 0.6, 0.75
+MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
+N_FIELDS = 23
+CHUNKS = 20
+
+
+def _pow(x: np.ndarray, y: float) -> np.ndarray:
+    """``Math.pow`` elementwise. ``np.power`` is not used: its vectorised float64 pow (SIMD
+    builds) is off by one unit in the last place for some inputs where the C library's
+    ``pow`` (Python's ``math.pow``) and the JVM agree (measured: 282 of 16,992 Flickr8k-Expert
+    scores)."""
+    values, inverse = np.unique(x, return_inverse=True)
+    return np.array([math.pow(v, y) for v in values.tolist()], dtype=np.float64)[inverse.reshape(x.shape)]
+
+
+def scores(stats: np.ndarray) -> np.ndarray:
+    """Per-row METEOR score of an ``(n, 23)`` array of statistics."""
+    s = np.asarray(stats, dtype=np.float64)
+    if s.ndim != 2 or s.shape[1] != N_FIELDS:
+        raise ValueError(f"METEOR statistics must have shape (n, {N_FIELDS}), got {s.shape}")
+    t_len, r_len, t_fun, r_fun = s[:, 0], s[:, 1], s[:, 2], s[:, 3]
+    stage = s[:, 4:20].reshape(len(s), 4, 4)  # [row, module, (tc, rc, tf, rf)]
+    chunks, t_words, r_words = s[:, 20], s[:, 21], s[:, 22]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_wlen = DELTA * (t_len - t_fun) + (1.0 - DELTA) * t_fun
+        r_wlen = DELTA * (r_len - r_fun) + (1.0 - DELTA) * r_fun
+        t_wm = np.zeros(len(s))
+        r_wm = np.zeros(len(s))
+        for i, w in enumerate(MODULE_WEIGHTS):
+            t_wm = t_wm + stage[:, i, 0] * w * DELTA
+        for i, w in enumerate(MODULE_WEIGHTS):
+            r_wm = r_wm + stage[:, i, 1] * w * DELTA
+        for i, w in enumerate(MODULE_WEIGHTS):
+            t_wm = t_wm + stage[:, i, 2] * w * (1.0 - DELTA)
+        for i, w in enumerate(MODULE_WEIGHTS):
+            r_wm = r_wm + stage[:, i, 3] * w * (1.0 - DELTA)
+        precision = t_wm / t_wlen
+        recall = r_wm / r_wlen
+        f_mean = 1.0 / (((1.0 - ALPHA) / precision) + (ALPHA / recall))
+        # totals as the jar recomputes them when it parses a statistics line
+        t_total = np.zeros(len(s))
+        r_total = np.zeros(len(s))
+        for i in range(4):
+            t_total = t_total + stage[:, i, 0]
+            r_total = r_total + stage[:, i, 1]
+            t_total = t_total + stage[:, i, 2]
+            r_total = r_total + stage[:, i, 3]
+        perfect = (t_total == t_len) & (r_total == r_len) & (chunks == 1)
+        frag = np.where(perfect, 0.0, chunks / ((t_words + r_words) / 2))
+        penalty = GAMMA * _pow(frag, BETA)
+        score = f_mean * (1.0 - penalty)
+    score = np.where(np.isnan(score), 0.0, score)
+    return np.maximum(score, 0.0)
+
+
+def aggregate(stats: np.ndarray) -> np.ndarray:
+    """``addStats`` of every row into one row (fields are integer counts: sums are exact)."""
+    s = np.asarray(stats, dtype=np.float64)
+    t_total = s[:, 4:20:4].sum(axis=1) + s[:, 6:20:4].sum(axis=1)
+    r_total = s[:, 5:20:4].sum(axis=1) + s[:, 7:20:4].sum(axis=1)
+    perfect = (t_total == s[:, 0]) & (r_total == s[:, 1]) & (s[:, CHUNKS] == 1.0)
+    out = s.sum(axis=0)
+    out[CHUNKS] = s[~perfect, CHUNKS].sum()
+    return out
+
+
+def corpus_score(stats: np.ndarray) -> float:
+    return float(scores(aggregate(stats)[None, :])[0])
