@@ -28,12 +28,11 @@ import numpy as np
 from .._version import __version__
 from ..errors import InputError
 from ..result import Result
-from .chunks import CIDER_FAMILIES, STREAM_FAMILIES, DfHandle, Settings, df_pass, score_pass
+from .chunks import CIDER_FAMILIES, DEFAULT_CHUNK, STREAM_FAMILIES, DfHandle, Settings, df_pass, score_pass
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
 from .writers import RowFileWriter, row_format, write_signatures
 
-DEFAULT_CHUNK = 2_000  # ~0.2 GB per chunk in flight; larger chunks are not faster
 
 
 def streamable(metrics: Iterable[str]) -> bool:

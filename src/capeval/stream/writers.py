@@ -129,10 +129,12 @@ def write_signatures(path: str | Path, corpus: dict[str, float], signatures: dic
 
 
 def write_rows(path: str | Path, ids: Sequence, per_caption: dict[str, np.ndarray],
-               corpus: dict[str, float], signatures: dict[str, str], chunk_rows: int = 10_000) -> None:
-    """An in-memory result as a row file: the same bytes as a streamed run with any chunk size
-    (JSONL and CSV are row-wise; Parquet row groups follow ``chunk_rows``, as streaming does
-    with its chunk size)."""
+               corpus: dict[str, float], signatures: dict[str, str], chunk_rows: int | None = None) -> None:
+    """An in-memory result as a row file: the same bytes as a streamed run (JSONL and CSV with
+    any chunk size; Parquet row groups follow ``chunk_rows``, by default the streaming chunk)."""
+    from .chunks import DEFAULT_CHUNK
+
+    chunk_rows = chunk_rows or DEFAULT_CHUNK
     p = Path(path)
     fmt = row_format(p)
     if fmt is None:
