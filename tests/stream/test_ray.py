@@ -45,3 +45,16 @@ def test_ray_equals_in_memory_and_files_identical(tmp_path, local_ray):
     score_stream(p, METRICS, chunk_size=250, output=b)
     assert a.read_bytes() == b.read_bytes()
     assert local_ray.is_initialized()  # a Ray the caller started is left running
+
+
+@pytest.mark.slow
+def test_ray_with_saved_df_file(tmp_path, local_ray):
+    rows = make_rows(600, seed=4)
+    df = tmp_path / "df.json"
+    cands, refs = [r["candidate"] for r in rows], [r["references"] for r in rows]
+    score(cands[:200], refs[:200], ["cider_d"], options={"cider_d": {"save_df": str(df)}})
+    ref = score(cands, refs, ["cider_d"], options={"cider_d": {"df": str(df)}})
+    got = score_stream(((c, r) for c, r in zip(cands, refs)), ["cider_d"], engine="ray", chunk_size=150,
+                       options={"cider_d": {"df": str(df)}})
+    assert got.corpus == ref.corpus and got.signatures == ref.signatures
+    assert got.per_caption["cider_d"].tolist() == ref.per_caption["cider_d"].tolist()

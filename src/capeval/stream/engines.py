@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
+import numpy as np
+
 from ..errors import InputError, ResourceNotFound
 from .chunks import DfHandle, df_pass, score_pass
 
@@ -131,9 +133,9 @@ class RayEngine:
         from .dfstore import HashedDocumentFrequency
 
         if isinstance(dfo, HashedDocumentFrequency):
-            ref = self.ray.put((dfo.keys, dfo.counts))
+            ref = self.ray.put((np.asarray(dfo.keys), np.asarray(dfo.counts)))
             return DfHandle("arrays", ref, dfo.n_units)
-        return DfHandle("object", dfo, dfo.n_units)  # a df file: pickled with each task
+        return DfHandle("object", self.ray.put(dfo), dfo.n_units)  # a loaded df file
 
     def close(self) -> None:
         if self._owns:

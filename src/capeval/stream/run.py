@@ -240,9 +240,12 @@ def score_stream(
             from ..metrics.cider import DocumentFrequency
 
             dfo = df_file if isinstance(df_file, DocumentFrequency) else DocumentFrequency.load(df_file)
-            handle = DfHandle("object", dfo, dfo.n_units) if eng.name == "ray" or eng.jobs == 1 \
-                else DfHandle("file", str(df_file), dfo.n_units) if not isinstance(df_file, DocumentFrequency) \
-                else DfHandle("object", dfo, dfo.n_units)
+            if eng.name == "ray":
+                handle = eng.ship_df(dfo, None)  # into the object store once
+            elif eng.jobs > 1 and not isinstance(df_file, DocumentFrequency):
+                handle = DfHandle("file", str(df_file), dfo.n_units)  # each worker loads it once
+            else:
+                handle = DfHandle("object", dfo, dfo.n_units)
             df_id = dfo.source
         elif needs_df and not single:
             sid = _source_id(rows)
