@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .align import align_stats
+from .align import Line, align_stats
 from .java import tokens, trim
 from .normalize import normalize_lower
 from .resources import MeteorResources, load
@@ -61,25 +61,27 @@ class NativeMeteor:
             vocab.update(ws)
         info = {w: words.info(w) for w in vocab}
         table = res.paraphrase.restricted({info[w].para for w in vocab})
-        para_max = max((len(k) for k in table), default=0)
+        # longest phrase on either side: how far the n-gram index of each line must reach
+        para_max = max((max(len(k), *(len(p) for p in ps)) for k, ps in table.items()), default=0)
         pair_index: dict[tuple, int] = {}
         pair_stats: list[tuple] = []
         unit_pairs: list[list[int]] = []
-        infos: dict[tuple[str, ...], list] = {}
+        lines: dict[tuple[str, ...], Line] = {}
+
+        def line(ws: tuple[str, ...]) -> Line:
+            got = lines.get(ws)
+            if got is None:
+                got = lines[ws] = Line([info[w] for w in ws], table, para_max)
+            return got
+
         for hw, rws in zip(hyp_w, ref_w):
             ids = []
             for rw in rws:
                 key = (hw, rw)
                 k = pair_index.get(key)
                 if k is None:
-                    h_info = infos.get(hw)
-                    if h_info is None:
-                        h_info = infos[hw] = [info[w] for w in hw]
-                    r_info = infos.get(rw)
-                    if r_info is None:
-                        r_info = infos[rw] = [info[w] for w in rw]
                     k = pair_index[key] = len(pair_stats)
-                    pair_stats.append(align_stats(h_info, r_info, table, para_max))
+                    pair_stats.append(align_stats(line(hw), line(rw)))
                 ids.append(k)
             unit_pairs.append(ids)
         stats = np.asarray(pair_stats, dtype=np.float64).reshape(len(pair_stats), 23)

@@ -17,6 +17,12 @@ Follows ``edu.cmu.meteor.aligner`` step for step, including what changes results
 
 A match is ``(start, length, match_start, match_length, module)``: ``start``/``length`` in
 the reference (line 2), ``match_*`` in the hypothesis (line 1).
+
+Speed: everything about one word sequence (word facts, positions of each word, stem and
+synset, its n-grams and the paraphrase table's phrases in it) is computed once per distinct
+sequence (:class:`Line`); search paths are tuples whose used-word sets are bit masks, and the
+weighted-count increments are precomputed per match (adding ``k * 0.5`` to an integer and
+truncating adds ``int(k * 0.5)``).
 """
 from __future__ import annotations
 
@@ -34,154 +40,182 @@ BEAM_SIZE = 40
 Match = tuple  # (start, length, match_start, match_length, module)
 
 
-class _Path:
-    __slots__ = ("matches", "m1", "m2", "chunks", "idx", "last_end", "distance", "used1", "used2")
+class Line:
+    """One word sequence with everything the matchers need about it."""
 
-    def copy(self) -> "_Path":
-        p = _Path.__new__(_Path)
-        p.matches = self.matches[:]
-        p.m1 = self.m1
-        p.m2 = self.m2
-        p.chunks = self.chunks
-        p.idx = self.idx
-        p.last_end = self.last_end
-        p.distance = self.distance
-        p.used1 = self.used1[:]
-        p.used2 = self.used2[:]
-        return p
+    __slots__ = ("n", "keys", "functions", "key_pos", "stem_pos", "syn_pos", "synsets", "stem_keys",
+                 "phrases", "ngrams", "by_par")
 
+    def __init__(self, infos: Sequence[WordInfo], table: dict, max_len: int) -> None:
+        n = self.n = len(infos)
+        self.keys = [w.key for w in infos]
+        self.stem_keys = [w.stem_key for w in infos]
+        self.synsets = [w.synsets for w in infos]
+        self.functions = [w.function for w in infos]
+        key_pos: dict[int, list[int]] = {}
+        stem_pos: dict[int, list[int]] = {}
+        syn_pos: dict[int, list[int]] = {}
+        for i, w in enumerate(infos):
+            key_pos.setdefault(w.key, []).append(i)
+            stem_pos.setdefault(w.stem_key, []).append(i)
+            for s in w.synsets:
+                syn_pos.setdefault(s, []).append(i)
+        self.key_pos, self.stem_pos, self.syn_pos = key_pos, stem_pos, syn_pos
+        ids = [w.para for w in infos]
+        phrases = []
+        ngrams: dict[tuple[int, ...], list[int]] = {}
+        for start in range(n):
+            for length in range(1, min(max_len, n - start) + 1):
+                if ids[start + length - 1] < 0:
+                    break  # a word outside the table's vocabulary: no phrase goes through it
+                gram = tuple(ids[start : start + length])
+                ngrams.setdefault(gram, []).append(start)
+                pars = table.get(gram)
+                if pars:
+                    for par in pars:
+                        phrases.append((start, length, par))
+        self.phrases = phrases  # in the order the jar's transducer reports them
+        self.ngrams = ngrams
+        by_par: dict[tuple[int, ...], list[int]] = {}
+        for k, (_, _, par) in enumerate(phrases):
+            by_par.setdefault(par, []).append(k)
+        self.by_par = by_par  # paraphrase → indices into ``phrases``
 
-def _rank(p: _Path) -> tuple[int, int, int]:
-    return (-(p.m1 + p.m2), p.chunks, p.distance)
-
-
-def _paraphrase_matches(p1: Sequence[int], p2: Sequence[int], table: dict, max_len: int,
-                        add) -> None:
-    n1, n2 = len(p1), len(p2)
-
-    def paths(line: Sequence[int], start: int):
-        n = len(line)
-        for length in range(1, min(max_len, n - start) + 1):
-            word = line[start + length - 1]
-            if word < 0:
-                return  # not in the table's vocabulary: no phrase continues through it
-            pars = table.get(tuple(line[start : start + length]))
-            if pars:
-                for par in pars:
-                    yield length, par
-
-    for j in range(n2):
-        for length, words in paths(p2, j):
-            k = len(words)
-            for i in range(n1):
-                if i + k <= n1 and tuple(p1[i : i + k]) == words:
-                    add((j, length, i, k, PARAPHRASE))
-    for i in range(n1):
-        for length, words in paths(p1, i):
-            k = len(words)
-            for j in range(n2):
-                if j + k <= n2 and tuple(p2[j : j + k]) == words:
-                    add((j, k, i, length, PARAPHRASE))
+    def where(self, words: tuple[int, ...]) -> Sequence[int]:
+        if not words:  # an empty paraphrase matches at every position, as in the jar
+            return range(self.n)
+        return self.ngrams.get(words, ())
 
 
-def candidate_matches(w1: Sequence[WordInfo], w2: Sequence[WordInfo], para_table: dict, para_max: int):
+def candidate_matches(line1: Line, line2: Line):
     """Per reference position, the jar's list of matches; and word coverage counts."""
-    n1, n2 = len(w1), len(w2)
+    n1, n2 = line1.n, line2.n
     matches: list[list[Match]] = [[] for _ in range(n2)]
     cov1 = [0] * n1
     cov2 = [0] * n2
+    k1, k2 = line1.keys, line2.keys
+    for j in range(n2):
+        for i in line1.key_pos.get(k2[j], ()):
+            matches[j].append((j, 1, i, 1, EXACT))
+            cov1[i] += 1
+            cov2[j] += 1
+    if n1 == n2 and k1 == k2:
+        return matches, cov1, cov2
+    for j in range(n2):
+        kj = k2[j]
+        for i in line1.stem_pos.get(line2.stem_keys[j], ()):
+            if k1[i] != kj:
+                matches[j].append((j, 1, i, 1, STEM))
+                cov1[i] += 1
+                cov2[j] += 1
+    syn_pos = line1.syn_pos
+    if syn_pos:
+        for j in range(n2):
+            syn_j = line2.synsets[j]
+            if not syn_j:
+                continue
+            hits: set[int] = set()
+            for s in syn_j:
+                got = syn_pos.get(s)
+                if got:
+                    hits.update(got)
+            if hits:
+                kj = k2[j]
+                for i in sorted(hits):
+                    if k1[i] != kj:
+                        matches[j].append((j, 1, i, 1, SYNONYM))
+                        cov1[i] += 1
+                        cov2[j] += 1
 
     def add(m: Match) -> None:
         matches[m[0]].append(m)
-        for k in range(m[3]):
-            cov1[m[2] + k] += 1
-        for k in range(m[1]):
-            cov2[m[0] + k] += 1
+        for k in range(m[2], m[2] + m[3]):
+            cov1[k] += 1
+        for k in range(m[0], m[0] + m[1]):
+            cov2[k] += 1
 
-    k1 = [w.key for w in w1]
-    k2 = [w.key for w in w2]
-    for j in range(n2):
-        kj = k2[j]
-        for i in range(n1):
-            if k1[i] == kj:
-                add((j, 1, i, 1, EXACT))
-    if n1 == n2 and k1 == k2:
-        return matches, cov1, cov2
-    s1 = [w.stem_key for w in w1]
-    for j in range(n2):
-        sj, kj = w2[j].stem_key, k2[j]
-        for i in range(n1):
-            if s1[i] == sj and k1[i] != kj:
-                add((j, 1, i, 1, STEM))
-    syn1 = [w.synsets for w in w1]
-    for j in range(n2):
-        syn_j, kj = w2[j].synsets, k2[j]
-        if not syn_j:
-            continue
-        for i in range(n1):
-            if k1[i] != kj and not syn_j.isdisjoint(syn1[i]):
-                add((j, 1, i, 1, SYNONYM))
-    if para_table:
-        _paraphrase_matches([w.para for w in w1], [w.para for w in w2], para_table, para_max, add)
+    # Only paraphrases that occur in the other line can match; visit those phrase entries in
+    # the jar's order.
+    for this, other, forward in ((line2, line1, True), (line1, line2, False)):
+        hits = [k for par in this.by_par.keys() & other.ngrams.keys() for k in this.by_par[par]]
+        if () in this.by_par:
+            hits.extend(this.by_par[()])
+        hits.sort()
+        for k in hits:
+            at, length, words = this.phrases[k]
+            n = len(words)
+            for pos in other.where(words):
+                add((at, length, pos, n, PARAPHRASE) if forward else (pos, n, at, length, PARAPHRASE))
     return matches, cov1, cov2
 
 
-def _resolve(matches: list[list[Match]], start: _Path, weights=SEARCH_WEIGHTS, beam: int = BEAM_SIZE) -> _Path:
+def _bits(start: int, length: int) -> int:
+    return ((1 << length) - 1) << start
+
+
+# A search path is a tuple (key, idx, last_end, used1, used2, chosen). The jar ranks by more
+# weighted matches, then fewer chunks, then smaller distance; key packs that into one integer
+# (smaller first): (-weighted * S + chunks) * S + distance. used1/used2 are bit masks; chosen
+# is a linked list (match, previous) of the matches this path picked.
+_S = 1 << 20  # chunks and distance stay far below this
+_CHUNK = _S
+_MATCH = _S * _S
+
+
+def _first(p: tuple) -> int:
+    return p[0]
+
+
+def _resolve(matches: list[list[Match]], fixed: list[Match | None], used1: int, used2: int,
+             weights=SEARCH_WEIGHTS, beam: int = BEAM_SIZE):
     n2 = len(matches)
-    next_paths = [start]
+    options = []  # per position: (match_start, bits1, bits2, key increment, idx, last_end, distance, match)
+    for ms in matches:
+        row = []
+        for m in ms:
+            s, ln, st1, ml, mod = m
+            w = weights[mod]
+            row.append((st1, _bits(st1, ml), _bits(s, ln), -(int(ml * w) + int(ln * w)) * _MATCH,
+                        s + ln, st1 + ml, abs(s - st1), m))
+        options.append(row)
+    next_paths = [(0, 0, -1, used1, used2, None)]
     for current in range(n2 + 1):
-        paths = sorted(next_paths, key=_rank)
+        paths = sorted(next_paths, key=_first)
         next_paths = []
+        append = next_paths.append
+        bit = 1 << current
         for path in paths[:beam]:
+            key, idx, last_end, u1, u2, chosen = path
             if current == n2:
-                if path.last_end != -1:
-                    path.chunks += 1
-                next_paths.append(path)
+                if last_end != -1:
+                    path = (key + _CHUNK, idx, last_end, u1, u2, chosen)
+                append(path)
                 continue
-            if path.used2[current]:
-                if current < path.idx:
-                    next_paths.append(path)
+            if u2 & bit:
+                if current < idx:
+                    append(path)
                 else:
-                    m = path.matches[path.idx]
+                    m = fixed[idx]
                     if m is not None:  # a fixed match starts here
-                        w = weights[m[4]]
-                        path.m1 = int(path.m1 + m[3] * w)
-                        path.m2 = int(path.m2 + m[1] * w)
-                        if path.last_end != -1 and m[2] != path.last_end:
-                            path.chunks += 1
-                        path.idx = m[0] + m[1]
-                        path.last_end = m[2] + m[3]
-                        path.distance += abs(m[0] - m[2])
-                        next_paths.append(path)
+                        s, ln, st1, ml, mod = m
+                        w = weights[mod]
+                        key -= (int(ml * w) + int(ln * w)) * _MATCH
+                        if last_end != -1 and st1 != last_end:
+                            key += _CHUNK
+                        append((key + abs(s - st1), s + ln, st1 + ml, u1, u2, chosen))
                 continue
-            used1, used2 = path.used1, path.used2
-            for m in matches[current]:
-                s, ln, ms, ml = m[0], m[1], m[2], m[3]
-                if any(used2[s : s + ln]) or any(used1[ms : ms + ml]):
+            for st1, b1, b2, inc, new_idx, new_end, dist, m in options[current]:
+                if u1 & b1 or u2 & b2:
                     continue
-                new = path.copy()
-                for k in range(s, s + ln):
-                    new.used2[k] = True
-                for k in range(ms, ms + ml):
-                    new.used1[k] = True
-                new.matches[current] = m
-                w = weights[m[4]]
-                new.m1 = int(new.m1 + ml * w)
-                new.m2 = int(new.m2 + ln * w)
-                if new.last_end != -1 and ms != new.last_end:
-                    new.chunks += 1
-                new.idx = s + ln
-                new.last_end = ms + ml
-                path.distance += abs(s - ms)  # the parent's, as the jar does
-                next_paths.append(new)
-            if path.last_end != -1:
-                path.chunks += 1
-                path.last_end = -1
-            path.idx += 1
-            next_paths.append(path)
+                append((key + inc + (_CHUNK if last_end != -1 and st1 != last_end else 0),
+                        new_idx, new_end, u1 | b1, u2 | b2, (m, chosen)))
+                key += dist  # distance goes to the parent, as the jar does
+            if last_end != -1:
+                key += _CHUNK
+            append((key, idx + 1, -1, u1, u2, chosen))
         if not next_paths:  # the jar warns and carries on with the best path
             next_paths.append(paths[0])
-    next_paths.sort(key=_rank)
+    next_paths.sort(key=_first)
     return next_paths[0]
 
 
@@ -207,32 +241,38 @@ def _count_chunks(matches: Sequence[Match | None]) -> int:
     return chunks
 
 
-def align_stats(w1: Sequence[WordInfo], w2: Sequence[WordInfo], para_table: dict, para_max: int) -> tuple:
-    """The jar's sufficient statistics for hypothesis ``w1`` against reference ``w2``:
+def align_stats(line1: Line, line2: Line) -> tuple:
+    """The jar's sufficient statistics for hypothesis ``line1`` against reference ``line2``:
     ``(test_len, ref_len, test_function, ref_function, [tc, rc, tf, rf] * 4, chunks,
     test_word_matches, ref_word_matches)`` as integers (23 values)."""
-    n1, n2 = len(w1), len(w2)
-    matches, cov1, cov2 = candidate_matches(w1, w2, para_table, para_max)
-    start = _Path.__new__(_Path)
-    start.matches = [None] * n2
-    start.m1 = start.m2 = start.chunks = start.idx = start.distance = 0
-    start.last_end = -1
-    start.used1 = [False] * n1
-    start.used2 = [False] * n2
+    n1, n2 = line1.n, line2.n
+    matches, cov1, cov2 = candidate_matches(line1, line2)
+    fixed: list[Match | None] = [None] * n2
+    used1 = used2 = 0
+    open_choice = False
     for j in range(n2):
-        if len(matches[j]) == 1:
-            s, ln, ms, ml, _ = m = matches[j][0]
-            if all(cov2[k] == 1 for k in range(s, s + ln)) and all(cov1[k] == 1 for k in range(ms, ms + ml)):
-                start.matches[j] = m
-                for k in range(s, s + ln):
-                    start.used2[k] = True
-                for k in range(ms, ms + ml):
-                    start.used1[k] = True
-    best = _resolve(matches, start)
-    fw1 = [w.function for w in w1]
-    fw2 = [w.function for w in w2]
+        ms = matches[j]
+        if len(ms) == 1:
+            s, ln, st1, ml, _ = m = ms[0]
+            if all(cov2[k] == 1 for k in range(s, s + ln)) and all(cov1[k] == 1 for k in range(st1, st1 + ml)):
+                fixed[j] = m
+                used1 |= _bits(st1, ml)
+                used2 |= _bits(s, ln)
+                continue
+        if ms:
+            open_choice = True
+    final = fixed
+    if open_choice:
+        best = _resolve(matches, fixed, used1, used2)
+        final = fixed[:]
+        chosen = best[5]
+        while chosen is not None:
+            m, chosen = chosen
+            final[m[0]] = m
+    # else: nothing to choose; the search would only walk the fixed matches
+    fw1, fw2 = line1.functions, line2.functions
     counts = [0] * (4 * N_MODULES)  # per module: test content, ref content, test function, ref function
-    for m in best.matches:
+    for m in final:
         if m is None:
             continue
         base = 4 * m[4]
@@ -240,7 +280,7 @@ def align_stats(w1: Sequence[WordInfo], w2: Sequence[WordInfo], para_table: dict
             counts[base + (2 if fw1[k] else 0)] += 1
         for k in range(m[0], m[0] + m[1]):
             counts[base + (3 if fw2[k] else 1)] += 1
-    chunks = _count_chunks(best.matches)
+    chunks = _count_chunks(final)
     test_matches = sum(counts[0::4]) + sum(counts[2::4])
     ref_matches = sum(counts[1::4]) + sum(counts[3::4])
     return (n1, n2, sum(fw1), sum(fw2), *counts, chunks, test_matches, ref_matches)

@@ -92,9 +92,6 @@ class ParaphraseTable:
     entry_ref: np.ndarray
     entry_par: np.ndarray
 
-    def phrase(self, p: int) -> tuple[int, ...]:
-        return tuple(self.phrase_tokens[self.phrase_offsets[p] : self.phrase_offsets[p + 1]].tolist())
-
     def restricted(self, word_ids) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
         """{reference phrase: [paraphrases in file order]} for the entries whose words are all
         in ``word_ids``: the only entries that can match texts made of those words."""
@@ -106,19 +103,32 @@ class ParaphraseTable:
         np.cumsum(~present[self.phrase_tokens], out=missing[1:])
         phrase_ok = missing[self.phrase_offsets[1:]] == missing[self.phrase_offsets[:-1]]
         keep = np.flatnonzero(phrase_ok[self.entry_ref] & phrase_ok[self.entry_par])
+        refs = np.asarray(self.entry_ref[keep])
+        pars = np.asarray(self.entry_par[keep])
+        needed = np.unique(np.concatenate([refs, pars]))
+        starts = np.asarray(self.phrase_offsets[needed])
+        lengths = np.asarray(self.phrase_offsets[needed + 1]) - starts
+        flat = np.asarray(self.phrase_tokens)[np.repeat(starts, lengths) + _ramp(lengths)].tolist()
+        phrase_of: dict[int, tuple[int, ...]] = {}
+        pos = 0
+        for p, ln in zip(needed.tolist(), lengths.tolist()):
+            phrase_of[p] = tuple(flat[pos : pos + ln])
+            pos += ln
         out: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        cache: dict[int, tuple[int, ...]] = {}
-        for e in keep.tolist():
-            r, p = int(self.entry_ref[e]), int(self.entry_par[e])
-            rt = cache.get(r)
-            if rt is None:
-                rt = cache[r] = self.phrase(r)
-            pt = cache.get(p)
-            if pt is None:
-                pt = cache[p] = self.phrase(p)
+        for r, p in zip(refs.tolist(), pars.tolist()):
+            rt = phrase_of[r]
             if rt:  # an empty reference phrase is never reported by the jar's transducer
-                out.setdefault(rt, []).append(pt)
+                out.setdefault(rt, []).append(phrase_of[p])
         return out
+
+
+def _ramp(lengths: np.ndarray) -> np.ndarray:
+    """0..len-1 for each length, concatenated."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    return np.arange(total) - np.repeat(ends - lengths, lengths)
 
 
 @dataclass
