@@ -91,3 +91,31 @@ def test_kill_during_df_pass_is_redone(tmp_path):
     b = score_stream(src, ["cider_d"], chunk_size=1000)
     assert a.corpus == b.corpus
     assert os.listdir(tmp_path) .count("o.jsonl.capeval-run") == 0
+
+
+class _Killed(Exception):
+    pass
+
+
+def test_df_pass_resumes_from_its_checkpoint(tmp_path):
+    from capeval import score
+
+    rows = make_rows(1000, seed=13)
+    src = tmp_path / "rows.jsonl"
+    write_jsonl(src, rows)
+    out = tmp_path / "o.jsonl"
+
+    def die_after_4(stage, n):
+        if stage == "df" and n >= 400:
+            raise _Killed
+
+    with pytest.raises(_Killed):
+        score_stream(src, ["cider_d", "bleu4"], output=out, chunk_size=100, checkpoint_seconds=0,
+                     progress=die_after_4)
+    assert (tmp_path / "o.jsonl.capeval-run" / "dfck.json").exists() and not out.exists()
+    seen = []
+    res = score_stream(src, ["cider_d", "bleu4"], output=out, chunk_size=100,
+                       progress=lambda stage, n: seen.append((stage, n)))
+    assert seen[0] == ("df", 400)  # chunks 0-2 from the checkpoint (chunk 3 died before its own)
+    ref = score([r["candidate"] for r in rows], [r["references"] for r in rows], ["cider_d", "bleu4"])
+    assert res.corpus == ref.corpus and res.signatures == ref.signatures

@@ -115,6 +115,35 @@ class DfAccumulator:
     def __len__(self) -> int:
         return sum(len(k) for k in self._keys) + sum(self._pending_rows)
 
+    # -- checkpoints: a killed df pass resumes from the last one ---------------------------
+    def save_checkpoint(self, folder: Path, write) -> None:
+        """Merge and write every bucket as ``dfck-NN-keys.npy`` / ``dfck-NN-counts.npy`` through
+        ``write(path, bytes)`` (the caller's atomic writer); one bucket at a time, no full copy."""
+        import io
+
+        for b in range(len(self._keys)):
+            self._merge(b)
+            for name, arr in (("keys", self._keys[b]), ("counts", self._counts[b])):
+                buf = io.BytesIO()
+                np.save(buf, arr)
+                write(folder / f"dfck-{b:02d}-{name}.npy", buf.getvalue())
+
+    @classmethod
+    def from_checkpoint(cls, folder: Path, n_units: int) -> "DfAccumulator":
+        acc = cls()
+        for b in range(len(acc._keys)):
+            acc._keys[b] = np.load(folder / f"dfck-{b:02d}-keys.npy")
+            acc._counts[b] = np.load(folder / f"dfck-{b:02d}-counts.npy")
+        acc.n_units = n_units
+        return acc
+
+    def checkpoint_digest(self) -> str:
+        h = hashlib.sha256(str(self.n_units).encode())
+        for k, c in zip(self._keys, self._counts):
+            h.update(np.ascontiguousarray(k).tobytes())
+            h.update(np.ascontiguousarray(c).tobytes())
+        return h.hexdigest()
+
     def result(self, folder: Path | None = None) -> "HashedDocumentFrequency":
         """The summed table; written to ``folder`` (df_keys.npy, df_counts.npy) and memory-mapped
         when a folder is given, else kept in memory."""

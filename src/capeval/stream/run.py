@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -153,6 +154,7 @@ def score_stream(
     run_dir: str | Path | None = None,
     keep_per_caption: bool | None = None,
     progress: Callable[[str, int], None] | None = None,
+    checkpoint_seconds: float = 60.0,
 ) -> Result:
     """Score rows in chunks of ``chunk_size``; same numbers as :func:`capeval.score`.
 
@@ -178,6 +180,8 @@ def score_stream(
         Return per-caption arrays in the Result (default: only when there is no output file).
     progress : callable, optional
         ``progress(stage, rows_done)`` with stage ``"df"`` or ``"score"`` after every chunk.
+    checkpoint_seconds : float
+        How often the df pass saves its counts so far (a killed df pass resumes from there).
     tokenizer, allow_empty, line_breaks, options : as :func:`capeval.score`.
     """
     from ..metrics.bleu import BleuStats, bleu_from_stats
@@ -253,16 +257,24 @@ def score_stream(
             if dfo is None:
                 from .dfstore import DfAccumulator
 
-                acc = DfAccumulator()
-                done = 0
-                for keys, counts, n in eng.map(df_pass, ((c, settings) for c in read_chunks())):
+                # Resume a killed df pass from its last checkpoint (same input file), if any.
+                ck = store.load_df_checkpoint(sid)
+                acc, skip = ck if ck is not None else (DfAccumulator(), 0)
+                done, n_chunks, last_ck = acc.n_units, skip, time.monotonic()
+                todo = ((c, settings) for c in read_chunks() if c.index >= skip)
+                for keys, counts, n in eng.map(df_pass, todo):
                     acc.add(keys, counts, n)
                     done += n
+                    n_chunks += 1
                     if progress is not None:
                         progress("df", done)
+                    if time.monotonic() - last_ck > checkpoint_seconds:
+                        store.save_df_checkpoint(acc, n_chunks, sid)
+                        last_ck = time.monotonic()
                 dfo = acc.result(store.folder)  # written to the run folder, memory-mapped
                 del acc
                 df_id = store.save_df(dfo, sid)
+                store.drop_df_checkpoint()
             else:
                 df_id = dfo.digest()
             handle = eng.ship_df(dfo, store.folder)

@@ -45,7 +45,7 @@ class RunStore:
 
     def _clear(self) -> None:
         for p in self.folder.iterdir():
-            if p.name.startswith(("chunk-", "df_", "df.json", "input-", ".chunk-", ".input-", ".df")):
+            if p.name.startswith(("chunk-", "df_", "df.json", "dfck", "input-", ".chunk-", ".input-", ".df")):
                 p.unlink()
 
     def chunk_key(self, chunk_digest: str, df_id: str) -> str:
@@ -101,6 +101,38 @@ class RunStore:
         _atomic_write(self.folder / "df.json",
                       json.dumps({"source": source_id, "n_units": dfo.n_units, "digest": digest}).encode())
         return digest
+
+    def save_df_checkpoint(self, acc, chunks_done: int, source_id: str | None) -> None:
+        """The df pass so far (after ``chunks_done`` chunks), for a killed run to resume from."""
+        if source_id is None:
+            return
+        (self.folder / "dfck.json").unlink(missing_ok=True)  # invalid while the arrays change
+        acc.save_checkpoint(self.folder, _atomic_write)
+        info = {"source": source_id, "chunks": chunks_done, "n_units": acc.n_units,
+                "digest": acc.checkpoint_digest()}
+        _atomic_write(self.folder / "dfck.json", json.dumps(info).encode())
+
+    def load_df_checkpoint(self, source_id: str | None):
+        """``(accumulator, chunks_done)`` of a checkpoint of this source, or None."""
+        from .dfstore import DfAccumulator
+
+        meta = self.folder / "dfck.json"
+        if source_id is None or not meta.exists():
+            return None
+        info = json.loads(meta.read_text())
+        if info.get("source") != source_id:
+            return None
+        try:
+            acc = DfAccumulator.from_checkpoint(self.folder, info["n_units"])
+        except (OSError, ValueError):
+            return None
+        if acc.checkpoint_digest() != info["digest"]:
+            return None
+        return acc, int(info["chunks"])
+
+    def drop_df_checkpoint(self) -> None:
+        for p in self.folder.glob("dfck*"):
+            p.unlink()
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
