@@ -234,6 +234,8 @@ def score_stream(
             for c in itertools.chain(head, first):
                 store.save(c.index, "input", c, kind="input")
                 spilled.append(c.index)
+        else:
+            first.close()  # a file reader: reopened for each pass
         if not head:
             raise InputError(f"{rows}: no records" if is_path else "no rows to score")
         single = len(head) == 1
