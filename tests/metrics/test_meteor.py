@@ -142,7 +142,7 @@ FAKE_PER = [3 / 10 + 1 / 100, 3 / 10 + 1 / 100, 3 / 10 + 2 / 100, 3 / 10 + 1 / 1
 
 def test_distinct_units_sent_once_and_broadcast(fake):
     java, jar, _, received = fake
-    with Meteor(java=java, jar=jar, workers=1) as m:
+    with Meteor(backend="jar", java=java, jar=jar, workers=1) as m:
         out = m.compute(CANDS, REFS)
     scores = [line for line in received() if line.startswith("SCORE")]
     assert len(scores) == 3  # 5 rows, 3 distinct units
@@ -159,7 +159,7 @@ def test_parallel_workers_split_distinct_units(fake, monkeypatch):
     monkeypatch.setattr("capeval.metrics.meteor.MIN_UNITS_PER_EXTRA_WORKER", 2)
     cands = [f"w{i} " * (i % 7 + 1) for i in range(40)]
     refs = [["w1 w2"]] * 40
-    with Meteor(java=java, jar=jar, workers=2, batch_size=3) as m:
+    with Meteor(backend="jar", java=java, jar=jar, workers=2, batch_size=3) as m:
         out = m.compute(cands, refs)
         assert len(m._procs) == 2
     assert len([l for l in received() if l.startswith("SCORE")]) == len(set(cands))
@@ -170,7 +170,7 @@ def test_parallel_workers_split_distinct_units(fake, monkeypatch):
 def test_crash_restarts_once_and_retries(fake):
     java, jar, set_mode, _ = fake
     set_mode("crash_once")
-    with Meteor(java=java, jar=jar, workers=1) as m:
+    with Meteor(backend="jar", java=java, jar=jar, workers=1) as m:
         out = m.compute(CANDS, REFS)
     np.testing.assert_array_equal(out.per_caption["meteor"], FAKE_PER)
 
@@ -178,7 +178,7 @@ def test_crash_restarts_once_and_retries(fake):
 def test_repeated_crash_surfaces_stderr(fake):
     java, jar, set_mode, _ = fake
     set_mode("crash_always")
-    with Meteor(java=java, jar=jar, workers=1) as m:
+    with Meteor(backend="jar", java=java, jar=jar, workers=1) as m:
         with pytest.raises(ExternalToolError, match="OutOfMemoryError: simulated"):
             m.compute(CANDS, REFS)
 
@@ -186,7 +186,7 @@ def test_repeated_crash_surfaces_stderr(fake):
 def test_read_timeout(fake):
     java, jar, set_mode, _ = fake
     set_mode("hang")
-    with Meteor(java=java, jar=jar, workers=1, startup_timeout=0.5) as m:
+    with Meteor(backend="jar", java=java, jar=jar, workers=1, startup_timeout=0.5) as m:
         with pytest.raises(ExternalToolError, match="no answer within 0.5 s"):
             m.compute(CANDS, REFS)
         assert not m._procs[0].alive()  # a hung JVM is stopped, not leaked
@@ -195,14 +195,14 @@ def test_read_timeout(fake):
 def test_non_numeric_answer_is_an_error(fake):
     java, jar, set_mode, _ = fake
     set_mode("garbage")
-    with Meteor(java=java, jar=jar, workers=1) as m:
+    with Meteor(backend="jar", java=java, jar=jar, workers=1) as m:
         with pytest.raises(ExternalToolError, match="'oops'"):
             m.compute(CANDS, REFS)
 
 
 def test_close_terminates_processes(fake):
     java, jar, _, _ = fake
-    m = Meteor(java=java, jar=jar, workers=1)
+    m = Meteor(backend="jar", java=java, jar=jar, workers=1)
     m.compute(CANDS, REFS)
     popen = m._procs[0]._proc
     assert popen.poll() is None  # kept alive between calls
@@ -215,7 +215,7 @@ def test_large_batch_does_not_deadlock(fake):
     # Far more than a pipe buffer (64 KiB) each way in one batch.
     java, jar, _, _ = fake
     cands = [f"word{i} " * 30 for i in range(3000)]
-    with Meteor(java=java, jar=jar, workers=1, batch_size=3000, timeout=30) as m:
+    with Meteor(backend="jar", java=java, jar=jar, workers=1, batch_size=3000, timeout=30) as m:
         out = m.compute(cands, [["r"]] * 3000)
     assert out.per_caption["meteor"][0] == 30 / 10 + 1 / 100
 
@@ -223,28 +223,29 @@ def test_large_batch_does_not_deadlock(fake):
 def test_signature_through_api(fake):
     java, jar, _, _ = fake
     res = capeval.score(CANDS, REFS, metrics=["meteor"], tokenizer="none",
-                        options={"meteor": {"java": java, "jar": jar, "workers": 1}})
+                        options={"meteor": {"backend": "jar", "java": java, "jar": jar, "workers": 1}})
     sig = res.signatures["meteor"]
     assert sig.startswith("meteor_1.5_coco|")
     assert f"eval_id:{EVAL_ID}" in sig and "norm:yes" in sig and "lang:en" in sig
     assert f"jar_sha256:{jar_sha256(Path(jar))[:12]}" in sig
+    assert "backend:jar" in sig
 
 
 def test_missing_resources(fake, tmp_path, monkeypatch):
     java, jar, _, _ = fake
     with pytest.raises(ResourceNotFound, match="does not exist"):
-        Meteor(java=java, jar=str(tmp_path / "nope.jar")).compute(CANDS, REFS)
+        Meteor(backend="jar", java=java, jar=str(tmp_path / "nope.jar")).compute(CANDS, REFS)
     with pytest.raises(ResourceNotFound, match="Java executable"):
-        Meteor(java=str(tmp_path / "no-java"), jar=jar).compute(CANDS, REFS)
+        Meteor(backend="jar", java=str(tmp_path / "no-java"), jar=jar).compute(CANDS, REFS)
     bare = tmp_path / "bare"
     bare.mkdir()
     (bare / "meteor-1.5.jar").write_bytes(b"x")
     with pytest.raises(ResourceNotFound, match="paraphrase"):
-        Meteor(java=java, jar=str(bare / "meteor-1.5.jar")).compute(CANDS, REFS)
+        Meteor(backend="jar", java=java, jar=str(bare / "meteor-1.5.jar")).compute(CANDS, REFS)
     monkeypatch.delenv("CAPEVAL_JAVA", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(ResourceNotFound, match="Java was not found"):
-        Meteor(jar=jar).compute(CANDS, REFS)
+        Meteor(backend="jar", jar=jar).compute(CANDS, REFS)
 
 
 def test_default_workers_need_spare_cores(monkeypatch):
@@ -263,7 +264,7 @@ def test_default_workers_need_spare_cores(monkeypatch):
 
 def test_reference_separator_rejected_before_any_jvm(fake):
     java, jar, _, received = fake
-    with Meteor(java=java, jar=jar) as m:
+    with Meteor(backend="jar", java=java, jar=jar) as m:
         with pytest.raises(InputError, match="item 1"):
             m.compute(["a", "b"], [["x"], ["y ||| z"]])
         assert m._procs == []
@@ -279,7 +280,7 @@ def jvms(java, tmp_path_factory):
     pytest.importorskip("pycocoevalcap.meteor.meteor", reason="pycocoevalcap (the oracle) not installed")
     from pycocoevalcap.meteor.meteor import Meteor as RefMeteor
 
-    ours = Meteor(workers=1)
+    ours = Meteor(backend="jar", workers=1)
     ours._processes(1)
     tmp = tmp_path_factory.mktemp("meteor_eval_id")
     (tmp / "hyp.txt").write_text(ORACLES["O1"][0][0] + "\n")
@@ -401,10 +402,10 @@ def test_damaged_paraphrase_table_is_refused(java, tmp_path):
     """The jar swallows resource errors and scores without the module; we must not."""
     import shutil
 
-    jar = Meteor(workers=1)._resolve()[1]
+    jar = Meteor(backend="jar", workers=1)._resolve()[1]
     (tmp_path / "data").mkdir()
     shutil.copy(jar, tmp_path / jar.name)
     (tmp_path / "data" / "paraphrase-en.gz").write_bytes(b"not a gzip file\n")
-    with Meteor(workers=1, jar=tmp_path / jar.name) as m:
+    with Meteor(backend="jar", workers=1, jar=tmp_path / jar.name) as m:
         with pytest.raises(ExternalToolError, match="exception while loading its resources"):
             m.compute(["a dog runs", "two cats"], [["a dog is running"], ["two cats sleep"]])

@@ -1,4 +1,16 @@
-"""METEOR 1.5, coco's modified jar, driven exactly as pycocoevalcap drives it, only faster.
+"""METEOR 1.5 as coco's modified jar computes it: natively in Python, or by driving the jar.
+
+Two backends give the same numbers (``-O meteor.backend=native|jar``; the signature names
+the one used):
+
+* ``native`` (:mod:`capeval.metrics._meteor_native`): the jar's normaliser, stemmer,
+  synonym and paraphrase matchers, beam-search aligner and scoring reimplemented in
+  Python, reading the jar's resources (no Java needed). Equal to the jar, per caption and
+  corpus, on every benchmark candidate set (tests/metrics/test_meteor_native.py,
+  benchmarks/meteor_native_agreement.py).
+* ``jar``: the JVM, driven as below.
+
+The rest of this docstring describes the jar backend.
 
 Denkowski & Lavie (2014), "Meteor Universal: Language Specific Translation Evaluation for
 Any Target Language". Protocol (PROTOCOLS.md §3): per unit, clean the hypothesis (delete
@@ -42,6 +54,9 @@ from ..errors import ExternalToolError, InputError, ResourceNotFound
 from ..resources.resolver import java_executable, resolve
 from ..result import MetricScores
 from ._meteor_jvm import JVMCrashed, MeteorProcess, default_workers
+from ._meteor_native import NativeMeteor, score_rows
+from ._meteor_native.score import corpus_score as native_corpus_score
+from ._meteor_native.score import scores as native_scores
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -53,6 +68,9 @@ SEP = " ||| "
 #: A second JVM costs ~10 s of CPU (paraphrase table, JIT warm-up) and saves ~1.7 ms per
 #: distinct unit it takes over; below this many units per JVM it is not worth starting.
 MIN_UNITS_PER_EXTRA_WORKER = 2000
+BACKENDS = ("native", "jar")
+#: native equals the jar on every benchmark candidate set (benchmarks/results/meteor_native_agreement.json).
+DEFAULT_BACKEND = "native"
 
 _sha_cache: dict[tuple[str, int, int], str] = {}
 
@@ -70,15 +88,26 @@ def clean_hypothesis(hyp: str) -> str:
     return hyp.replace("|||", "").replace("  ", " ")
 
 
-def score_line(index: int, hyp: str, refs: Sequence[str]) -> str:
-    """The SCORE request for one unit; refuses references that would break the protocol."""
+def check_references(index: int, refs: Sequence[str]) -> None:
+    """Refuse references containing the jar's field separator (its protocol would split them;
+    the native backend refuses them too, so both backends accept the same input)."""
     for k, ref in enumerate(refs):
         if "|||" in ref:
             raise InputError(
                 f"reference {k} of item {index} contains '|||', METEOR's field separator: "
                 f"{ref[:60]!r}. Remove it before scoring METEOR."
             )
+
+
+def score_line(index: int, hyp: str, refs: Sequence[str]) -> str:
+    """The SCORE request for one unit; refuses references that would break the protocol."""
+    check_references(index, refs)
     return SEP.join(("SCORE", SEP.join(refs), clean_hypothesis(hyp)))
+
+
+def stats_line(row) -> str:
+    """A statistics row as the jar prints it (``Double.toString`` of integer counts)."""
+    return " ".join(f"{int(x)}.0" for x in row)
 
 
 def _parse_float(line: str, what: str, proc: MeteorProcess) -> float:
@@ -163,6 +192,10 @@ class Meteor(Metric):
 
     Parameters
     ----------
+    backend : {"native", "jar"}
+        ``native``: pure Python, reads the jar's resource files but needs no Java; the first
+        use converts them into a cache (``$CAPEVAL_CACHE/meteor-1.5``). ``jar``: the JVM.
+        Same numbers either way. The options below except ``jar`` apply to the JVM only.
     workers : int, optional
         JVMs scoring distinct units in parallel. Default: 2 on machines with at least 4 cores
         whose load average is below half the core count, else 1 (see
@@ -195,6 +228,7 @@ class Meteor(Metric):
 
     def __init__(
         self,
+        backend: str = DEFAULT_BACKEND,
         workers: int | None = None,
         timeout: float = 120.0,
         startup_timeout: float = 600.0,
@@ -203,6 +237,9 @@ class Meteor(Metric):
         java: str | None = None,
         max_heap: str = "2G",
     ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        self.backend = backend
         self.workers = default_workers() if workers is None else int(workers)
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -217,6 +254,7 @@ class Meteor(Metric):
         self._jar: Path | None = None
         self._java: str | None = None
         self._procs: list[MeteorProcess] = []
+        self._native: NativeMeteor | None = None
 
     # -- resources -----------------------------------------------------------------------
     def _resolve(self) -> tuple[str, Path]:
@@ -318,7 +356,22 @@ class Meteor(Metric):
         return out
 
     def evaluate(self, stats: Sequence[str]) -> tuple[np.ndarray, float]:
-        """Per-line scores and the aggregate of one EVAL over ``stats``, in one JVM."""
+        """Per-line scores and the aggregate of one EVAL over ``stats`` (statistics lines as
+        ``compute`` returns them in ``details["stats"]``): natively, or in one JVM."""
+        if self.backend == "native":
+            rows = []
+            for i, line in enumerate(stats):
+                try:
+                    row = [float(x) for x in line.split()]
+                except ValueError:
+                    row = []
+                if len(row) != 23:
+                    raise InputError(f"METEOR statistics line {i} is not 23 numbers: {line[:80]!r}")
+                rows.append(row)
+            if not rows:
+                raise InputError("no METEOR statistics to evaluate")
+            arr = np.asarray(rows, dtype=np.float64)
+            return native_scores(arr), native_corpus_score(arr)
         proc = self._processes(1)[0]
         answers = self._exchange(proc, [eval_line(stats)], len(stats) + 1)
         per = np.array([_parse_float(a, f"EVAL answer {i}", proc) for i, a in enumerate(answers[:-1])])
@@ -329,6 +382,8 @@ class Meteor(Metric):
             raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
         if not candidates:
             raise InputError("no candidates to score")
+        if self.backend == "native":
+            return self._compute_native(candidates, references)
         rows = [score_line(i, c, r) for i, (c, r) in enumerate(zip(candidates, references))]
         index: dict[str, int] = {}
         row_unit = np.fromiter((index.setdefault(r, len(index)) for r in rows), dtype=np.int64, count=len(rows))
@@ -348,8 +403,37 @@ class Meteor(Metric):
                 "norm": True,
                 "lang": "en",
                 "corpus": "jar-aggregate",
+                "backend": "jar",
             },
             details={"distinct_units": len(distinct), "stats": stats},
+        )
+
+    def _compute_native(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        # A unit is what the jar would receive: the wrapper-cleaned hypothesis and the references.
+        index: dict[tuple, int] = {}
+        row_unit = np.empty(len(candidates), dtype=np.int64)
+        for i, (c, r) in enumerate(zip(candidates, references)):
+            check_references(i, r)
+            row_unit[i] = index.setdefault((clean_hypothesis(c), tuple(r)), len(index))
+        if self._native is None:
+            self._native = NativeMeteor(self._jar_arg)
+        units = list(index)
+        unit_stats = self._native.unit_stats([h for h, _ in units], [list(r) for _, r in units])
+        per_unit, corpus = score_rows(unit_stats, row_unit)
+        row_lines = [stats_line(row) for row in unit_stats.tolist()]
+        identity = self._native.resources.identity
+        return MetricScores(
+            corpus={"meteor": corpus},
+            per_caption={"meteor": per_unit[row_unit]},
+            signature_fields={
+                "eval_id": EVAL_ID,
+                "jar_sha256": identity["jar_sha256"][:12],
+                "norm": True,
+                "lang": "en",
+                "corpus": "jar-aggregate",
+                "backend": "native",
+            },
+            details={"distinct_units": len(units), "stats": [row_lines[u] for u in row_unit.tolist()]},
         )
 
     def close(self) -> None:

@@ -1,0 +1,226 @@
+"""The Java-free METEOR 1.5 against coco's jar.
+
+Without Java: Java string semantics, the jar's stemmer version, the scoring rules, and that
+``capeval.score(..., metrics=["meteor"])`` runs with no ``java`` on PATH. With Java: the
+jar's own ``Stemmer`` and ``Normalizer`` entry points against ours on large word and line
+sets, and the native backend against the jar backend (per caption ``==``, corpus ``==``) on
+tricky inputs and on a sample of every benchmark candidate set. The full sets:
+``benchmarks/meteor_native_agreement.py``.
+"""
+from __future__ import annotations
+
+import random
+import subprocess
+
+import numpy as np
+import pytest
+
+import capeval
+import capeval.data
+from capeval.errors import InputError
+from capeval.metrics._meteor_native import java as J
+from capeval.metrics._meteor_native.score import aggregate, corpus_score, scores
+from capeval.metrics._meteor_native.stemmer import stem
+from capeval.metrics.meteor import DEFAULT_BACKEND, Meteor
+
+
+def _resources_or_skip():
+    pytest.importorskip("pycocoevalcap", reason="the METEOR resources come from pycocoevalcap's jar")
+    from capeval.metrics._meteor_native import load
+
+    return load()
+
+
+# ----------------------------------------------------------------------------------------
+# Without Java
+# ----------------------------------------------------------------------------------------
+def test_java_string_semantics():
+    assert J.string_hash("hello") == 99162322  # "hello".hashCode()
+    assert J.string_hash("") == 0
+    assert J.string_hash("polygenelubricants") == -2147483648  # overflow wraps to int
+    assert J.string_hash("\U0001F600") == 0xD83D * 31 + 0xDE00  # over UTF-16 code units
+    assert J.trim("\x00\x1f a b \x0b\t") == "a b"  # trim drops every char <= U+0020
+    assert J.trim("\u00a0a\u00a0") == "\u00a0a\u00a0"  # but not a no-break space
+    assert J.tokens(" a\tb\x0bc\u00a0d\n") == ["a", "b\x0bc\u00a0d"]  # StringTokenizer: 5 ASCII delimiters
+    assert J.lower("ÀB\u2C2F") == "àb\u2C2F"  # U+2C2F has no lower case in OpenJDK 17's Unicode
+
+
+@pytest.mark.parametrize("word, jar_stem", [
+    # Where current Snowball (snowballstemmer/PyStemmer 3.x) or NLTK differ from the jar.
+    ("added", "ad"), ("biologist", "biologist"), ("realization", "realiz"),
+    ("irrationally", "irrat"), ("sensationalism", "sensat"),
+    # Porter2 rules and exceptions the jar's version has.
+    ("generously", "generous"), ("skies", "sky"), ("dying", "die"), ("news", "news"),
+    ("proceeding", "proceed"), ("hopping", "hop"), ("hoped", "hope"), ("cries", "cri"), ("ties", "tie"),
+    ("gas", "gas"), ("gaps", "gap"), ("yell", "yell"), ("saying", "say"), ("ab", "ab"),
+    ("'tis", "tis"), ("\U0001F600s", "\U0001F600s"),
+])
+def test_stemmer_is_the_jars_version(word, jar_stem):
+    assert stem(word) == jar_stem
+
+
+def test_scores_follow_compute_metrics():
+    empty = np.zeros((1, 23))
+    empty[0, 1] = 3.0  # empty hypothesis vs a 3-word reference: 0/0 precision -> score 0
+    assert scores(empty)[0] == 0.0
+    # identical 2-word sentences, one exact chunk: no fragmentation penalty
+    perfect = np.array([[2, 2, 0, 0, 2, 2, 0, 0] + [0] * 12 + [1, 2, 2]], dtype=float)
+    assert scores(perfect)[0] == 1.0
+    # two chunks: penalty 0.6 * (2 / 2) ** 0.2
+    split = perfect.copy()
+    split[0, 20] = 2
+    assert scores(split)[0] == pytest.approx(1 - 0.6, abs=1e-15)
+    # the aggregate skips the chunk of a perfect one-chunk row, keeps the others'
+    agg = aggregate(np.vstack([perfect, split, perfect]))
+    assert agg[20] == 2 and agg[0] == 6
+    assert corpus_score(np.vstack([perfect, split])) == scores(aggregate(np.vstack([perfect, split]))[None])[0]
+
+
+def test_native_is_the_default_and_needs_no_java(monkeypatch, tmp_path):
+    _resources_or_skip()
+    assert DEFAULT_BACKEND == "native"
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java anywhere
+    monkeypatch.delenv("CAPEVAL_JAVA", raising=False)
+    res = capeval.score(["a dog runs on the grass", "two cats"], [["a dog is running on grass"], ["two cats sleep"]],
+                        metrics=["meteor"])
+    assert 0 < res.corpus["meteor"] < 1
+    assert "backend:native" in res.signatures["meteor"]
+    assert "eval_id:meteor-1.5-wo-en-norm-0.85_0.2_0.6_0.75-ex_st_sy_pa-1.0_0.6_0.8_0.6" in res.signatures["meteor"]
+
+
+def test_native_refuses_the_separator_in_references():
+    _resources_or_skip()
+    with pytest.raises(InputError, match="item 1"):
+        Meteor(backend="native").compute(["a", "b"], [["x"], ["y ||| z"]])
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="backend"):
+        Meteor(backend="cuda")
+
+
+# ----------------------------------------------------------------------------------------
+# Against the jar
+# ----------------------------------------------------------------------------------------
+def _jar_main(java, jar, args, lines):
+    out = subprocess.run(
+        [java, "-Dfile.encoding=UTF-8", "-cp", str(jar), *args],
+        input="\n".join(lines) + "\n", capture_output=True, text=True, encoding="utf-8", timeout=600, check=True,
+    ).stdout
+    return out.split("\n")[: len(lines)]
+
+
+@pytest.mark.java
+@pytest.mark.oracle
+def test_stemmer_equals_the_jars_on_wordnet(java):
+    res = _resources_or_skip()
+    from capeval.metrics._meteor_native.resources import locate
+
+    jar, _ = locate()
+    # every WordNet word form the jar knows (ASCII), a single word per line
+    words = sorted(w for w in res.synsets._index if w.isascii() and w.strip() and " " not in w
+                   and not all(c.isdigit() or c in ",.-" for c in w))
+    got = _jar_main(java, jar, ["Stemmer", "en"], words)
+    bad = [(w, j, stem(w)) for w, j in zip(words, got) if stem(w) != j]
+    assert len(got) == len(words) and bad == []
+
+
+@pytest.mark.java
+@pytest.mark.oracle
+def test_normaliser_equals_the_jars(java):
+    res = _resources_or_skip()
+    from capeval.metrics._meteor_native.normalize import normalize
+    from capeval.metrics._meteor_native.resources import locate
+
+    jar, _ = locate()
+    rng = random.Random(7)
+    pieces = list("abcXYZ019 .,'`-\u2013\u2018\u2019\u201c\u201d\"!?;:()&$%#@/\\|é\u00a0\u3000\t") + [
+        "...", "..", "--", "U.S.", "Mr.", "No.", "Nos.", "e.g.", "i.e.", "DOTMULTI", "''", "1,000", "it's",
+        "90's", "rock'n'roll", " A.", " b", " 5", "Inc.", "\U0001F600"]
+    lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 25))) for _ in range(3000)]
+    got = _jar_main(java, jar, ["edu.cmu.meteor.util.Normalizer", "en", "true"], lines)
+    bad = [(x, y, normalize(x, res.nonbreaking)) for x, y in zip(lines, got) if normalize(x, res.nonbreaking) != y]
+    assert bad == []
+
+
+@pytest.fixture(scope="module")
+def jar_meteor(java):
+    pytest.importorskip("pycocoevalcap")
+    m = Meteor(backend="jar", workers=1)
+    yield m
+    m.close()
+
+
+def _assert_same(jar_meteor, cands, refs):
+    want = jar_meteor.compute(cands, refs)
+    native = Meteor(backend="native")
+    got = native.compute(cands, refs)
+    np.testing.assert_array_equal(got.per_caption["meteor"], want.per_caption["meteor"])
+    assert got.corpus["meteor"] == want.corpus["meteor"]
+    assert got.details["stats"] == want.details["stats"]
+    # EVAL alone: the native score of the jar's own statistics lines
+    per, corpus = native.evaluate(want.details["stats"])
+    np.testing.assert_array_equal(per, want.per_caption["meteor"])
+    assert corpus == want.corpus["meteor"]
+    return got
+
+
+@pytest.mark.java
+@pytest.mark.oracle
+@pytest.mark.slow
+def test_tricky_inputs_equal_the_jar(jar_meteor):
+    cands = [
+        "this is a good test", "a man is speaking", "rain falls",
+        "a café   with  ||| naïve  people", "   leading spaces", "a dog", "", "|||", "a dog a dog a dog",
+        "The U.S. Army's dogs -- running... fast, aren't they?", "Mr. Smith's 1,000 cats' toys",
+        "two men are playing football in a field", "a red car parked near the red house",
+        "children play outside", "a woman holding an umbrella in the rain", "STOP sign", "x" * 40,
+    ]
+    refs = [
+        ["this is a test", "this is also a test"], ["a man speaks", "someone speaks"], ["rain is falling hard"],
+        ["a cafe with naive people", "un café"], ["leading spaces here"], ["a dog", "a dog"], ["x"], ["y z"],
+        ["a dog"], ["the us army dogs run fast , are not they ?"], ["mr smith has a thousand cats"],
+        ["two guys play soccer on a pitch", "men playing a football game"], ["a red house with a red car near it"],
+        ["kids are playing outdoors"], ["a lady with an umbrella under rain"], ["a stop sign"], ["x"],
+    ]
+    _assert_same(jar_meteor, cands, refs)
+    # repeated rows and a perfect one-chunk match exercise the aggregate's chunk rule
+    _assert_same(jar_meteor, ["a dog runs", "a dog runs", "runs dog a", "a dog"] * 3,
+                 [["a dog runs"], ["a dog runs"], ["a dog runs"], ["a dog runs fast"]] * 3)
+
+
+def _benchmark_sets(data_dir):
+    out = {}
+    for name in ("flickr8k-expert", "flickr8k-cf", "composite", "tanti-human200"):
+        t = capeval.data.load(name, data_dir)
+        out[name] = (t.candidates, t.references)
+    for name in ("pascal50s", "abstract50s"):
+        t = capeval.data.load(name, data_dir)
+        out[name] = (list(t.candidates_a) + list(t.candidates_b), list(t.references) * 2)
+    for name in ("tanti-flickr8k", "tanti-flickr30k", "tanti-coco"):
+        t = capeval.data.load(name, data_dir)
+        c, r = [], []
+        for caps in t.systems.values():
+            c += caps
+            r += t.references
+        out[name] = (c, r)
+    return out
+
+
+@pytest.mark.java
+@pytest.mark.oracle
+@pytest.mark.data
+@pytest.mark.slow
+def test_benchmark_samples_equal_the_jar(jar_meteor, data_dir):
+    """A spread sample of every benchmark candidate set, PTB-tokenized as ``capeval.score``
+    does, and the raw (untokenized) text of two of them (exercises the normaliser)."""
+    from capeval.text import tokenize_corpus
+
+    for name, (cands, refs) in _benchmark_sets(data_dir).items():
+        idx = list(range(0, len(cands), max(1, len(cands) // 150)))
+        c = [cands[i] for i in idx]
+        r = [list(refs[i]) for i in idx]
+        tc, tr = tokenize_corpus(c, r, "ptb")
+        _assert_same(jar_meteor, tc, tr)
+        if name in ("flickr8k-expert", "composite"):
+            _assert_same(jar_meteor, c, r)
