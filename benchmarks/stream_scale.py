@@ -245,6 +245,8 @@ def main(argv=None) -> int:
         "cli": f"capeval score --input rows_N.jsonl --metrics {METRICS} --output out.jsonl -q [--jobs J]",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "generator": f"benchmarks/stream_synth.py seed {a.seed} (5 unique references per row)",
+        "note": ("wall times include contention from other work on the machine: the load average "
+                 "before and after each run is recorded; CPU seconds are robust to it"),
         "runs": [], "checks": {},
     }
     if a.oracle_rows:
