@@ -1,6 +1,7 @@
 """Run a benchmark: load its table, score its units (cached), apply the meta statistics."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import family_for
 from ..signature import Signature
 from .cache import ScoreCache
-from .scoring import score_units
+from .scoring import REF_MODES, score_units, score_units_each_ref
 
 #: ``capeval bench all`` runs these (the stable contract names).
 CORE_BENCHMARKS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s")
@@ -135,7 +136,20 @@ def run_benchmark(
         raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
     seen = _seen_metrics(name, metrics, options, root, allow_seen)
     start = time.perf_counter()
-    table = data.load(name, root, **(load_options or {}))
+    load_options = dict(load_options or {})
+    ref_mode = str(load_options.pop("ref_mode", "set"))
+    if ref_mode not in REF_MODES:
+        raise InputError(f"unknown ref_mode {ref_mode!r}; choose one of {', '.join(REF_MODES)}")
+    table = data.load(name, root, **load_options)
+    if ref_mode != "set":
+        if isinstance(table, data.SystemTable):
+            raise InputError(f"{name}: ref_mode={ref_mode} is defined for correlation and pairwise benchmarks, "
+                             "not system-level ones")
+        # Each row's score is a mean over single-reference scores: part of the table's protocol.
+        table = dataclasses.replace(table, protocol={**table.protocol, "ref_mode": ref_mode})
+        score_fn = score_units_each_ref
+    else:
+        score_fn = score_units
     cache = cache if cache is not None else ScoreCache()
     hib = {m: higher_is_better(m) for m in metrics}
     # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
@@ -146,7 +160,7 @@ def run_benchmark(
     if isinstance(table, data.CorrelationTable):
         say(f"{name}: scoring {len(table)} rows")
         cands, refs = correlation_units(table)
-        scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
+        scored = score_fn(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
         stat = canonical_statistic(statistic or table.statistic)
         exp = correlation_experiment(table, scored.per_unit,
                                      statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")),
@@ -166,7 +180,7 @@ def run_benchmark(
     elif isinstance(table, data.PairwiseTable):
         say(f"{name}: scoring {2 * len(table)} candidates of {len(table)} pairs")
         cands, refs = pairwise_units(table)
-        scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
+        scored = score_fn(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
         exp = pairwise_experiment(table, scored.per_unit, tie_policy=tie_policy, seed=seed, higher_is_better=hib,
                                   skip_undefined=undef)
         result = BenchResult(name, "pairwise", dict(table.protocol), metrics,

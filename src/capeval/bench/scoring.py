@@ -67,3 +67,57 @@ def score_units(
     order = list(metrics)
     return UnitScores({m: out.per_unit[m] for m in order}, {m: out.corpus[m] for m in order},
                       {m: out.signatures[m] for m in order}, {m: out.cached[m] for m in order})
+
+
+#: ``-D ref_mode=...``: how a unit's references are scored. ``set`` (default) scores each
+#: candidate against all its references at once, as the metric defines; ``each-mean`` scores it
+#: against each reference separately and takes the mean (QACE App. A: "computed against each
+#: reference separately and averaged"). Not named ``refs``: that key already picks *which*
+#: references a loader keeps (e.g. composite ``refs=image-minus-human``).
+REF_MODES = ("set", "each-mean")
+
+
+def score_units_each_ref(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    metrics: Sequence[str],
+    **kw: Any,
+) -> UnitScores:
+    """Score every candidate against each of its references separately, then average per unit.
+
+    One corpus call per reference *position* j: the rows' j-th references, each as the only
+    reference (rows with fewer than j + 1 references sit that call out). This is running the coco
+    scorers once per reference, the way per-reference baselines are produced; it matters only for
+    CIDEr-D, whose df then comes from the N rows' j-th references (one call over all N×K pairs
+    instead gives 42.0 rather than the published 41.9 on Flickr8k-Expert).
+
+    Outputs whose NaN means "undefined" (SPICE categories) average over the references where they
+    are defined; a unit with none stays NaN. The corpus value is the mean of the unit means.
+    """
+    from ..errors import InputError
+
+    counts = np.array([len(r) for r in references], dtype=int)
+    if len(counts) and counts.min() == 0:
+        i = int(np.argmin(counts))
+        raise InputError(f"unit {i} ({candidates[i]!r}) has no reference; ref_mode=each-mean needs at least one")
+    n = len(candidates)
+    sums = {m: np.zeros(n) for m in metrics}
+    n_ok = {m: np.zeros(n) for m in metrics}
+    signatures: dict[str, str] = {}
+    cached = {m: True for m in metrics}
+    for j in range(int(counts.max()) if n else 0):
+        rows = np.flatnonzero(counts > j)
+        part = score_units([candidates[i] for i in rows], [[references[i][j]] for i in rows], metrics, **kw)
+        for m in metrics:
+            v = np.asarray(part.per_unit[m], dtype=float)
+            ok = ~np.isnan(v)
+            sums[m][rows[ok]] += v[ok]
+            n_ok[m][rows[ok]] += 1
+            signatures.setdefault(m, part.signatures[m])
+            cached[m] = cached[m] and part.cached[m]
+    per_unit: dict[str, np.ndarray] = {}
+    for m in metrics:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_unit[m] = np.where(n_ok[m] > 0, sums[m] / np.maximum(n_ok[m], 1), np.nan)
+    corpus = {m: float(np.nanmean(v)) if np.any(~np.isnan(v)) else float("nan") for m, v in per_unit.items()}
+    return UnitScores(per_unit, corpus, signatures, cached)
