@@ -66,7 +66,7 @@ def test_java_that_sleeps_ends_with_timeout_error(tmp_path, monkeypatch):
     java, jar = _java(tmp_path, "exec sleep 1000")  # never reads stdin, never answers
     monkeypatch.setenv("CAPEVAL_JAVA", java)
     cands, refs = _rows(5000)
-    m = Meteor(jar=str(jar), workers=1, batch_size=5000, startup_timeout=1.0, timeout=1.0)
+    m = Meteor(backend="jar", jar=str(jar), workers=1, batch_size=5000, startup_timeout=1.0, timeout=1.0)
     box, took = _bounded(lambda: m.compute(cands, refs), 20)
     assert isinstance(box.get("error"), JVMTimeout), box
     assert "no answer within 1 s" in str(box["error"]) and "killed" in str(box["error"])
@@ -94,10 +94,20 @@ def test_sigstopped_jvm_is_killed_with_a_named_error(tmp_path):
 
 def test_other_workers_stop_after_one_fails(tmp_path, monkeypatch):
     java, jar = _java(tmp_path, "exec sleep 1000")
-    m = Meteor(java=java, jar=str(jar), workers=2, batch_size=100, startup_timeout=1.0, timeout=1.0)
+    m = Meteor(backend="jar", java=java, jar=str(jar), workers=2, batch_size=100, startup_timeout=1.0, timeout=1.0)
     monkeypatch.setattr("capeval.metrics.meteor.MIN_UNITS_PER_EXTRA_WORKER", 1)
     cands, refs = _rows(2000)  # 20 batches: without the stop flag, ~10 s per worker
     box, took = _bounded(lambda: m.compute(cands, refs), 20)
     assert isinstance(box.get("error"), ExternalToolError), box
     assert took < 6
     m.close()
+
+
+def test_native_backend_names_a_jar_that_is_not_a_zip(tmp_path, monkeypatch):
+    from capeval.errors import ResourceNotFound
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    _, jar = _java(tmp_path, "exit 1")
+    with pytest.raises(ResourceNotFound, match="not a readable METEOR 1.5 jar"):
+        Meteor(backend="native", jar=str(jar)).compute(*_rows(2))

@@ -15,6 +15,7 @@ Files are read as the jar reads them: lines split by ``BufferedReader.readLine``
 from __future__ import annotations
 
 import gzip
+from array import array
 import hashlib
 import json
 import os
@@ -150,33 +151,52 @@ def _read_jar_text(z: zipfile.ZipFile, name: str) -> str:
     return data.decode("utf-8", "replace")
 
 
+def _strip_terminator(line: str) -> str:
+    if line.endswith("\r\n"):
+        return line[:-2]
+    if line.endswith(("\n", "\r")):
+        return line[:-1]
+    return line
+
+
 def _convert_paraphrase(para: Path, out: Path) -> None:
-    with gzip.open(para, "rb") as f:
-        text = f.read().decode("utf-8", "replace")
-    lines = java_lines(text)
-    del text
-    n = len(lines) // 3
-    if len(lines) % 3:
-        raise ResourceNotFound(f"{para}: {len(lines)} lines, not a whole number of 3-line entries")
+    # Streamed (one line at a time, newline="" splits on \n, \r and \r\n like readLine), so
+    # the decompressed 272 MB never sit in memory at once.
     phrase_index: dict[str, int] = {}
-    entry_ref = np.fromiter((phrase_index.setdefault(s, len(phrase_index)) for s in lines[1::3]), np.int32, n)
-    entry_par = np.fromiter((phrase_index.setdefault(s, len(phrase_index)) for s in lines[2::3]), np.int32, n)
-    del lines
+    refs = array("i")  # compact: 5 million entries each
+    pars = array("i")
+    with gzip.open(para, "rt", encoding="utf-8", errors="replace", newline="") as f:
+        lines = iter(f)
+        for _prob in lines:
+            try:
+                ref = _strip_terminator(next(lines))
+                par = _strip_terminator(next(lines))
+            except StopIteration:
+                raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)") from None
+            refs.append(phrase_index.setdefault(ref, len(phrase_index)))
+            pars.append(phrase_index.setdefault(par, len(phrase_index)))
+    entry_ref = np.frombuffer(refs, dtype=np.int32)
+    entry_par = np.frombuffer(pars, dtype=np.int32)
     vocab: dict[str, int] = {}
     offsets = np.zeros(len(phrase_index) + 1, dtype=np.int64)
-    flat: list[int] = []
+    flat = array("i")
     for k, phrase in enumerate(phrase_index):
-        flat.extend(vocab.setdefault(w, len(vocab)) for w in tokens(phrase))
+        flat.extend([vocab.setdefault(w, len(vocab)) for w in tokens(phrase)])
         offsets[k + 1] = len(flat)
     np.save(out / "para_entry_ref.npy", entry_ref)
     np.save(out / "para_entry_par.npy", entry_par)
     np.save(out / "para_phrase_offsets.npy", offsets)
-    np.save(out / "para_phrase_tokens.npy", np.asarray(flat, dtype=np.int32))
+    np.save(out / "para_phrase_tokens.npy", np.frombuffer(flat, dtype=np.int32))
     (out / "para_vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
 
 
 def _convert_jar(jar: Path, out: Path) -> None:
-    with zipfile.ZipFile(jar) as z:
+    try:
+        z = zipfile.ZipFile(jar)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ResourceNotFound(f"{jar}: not a readable METEOR 1.5 jar ({e}); the native backend reads "
+                               "its word lists from the jar") from e
+    with z:
         function_words = java_lines(_read_jar_text(z, "function/english.words"))
         nbp_lines = java_lines(_read_jar_text(z, "nonbreaking/english.prefixes"))
         exc_lines = java_lines(_read_jar_text(z, "synonym/english.exceptions"))
