@@ -21,7 +21,7 @@ from .judgments import JUDGMENT_BENCHMARKS, Judgments, overlap_mask
 from .ranker_features import TEXT_FEATURES
 from .ranker_model import RankerModel
 
-KINDS = ("linear", "pairwise_ls", "mlp", "hgb")
+KINDS = ("linear", "pairwise_ls", "ridge", "mlp", "hgb")
 
 
 @dataclass
@@ -109,6 +109,7 @@ def compare(j: Judgments, a: np.ndarray, b: np.ndarray, *, n_resamples: int = 10
 DEFAULT_HYPER: dict[str, dict[str, Any]] = {
     "linear": {"l2": 1e-3},
     "pairwise_ls": {"l2": 1e-3},
+    "ridge": {"l2": 1e-3},
     "mlp": {"l2": 1e-4, "epochs": 20},
     "hgb": {},
 }
@@ -138,9 +139,12 @@ def train(kind: str, blocks: Sequence[Block], features: Sequence[Feature], *, se
         "feature_signatures": next((dict(b.signatures) for b in blocks if b.signatures), {}),
         **dict(meta or {}),
     }
-    if kind == "hgb":
+    if kind in ("hgb", "ridge"):
         Z = np.vstack([scaler.transform(b.X) for b in blocks])
         y, w = ranker.pointwise_targets([(b.judgments.name, b.judgments) for b in blocks])
+        if kind == "ridge":
+            return RankerModel(kind, [ranker.fit_ridge(Z, y, w, l2=hp["l2"])], scaler, features, max_refs,
+                               tokenizer, info)
         hgb = ranker.fit_hgb(Z, y, w, monotone=mono, seed=seed)
         return _HGBWrapped(hgb, scaler, features, info)
     ts = ranker.stack([(b.judgments.name, scaler.transform(b.X), ranker.comparisons(b.judgments, seed=seed))
@@ -224,7 +228,7 @@ def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kind
                      "clipped_fraction": float(model.scaler.clipped(held.X).mean())}
             entry["vs_best"] = compare(j, s, single_scores[best], n_resamples=n_resamples, seed=seed,
                                        names=(kind, best))
-            if kind in ("linear", "pairwise_ls"):
+            if kind in ("linear", "pairwise_ls", "ridge"):
                 entry["weights"] = {label(f): float(w) for f, w in zip(features, model.params[0])}
             rec["models"][kind] = entry
         out.append(rec)

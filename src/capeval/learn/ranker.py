@@ -177,6 +177,16 @@ def fit_pairwise_ls(ts: TrainSet, *, l2: float = 1e-3) -> np.ndarray:
     return np.linalg.solve(A, D.T @ (wt * y))
 
 
+def fit_ridge(Z: np.ndarray, y: np.ndarray, w: np.ndarray, *, l2: float = 1e-3) -> np.ndarray:
+    """Pointwise weighted ridge regression of per-unit targets (``pointwise_targets``); the
+    intercept is dropped (a ranking score needs none)."""
+    w = w / w.sum()
+    zm, ym = w @ Z, float(w @ y)
+    Zc, yc = Z - zm, y - ym
+    A = Zc.T @ (Zc * w[:, None]) + l2 * np.eye(Z.shape[1])
+    return np.linalg.solve(A, Zc.T @ (w * yc))
+
+
 def mlp_forward(params: Sequence[np.ndarray], Z: np.ndarray) -> np.ndarray:
     h = Z
     n = len(params) // 2

@@ -20,7 +20,7 @@ from .features import Feature, label
 from .weights import load_npz, save_npz, sha256_file
 
 FORMAT = "capeval-ranker/1"
-KINDS = ("linear", "pairwise_ls", "mlp")
+KINDS = ("linear", "pairwise_ls", "ridge", "mlp")
 
 #: The shipped model's recipe, chosen by mean leave-one-benchmark-out result (docs/LEARNED.md);
 #: ``capeval train learned`` and scripts/train_default_learned.py start from it.
@@ -47,7 +47,7 @@ class RankerModel:
         n = len(self.features)
         if self.scaler.lo.shape != (n,):
             raise InputError(f"scaler has {self.scaler.lo.shape[0]} columns for {n} features")
-        if self.kind in ("linear", "pairwise_ls") and (len(self.params) != 1 or self.params[0].shape != (n,)):
+        if self.kind in ("linear", "pairwise_ls", "ridge") and (len(self.params) != 1 or self.params[0].shape != (n,)):
             raise InputError(f"a {self.kind} model needs one weight vector of shape ({n},)")
         if self.kind == "mlp" and (len(self.params) < 2 or self.params[0].shape[0] != n):
             raise InputError(f"mlp shapes {[p.shape for p in self.params]} do not fit {n} features")
