@@ -1,4 +1,5 @@
-"""capeval's METEOR vs pycocoevalcap's ``Meteor().compute_score`` on Flickr8k-Expert.
+"""capeval's METEOR jar backend vs pycocoevalcap's ``Meteor().compute_score`` on Flickr8k-Expert
+(the native backend: bench_meteor_native.py).
 
 Both sides get the same 16,992 rows (PROTOCOLS.md §14.2: one row per expert judgment,
 whitespace-normalised, PTB-tokenized by pycocoevalcap's PTBTokenizer). Each side runs in its
@@ -62,7 +63,7 @@ def run_side(side: str, n: int | None, workers: int | None, out: Path) -> None:
 
         tc = [res[i][0] for i in range(len(cands))]
         tr = [gts[i] for i in range(len(cands))]
-        with Meteor(workers=workers) as m:
+        with Meteor(backend="jar", workers=workers) as m:
             r = m.compute(tc, tr)
             elapsed = time.perf_counter() - t0
             corpus, per = r.corpus["meteor"], r.per_caption["meteor"].tolist()

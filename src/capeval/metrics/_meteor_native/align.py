@@ -27,6 +27,7 @@ truncating adds ``int(k * 0.5)``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from .words import WordInfo
 
@@ -162,8 +163,7 @@ _CHUNK = _S
 _MATCH = _S * _S
 
 
-def _first(p: tuple) -> int:
-    return p[0]
+_first = itemgetter(0)
 
 
 def _resolve(matches: list[list[Match]], fixed: list[Match | None], used1: int, used2: int,
@@ -180,11 +180,14 @@ def _resolve(matches: list[list[Match]], fixed: list[Match | None], used1: int, 
         options.append(row)
     next_paths = [(0, 0, -1, used1, used2, None)]
     for current in range(n2 + 1):
-        paths = sorted(next_paths, key=_first)
+        paths = sorted(next_paths, key=_first) if len(next_paths) > 1 else next_paths
+        if len(paths) > beam:
+            paths = paths[:beam]
         next_paths = []
         append = next_paths.append
         bit = 1 << current
-        for path in paths[:beam]:
+        row = options[current] if current < n2 else ()
+        for path in paths:
             key, idx, last_end, u1, u2, chosen = path
             if current == n2:
                 if last_end != -1:
@@ -204,7 +207,7 @@ def _resolve(matches: list[list[Match]], fixed: list[Match | None], used1: int, 
                             key += _CHUNK
                         append((key + abs(s - st1), s + ln, st1 + ml, u1, u2, chosen))
                 continue
-            for st1, b1, b2, inc, new_idx, new_end, dist, m in options[current]:
+            for st1, b1, b2, inc, new_idx, new_end, dist, m in row:
                 if u1 & b1 or u2 & b2:
                     continue
                 append((key + inc + (_CHUNK if last_end != -1 and st1 != last_end else 0),

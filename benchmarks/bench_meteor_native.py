@@ -1,0 +1,126 @@
+"""capeval's native METEOR vs pycocoevalcap's ``Meteor().compute_score`` on Flickr8k-Expert.
+
+The 16,992 rows (PROTOCOLS.md §14.2) are PTB-tokenized once with pycocoevalcap's tokenizer,
+as its scorers see them; every side then runs in its own fresh Python process, timed from
+constructing the scorer (pycocoevalcap: starting the JVM, which loads the paraphrase table;
+native: loading its resources) to having every score:
+
+* ``pycocoevalcap``: its ``Meteor`` (one JVM, one SCORE round trip per row, one EVAL);
+* ``native_cold``: an empty ``$CAPEVAL_CACHE``, so the one-time conversion of the jar's
+  resources (paraphrase table included) is timed;
+* ``native_warm``: the converted resources already cached (every later run).
+
+Wall and CPU seconds (CPU includes finished child processes, i.e. the JVM) and peak RSS are
+recorded, with the load average: on a shared machine wall times inflate with load.
+
+    python benchmarks/bench_meteor_native.py [--rows N] [--result PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import expert_rows  # noqa: E402  (scripts run from benchmarks/)
+from bench_meteor import _cpu_seconds, ptb_coco  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def run_side(side: str, n: int | None, out: Path) -> None:
+    cands, refs = expert_rows(n)
+    gts, res = ptb_coco(cands, refs)
+    extra: dict = {}
+    if side == "pycocoevalcap":
+        from pycocoevalcap.meteor.meteor import Meteor as RefMeteor
+
+        cpu0, t0 = _cpu_seconds(), time.perf_counter()
+        m = RefMeteor()
+        corpus, per = m.compute_score(gts, res)
+        elapsed = time.perf_counter() - t0
+        del m  # its __del__ kills the JVM, so the child's CPU and RSS are collected below
+    else:
+        from capeval.metrics.meteor import Meteor
+
+        tc = [res[i][0] for i in range(len(cands))]
+        tr = [gts[i] for i in range(len(cands))]
+        cpu0, t0 = _cpu_seconds(), time.perf_counter()
+        m = Meteor(backend="native")
+        r = m.compute(tc, tr)
+        elapsed = time.perf_counter() - t0
+        corpus, per = r.corpus["meteor"], r.per_caption["meteor"].tolist()
+        extra = {"distinct_units": r.details["distinct_units"],
+                 "signature_fields": {k: str(v) for k, v in r.signature_fields.items()}}
+    cpu = _cpu_seconds() - cpu0
+    out.write_text(json.dumps({
+        "seconds": elapsed,
+        "cpu_seconds": cpu,
+        "corpus": corpus,
+        "per_unit": [float(x) for x in per],
+        "peak_rss_mib_python": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib_largest_child": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        **extra,
+    }))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=None, help="first N rows only (default: all 16,992)")
+    ap.add_argument("--result", type=Path, default=HERE / "results" / "meteor_native.json")
+    ap.add_argument("--side", help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.side:
+        run_side(args.side, args.rows, args.out)
+        return
+
+    load_start = os.getloadavg()
+    sides = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        cold_cache = Path(tmp) / "cache"
+        for side in ("pycocoevalcap", "native_cold", "native_warm"):
+            path = Path(tmp) / f"{side}.json"
+            env = dict(os.environ)
+            if side != "pycocoevalcap":
+                env["CAPEVAL_CACHE"] = str(cold_cache)  # empty for the cold run, filled by it
+            cmd = [sys.executable, __file__, "--side", side, "--out", str(path)]
+            if args.rows:
+                cmd += ["--rows", str(args.rows)]
+            subprocess.run(cmd, check=True, env=env)
+            sides[side] = json.loads(path.read_text())
+    ref = sides["pycocoevalcap"]
+    load_end = os.getloadavg()
+    result = {
+        "benchmark": "METEOR 1.5 on Flickr8k-Expert rows, PTB-tokenized: native (no Java) vs pycocoevalcap",
+        "rows": len(ref["per_unit"]),
+        "distinct_units": sides["native_warm"]["distinct_units"],
+        "seconds": {k: round(v["seconds"], 3) for k, v in sides.items()},
+        "cpu_seconds": {k: round(v["cpu_seconds"], 3) for k, v in sides.items()},
+        "speedup_wall": {k: round(ref["seconds"] / sides[k]["seconds"], 2) for k in ("native_cold", "native_warm")},
+        "speedup_cpu": {k: round(ref["cpu_seconds"] / sides[k]["cpu_seconds"], 2) for k in ("native_cold", "native_warm")},
+        "peak_rss_mib": {k: {"python": round(v["peak_rss_mib_python"], 1),
+                             "largest_child": round(v["peak_rss_mib_largest_child"], 1)} for k, v in sides.items()},
+        "per_unit_identical": all(v["per_unit"] == ref["per_unit"] for v in sides.values()),
+        "corpus": {k: v["corpus"] for k, v in sides.items()},
+        "corpus_identical": all(v["corpus"] == ref["corpus"] for v in sides.values()),
+        "load_average_at_start": load_start,
+        "load_average_at_end": load_end,
+        "under_load": max(load_start[0], load_end[0]) > 1.0,
+        "signature_fields": sides["native_warm"]["signature_fields"],
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "command": "python benchmarks/bench_meteor_native.py" + (f" --rows {args.rows}" if args.rows else ""),
+    }
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
