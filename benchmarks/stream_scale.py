@@ -141,7 +141,7 @@ def run_measured(cmd: list[str], run_dir: Path | None = None) -> dict:
 def capeval_cmd(inp: Path, out: Path, *extra: str) -> list[str]:
     code = "from capeval.cli.main import main; main()"
     return [sys.executable, "-c", code, "score", "--input", str(inp), "--metrics", METRICS,
-            "--output", str(out), "-q", *extra]
+            "--output", str(out), "--overwrite", "-q", *extra]  # the work folder is reused across runs
 
 
 IN_MEMORY = """

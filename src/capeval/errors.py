@@ -9,6 +9,12 @@ class InputError(CapevalError, ValueError):
     """Bad candidates, references, ratings or files; the message names the item."""
 
 
+class OutputError(CapevalError, OSError):
+    """An output that would overwrite an input, an existing file (without ``overwrite``) or
+    another output of the same command, or a write that failed (full disk, no permission; the
+    previous file is left as it was); the message names the files."""
+
+
 class ResourceNotFound(CapevalError, FileNotFoundError):
     """A model, vector set, jar or dataset could not be located; the message says what to install."""
 

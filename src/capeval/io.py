@@ -237,7 +237,25 @@ def read_input(path: str | Path, annotations: str | Path | None = None):
     raise InputError(f"{p}: unknown input format {suffix!r} (use .jsonl, .csv, .tsv, or COCO .json with --annotations)")
 
 
+def output_files(path: str | Path) -> list[tuple[Path, Path | None]]:
+    """The files :func:`write_result` writes for ``path``, as :func:`capeval.outputs.check_outputs`
+    takes them: ``(path, None)`` and, for row files and CSV, ``(<name>.signatures.json, path)``."""
+    from .stream.writers import signatures_path
+
+    p = Path(path)
+    files: list[tuple[Path, Path | None]] = [(p, None)]
+    if p.suffix.lower() in (".jsonl", ".ndjson", ".parquet", ".csv"):
+        files.append((signatures_path(p), p))
+    return files
+
+
 def write_result(result: Result, path: str | Path, ids: Sequence) -> None:
+    """Per-caption scores of ``result`` in ``path`` (.json document; .jsonl/.parquet/.csv row
+    file plus ``<name>.signatures.json``). Every file is written atomically (capeval.outputs):
+    a failed write leaves the previous files, never a truncated one. Existing files are
+    replaced; the command line refuses them unless --overwrite."""
+    from .outputs import atomic_open, atomic_path, atomic_write
+
     p = Path(path)
     if p.suffix.lower() in (".jsonl", ".ndjson", ".parquet"):  # row files, as streamed runs write them
         from .stream.writers import write_rows
@@ -245,14 +263,17 @@ def write_result(result: Result, path: str | Path, ids: Sequence) -> None:
         write_rows(p, list(ids), result.per_caption, result.corpus, result.signatures)
         return
     if p.suffix.lower() == ".csv":
-        with p.open("w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            names = list(result.per_caption)
-            w.writerow(["id", *names])
-            for i, key in enumerate(ids):
-                w.writerow([key, *(repr(float(result.per_caption[m][i])) for m in names)])
-        sig = p.with_suffix(".signatures.json")
-        sig.write_text(json.dumps({"corpus": result.corpus, "signatures": result.signatures}, indent=2))
+        from .stream.writers import signatures_path
+
+        # Both files are complete on disk before either is renamed into place.
+        with atomic_path(p) as tmp, atomic_open(signatures_path(p)) as sig:
+            with tmp.open("w", newline="", encoding="utf-8") as f:
+                w = csv.writer(f)
+                names = list(result.per_caption)
+                w.writerow(["id", *names])
+                for i, key in enumerate(ids):
+                    w.writerow([key, *(repr(float(result.per_caption[m][i])) for m in names)])
+            sig.write(json.dumps({"corpus": result.corpus, "signatures": result.signatures}, indent=2))
         return
     payload = result.to_dict(per_caption=True, ids=list(ids))
-    p.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    atomic_write(p, json.dumps(payload, indent=1, ensure_ascii=False))

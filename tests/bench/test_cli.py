@@ -20,7 +20,7 @@ def test_bench_cli_writes_all_formats(toy_data, tmp_path):
     assert "toy-corr|rows:60" in (tmp_path / "r.md").read_text()
     assert (tmp_path / "r.tex").read_text().startswith("\\begin{table}")
     assert "benchmark: toy-corr|rows:60" in res.output  # console tables carry the signature
-    warm = runner.invoke(app, args[:-4] + ["-q"])
+    warm = runner.invoke(app, args[:-4] + ["-q", "--overwrite"])  # the same outputs again
     assert warm.exit_code == 0 and "2/2 metrics from cache" in warm.output
 
 

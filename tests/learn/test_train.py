@@ -89,7 +89,9 @@ def test_cli_train_writes_a_loadable_model(tmp_path, data_dir):
     model = LearnedModel.load(out)
     assert res.output.strip().endswith(f"sha256:{model.sha256}")
     assert model.meta["training"]["images"] == 30 and model.kind == "linear"
-    bad = CliRunner().invoke(app, ["train", "forest", "--out", str(out)])
+    again = CliRunner().invoke(app, ["train", "linear", "--out", str(out)])
+    assert again.exit_code == 2 and "already exist" in again.output  # --overwrite to replace it
+    bad = CliRunner().invoke(app, ["train", "forest", "--out", str(tmp_path / "bad.npz")])
     assert bad.exit_code == 2 and "unknown learned model" in bad.output
 
 

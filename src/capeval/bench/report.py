@@ -281,7 +281,9 @@ def build_report(results: Sequence[BenchResult], *, title: str = "capeval benchm
 
 def write_report(results: Sequence[BenchResult], path: Path | str, **kw) -> Path:
     path = Path(path)
-    path.write_text(build_report(results, **kw), encoding="utf-8")
+    from ..outputs import atomic_write
+
+    atomic_write(path, build_report(results, **kw))
     return path
 
 

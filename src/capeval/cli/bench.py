@@ -44,6 +44,8 @@ def bench_cmd(
     allow_seen: bool = typer.Option(False, "--allow-seen", help="Report learned metrics (learned, nneval) "
                                     "on benchmarks their model was trained or selected on, marked 'seen' "
                                     "in the table and signature (refused by default)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing --json/--markdown/--latex/"
+                                   "--report files (refused by default)."),
 ) -> None:
     """Score metrics on benchmarks and report correlations / accuracies with signatures."""
     from rich.console import Console
@@ -52,7 +54,15 @@ def bench_cmd(
     from ..bench.runner import resolve_names, run_benchmark
     from ..bench.tables import print_rich, results_to_json, to_latex, to_markdown
 
+    from ..outputs import atomic_write, check_outputs
+
     err = Console(stderr=True)
+    try:  # before any work: a refused output means nothing is computed and nothing written
+        check_outputs([p for p in (json_out, markdown_out, latex_out, report_out) if p is not None],
+                      overwrite=overwrite)
+    except CapevalError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
     load_options = {}
     for item in data_option:
         key, sep, value = item.partition("=")
@@ -83,20 +93,20 @@ def bench_cmd(
         raise typer.Exit(2) from None
     if not quiet:
         print_rich(results, Console(width=max(Console().width, 120)))
-    if json_out is not None:
-        json_out.write_text(json.dumps(results_to_json(results), indent=1, ensure_ascii=False) + "\n")
-    if markdown_out is not None:
-        markdown_out.write_text(to_markdown(results))
-    if latex_out is not None:
-        latex_out.write_text(to_latex(results))
-    if report_out is not None:
-        from ..bench.report import write_report
+    try:
+        if json_out is not None:
+            atomic_write(json_out, json.dumps(results_to_json(results), indent=1, ensure_ascii=False) + "\n")
+        if markdown_out is not None:
+            atomic_write(markdown_out, to_markdown(results))
+        if latex_out is not None:
+            atomic_write(latex_out, to_latex(results))
+        if report_out is not None:
+            from ..bench.report import write_report
 
-        try:
             write_report(results, report_out)
-        except CapevalError as e:
-            err.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from None
+    except CapevalError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
 
 
 
@@ -114,6 +124,7 @@ def combine_cmd(
     no_cache: bool = typer.Option(False, "--no-cache"),
     tokenizer: str = typer.Option("ptb", "--tokenizer"),
     root: Path | None = typer.Option(None, "--root"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --json file."),
 ) -> None:
     """Search normalised sums of 2–3 metrics; Williams-test each against the best single metric."""
     from rich.console import Console
@@ -122,8 +133,11 @@ def combine_cmd(
     from ..bench.cache import ScoreCache
     from ..bench.combination import combination_markdown, combination_to_json, run_combination
 
+    from ..outputs import atomic_write, check_outputs
+
     err = Console(stderr=True)
     try:
+        check_outputs([json_out] if json_out is not None else [], overwrite=overwrite)
         size_list = [int(x) for x in sizes.split(",") if x.strip()]
         run = run_combination(name, metrics.split(","), sizes=size_list, method=norm, statistic=statistic, df=df,
                               root=root, cache=ScoreCache(cache_dir, enabled=not no_cache), tokenizer=tokenizer)
@@ -135,7 +149,11 @@ def combine_cmd(
         raise typer.Exit(2) from None
     Console().print(Markdown(combination_markdown(run, top=top)))
     if json_out is not None:
-        json_out.write_text(json.dumps(combination_to_json(run), indent=1) + "\n")
+        try:
+            atomic_write(json_out, json.dumps(combination_to_json(run), indent=1) + "\n")
+        except CapevalError as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
 
 
 def register(app: typer.Typer) -> None:

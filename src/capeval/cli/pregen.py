@@ -26,13 +26,17 @@ def score_cmd(
     probs: Path = typer.Option(..., "--probs", "-p", help="npz with probs, ranks, caption_lengths, captions_per_image (per-token teacher-forcing records)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write all values: .json (values + signature) or .csv (name, value, signature)."),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated pre-gen names (default: all 504)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file (refused by default)."),
 ) -> None:
     """Compute the pre-gen metrics (Tanti et al. 2018) from per-token (probability, rank) arrays."""
     from ..pregen.scoring import score
     from ..pregen.tiers import BEST
     from ..pregen.tokens import TokenScores
 
+    from ..outputs import atomic_open, atomic_write, check_outputs
+
     try:
+        check_outputs([output] if output is not None else [], [probs], overwrite=overwrite)
         ts = TokenScores.load_npz(probs)
         names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
         result = score(ts, names)
@@ -51,20 +55,24 @@ def score_cmd(
         console.print(f"({len(values)} values computed; write them with --output)")
     console.print(f"signature: {sig}", soft_wrap=True, highlight=False)
     if output is not None:
-        if output.suffix.lower() == ".csv":
-            with output.open("w", encoding="utf-8", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(["metric", "value", "signature"])
-                for name, v in values.items():
-                    w.writerow([name, repr(v), sig])
-        else:
-            payload = {
-                "signature": sig,
-                "n_images": ts.n_images,
-                "n_captions": ts.n_captions,
-                "values": {k: _json_value(v) for k, v in values.items()},
-            }
-            output.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        try:
+            if output.suffix.lower() == ".csv":
+                with atomic_open(output, "w", newline="") as f:
+                    w = csv.writer(f)
+                    w.writerow(["metric", "value", "signature"])
+                    for name, v in values.items():
+                        w.writerow([name, repr(v), sig])
+            else:
+                payload = {
+                    "signature": sig,
+                    "n_images": ts.n_images,
+                    "n_captions": ts.n_captions,
+                    "values": {k: _json_value(v) for k, v in values.items()},
+                }
+                atomic_write(output, json.dumps(payload, indent=1))
+        except CapevalError as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
         console.print(f"written to {output}")
 
 
@@ -76,6 +84,7 @@ def analyse_cmd(
     top: int = typer.Option(5, "--top", "-k", help="Rows in the top-k table."),
     by: str = typer.Option("all", "--by", help="Group that ranks the top-k table."),
     plot: bool = typer.Option(False, "--plot", help="Scatter of the best column vs each post-gen metric (needs matplotlib and --out-dir)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing files in --out-dir (refused by default)."),
 ) -> None:
     """R² of every pre-gen column against each post-gen metric, with the reference drop rule."""
     from ..pregen.analysis import correlate, scatter_plot, write_correlations
@@ -112,12 +121,17 @@ def analyse_cmd(
                 "top": [{"pregen": n, **{g: vars(c.rows[n][g]) for g in c.groups}} for n, _ in best],
             }
         if out_dir is not None:
+            from ..outputs import atomic_write, check_outputs
+
+            files = [out_dir / f"correlations_{m}.txt" for m in corrs] + [out_dir / "summary.json"]
+            files += [out_dir / f"scatter_{m}.png" for m in corrs] if plot else []
+            check_outputs(files, [results], overwrite=overwrite)
             out_dir.mkdir(parents=True, exist_ok=True)
             for m, c in corrs.items():
                 write_correlations(out_dir / f"correlations_{m}.txt", c)
                 if plot:
                     scatter_plot(table, c.top(1, by)[0][0], m, out_dir / f"scatter_{m}.png", c.groups)
-            (out_dir / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+            atomic_write(out_dir / "summary.json", json.dumps(summary, indent=1))
             console.print(f"written to {out_dir}")
         elif plot:
             raise CapevalError("--plot needs --out-dir")

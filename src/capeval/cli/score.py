@@ -74,12 +74,23 @@ def score_cmd(
     engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs capeval[ray])."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
     chunk_size: Optional[int] = typer.Option(None, "--chunk-size", help="Rows per streamed chunk (default 10000)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (-o, its "
+                                   "<name>.signatures.json, --save-cider-df); refused by default. An output "
+                                   "that is an input file is always refused."),
 ) -> None:
     """Score candidate captions against references; print corpus scores with signatures."""
     from ..api import score
     from ..io import read_input, write_result
 
     try:
+        # Before any work: a refused output means nothing is scored and nothing written.
+        from ..io import output_files
+        from ..outputs import check_outputs
+
+        outs = output_files(output) if output is not None else []
+        if save_cider_df is not None:
+            outs.append((save_cider_df, None))
+        check_outputs(outs, [input, annotations, cider_df], overwrite=overwrite)
         names = _parse_metrics(metrics)
         line_breaks = "refuse" if strict_line_breaks else "space"
         options: dict = {}
@@ -120,7 +131,7 @@ def score_cmd(
             result = _score_with_progress(score, families, cands, refs, names, tokenizer=tokenizer,
                                           ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
                                           options=options)
-    except CapevalError as e:
+    except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
 
@@ -135,7 +146,11 @@ def score_cmd(
         console.print(f"  {name}: {sig}", soft_wrap=True, highlight=False)
     if output is not None:
         if not streamed:
-            write_result(result, output, ids)
+            try:
+                write_result(result, output, ids)
+            except (CapevalError, OSError) as e:
+                err.print(f"[red]error:[/red] {e}")
+                raise typer.Exit(2) from None
         console.print(f"per-caption scores written to {output}")
 
 

@@ -42,9 +42,17 @@ def train_cmd(
                                     "pairwise_ls or mlp (default: the shipped model's)."),
     benchmarks: str | None = typer.Option(None, "--benchmarks", help="learned: human-judgment benchmarks to "
                                           "train on, comma-separated (default: all of them)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused by default)."),
 ) -> None:
     """Train a learned metric: nneval/lceval/linear on Tanti et al.'s machine vs human captions
     (evaluation images held out); learned on human quality judgments."""
+    from ..outputs import check_outputs
+
+    try:  # before training: a refused output means nothing is trained and nothing written
+        check_outputs([out], overwrite=overwrite)
+    except CapevalError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
     if model == "learned":
         _train_learned(out, seed=seed, features=features, kind=kind, benchmarks=benchmarks, max_refs=max_refs,
                        cache_dir=cache_dir, no_cache=no_cache, root=root)

@@ -48,6 +48,8 @@ def save_npz(path: Path | str, arrays: Mapping[str, np.ndarray], meta: Mapping[s
                 info.external_attr = 0o644 << 16
                 zf.writestr(info, buf.getvalue())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; a shipped or shared model must be readable
+        with open(tmp, "rb") as fh:  # on disk before the rename: a crash never leaves a truncated model
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -72,7 +72,9 @@ class DocumentFrequency:
             "df": dict(self.df),
         }
         data = json.dumps(payload, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        Path(path).write_bytes(data)
+        from ..outputs import atomic_write
+
+        atomic_write(path, data)
         return hashlib.sha256(data).hexdigest()
 
     @classmethod

@@ -119,7 +119,9 @@ def correlate(
 
 def write_correlations(path: str | Path, corr: CorrelationTable) -> None:
     """``correlations_<metric>.txt`` layout: pregen, then {group}_{R^2,R,p}."""
-    with Path(path).open("w", encoding="utf-8", newline="") as f:
+    from ..outputs import atomic_open
+
+    with atomic_open(path, "w", newline="") as f:
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
         w.writerow(["pregen"] + [f"{g}_{m}" for g in corr.groups for m in MEASURES])
         for name, cells in corr.rows.items():
@@ -180,6 +182,11 @@ def scatter_plot(
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from ..outputs import atomic_path
+
+    try:
+        with atomic_path(path) as tmp:  # the temporary keeps the suffix that picks the format
+            fig.savefig(tmp, dpi=120)
+    finally:
+        plt.close(fig)
     return path

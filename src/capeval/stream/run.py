@@ -197,7 +197,9 @@ def score_stream(
         fmt = row_format(out_path)
         if fmt is None:
             raise InputError(f"{out_path}: streamed output is .jsonl, .csv or .parquet (one row per caption)")
-        if isinstance(rows, (str, Path)) and Path(rows).resolve() == out_path.resolve():
+        from ..outputs import same_file
+
+        if isinstance(rows, (str, Path)) and same_file(rows, out_path):
             raise InputError(f"{out_path}: the output would overwrite the input")
     metrics = list(metrics)
     settings, needs_df, df_file = _settings(metrics, tokenizer, allow_empty, line_breaks, options, fmt)

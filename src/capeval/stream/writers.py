@@ -104,6 +104,8 @@ class RowFileWriter:
             self._f.close()
         if self._pq is not None:
             self._pq.close()
+            with open(self.tmp, "rb") as f:  # on disk before the rename, as the other formats
+                os.fsync(f.fileno())
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
@@ -122,10 +124,9 @@ def signatures_path(path: str | Path) -> Path:
 
 def write_signatures(path: str | Path, corpus: dict[str, float], signatures: dict[str, str]) -> None:
     """``<name>.signatures.json`` beside a row file, as the CSV writer has always done."""
-    p = signatures_path(path)
-    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"corpus": corpus, "signatures": signatures}, indent=2))
-    os.replace(tmp, p)
+    from ..outputs import atomic_write
+
+    atomic_write(signatures_path(path), json.dumps({"corpus": corpus, "signatures": signatures}, indent=2))
 
 
 def write_rows(path: str | Path, ids: Sequence, per_caption: dict[str, np.ndarray],

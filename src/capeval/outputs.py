@@ -1,0 +1,147 @@
+"""Output files: written atomically, never over an input, never over an existing file unless asked.
+
+Every file capeval writes goes to a temporary name in the target's own folder, is flushed to
+disk (fsync) and renamed over the target (``os.replace``), so a full disk, a crash or a kill
+leaves the previous file or no file, never a truncated one; the temporary is removed when the
+write fails. The folder is created when missing.
+
+:func:`check_outputs` is the command line's overwrite policy, checked before any work so a
+refused command writes nothing:
+
+- an output that is the same file as an input (same path, a symlink or a hard link) is
+  refused, even with ``--overwrite``;
+- two outputs of one command that are the same file are refused;
+- an output that exists already, the named file or a file written beside it (the
+  ``<name>.signatures.json`` of a row file), is refused unless ``--overwrite``; the error names
+  every such file and the output it belongs to.
+
+A streamed run (``capeval score`` with row-file output) assembles its output only at the end; a
+run killed midway leaves no output and its resumable run folder ``<output>.capeval-run``, so the
+same command resumes without ``--overwrite``.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from .errors import OutputError
+
+
+def _fsync_path(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; not every platform or file system allows it.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def temp_path(path: str | Path) -> Path:
+    """A fresh hidden name beside ``path`` that keeps its suffix (writers that pick a format
+    from the suffix, such as matplotlib, still do)."""
+    path = Path(path)
+    return path.with_name(f".{path.stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` to write; when the block ends without error the
+    file is flushed to disk and renamed to ``path``, otherwise it is removed."""
+    path = Path(path)
+    tmp = temp_path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # O_EXCL: never write through a file or link someone placed there; mode 0o666 minus the
+        # umask, as a plain open() gives (mkstemp's 0600 would hide outputs from other users).
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as e:
+        raise OutputError(f"could not write {path} ({e})") from e
+    try:
+        yield tmp
+        _fsync_path(tmp)
+        os.replace(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError) and not isinstance(e, OutputError):
+            raise OutputError(f"could not write {path} ({e}); "
+                              + ("the previous file is unchanged" if os.path.lexists(path) else "nothing written")) from e
+        raise
+    _fsync_dir(path.parent)
+
+
+@contextmanager
+def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8",
+                newline: str | None = None) -> Iterator[IO]:
+    """``open(path, mode)`` for writing, committed atomically when the block ends without error."""
+    if "b" in mode:
+        encoding = None
+    with atomic_path(path) as tmp, open(tmp, mode, encoding=encoding, newline=newline) as f:
+        yield f
+
+
+def atomic_write(path: str | Path, data: str | bytes, encoding: str = "utf-8") -> None:
+    """Write ``data`` (text is encoded with ``encoding``) to ``path`` atomically."""
+    raw = data.encode(encoding) if isinstance(data, str) else data
+    with atomic_open(path, "wb") as f:
+        f.write(raw)
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file: equal after resolving links, or (both existing) the
+    same inode, which also catches hard links."""
+    a, b = Path(a), Path(b)
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_outputs(outputs: Iterable[Path | tuple[Path, Path | None]], inputs: Iterable[Path | None] = (),
+                  overwrite: bool = False, flag: str = "--overwrite") -> None:
+    """Apply the overwrite policy (module docstring) before a command does any work.
+
+    ``outputs`` are the files the command will write: a path named on the command line, or a
+    pair ``(file, output it is written beside)`` for a file such as a sidecar. ``inputs`` are
+    the files the command reads (None entries are ignored). Raises :class:`OutputError`.
+    """
+    outs = [(Path(o[0]), o[1]) if isinstance(o, tuple) else (Path(o), None) for o in outputs]
+    ins = [Path(i) for i in inputs if i is not None]
+
+    def name(o: Path, owner) -> str:
+        return f"{o} (written beside {owner})" if owner is not None else str(o)
+
+    for o, owner in outs:
+        for i in ins:
+            if same_file(o, i):
+                raise OutputError(f"output {name(o, owner)} is the input {i}; it would be overwritten. "
+                                  "Write the output to another file")
+        if o.is_dir():
+            raise OutputError(f"output {name(o, owner)} is a directory")
+    for k, (a, owner_a) in enumerate(outs):
+        for b, owner_b in outs[k + 1:]:
+            if same_file(a, b):
+                raise OutputError(f"outputs {name(a, owner_a)} and {name(b, owner_b)} are the same file")
+    existing = [name(o, owner) for o, owner in outs if os.path.lexists(o)]
+    if existing and not overwrite:
+        raise OutputError(f"output file{'s' if len(existing) > 1 else ''} already exist{'' if len(existing) > 1 else 's'}: "
+                          f"{', '.join(existing)}. Pass {flag} to replace {'them' if len(existing) > 1 else 'it'}, "
+                          "or choose another output name")
+
+
+__all__ = ["atomic_path", "atomic_open", "atomic_write", "check_outputs", "same_file", "temp_path"]
