@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import repeat
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..result import MetricScores
-from ._units import GramTable, dedupe, gram_table
+from ._ngrams import NgramIndex, bit_length, index_for, ranges
+from ._units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -39,28 +41,80 @@ def closest_reflen(reflens: Sequence[int], testlen: int) -> int:
     return min((abs(l - testlen), l) for l in reflens)[1]
 
 
-def _max_ref_counts(refs: Sequence[str], table: GramTable) -> dict:
-    maxcounts: dict = {}
-    get = maxcounts.get
-    for ref in refs:
-        ids, _orders, cnts = table.sentence_entries(ref)
-        for g, c in zip(ids, cnts):
-            if c > get(g, 0):
-                maxcounts[g] = c
-    return maxcounts
+def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarray]:
+    """Statistics of every distinct unit, vectorised over the corpus: ``testlen``, ``reflen``
+    (closest), ``guess`` and ``correct`` (``(units, n)``), all int64.
+
+    correct[k] sums, over the candidate's distinct order-k n-grams, min(count, max count in any
+    single reference of the unit). Integer sums, so any summation order gives the reference's
+    numbers."""
+    n_units = len(units.unit_cand)
+    csid = index.sids(units.cands)[units.unit_cand]
+    n_rs = len(units.refsets)
+    max_k = max((len(r) for r in units.refsets), default=0)
+    ref_sid = np.full((n_rs, max(max_k, 1)), -1, dtype=np.int64)
+    for i, refs in enumerate(units.refsets):
+        ref_sid[i, : len(refs)] = index.sids(refs)
+    pair_rs, pair_j = np.nonzero(ref_sid >= 0)
+    pair_sid = ref_sid[pair_rs, pair_j]
+
+    # Max count of each n-gram over a refset's references: sort packed (refset, n-gram, count)
+    # and keep the last of each (refset, n-gram) run.
+    e0, e1 = index.e_start[pair_sid], index.e_start[pair_sid + 1]
+    r_idx = ranges(e0, e1 - e0)
+    r_key = np.repeat(pair_rs, e1 - e0) * index.n_grams + index.e_gram[r_idx]
+    r_cnt = index.e_count[r_idx]
+    cb = bit_length(int(r_cnt.max()) + 1) if len(r_cnt) else 1
+    if bit_length(max(n_rs, 1) * max(index.n_grams, 1)) + cb <= 63:
+        packed = np.sort((r_key << cb) | r_cnt)
+        r_key, r_cnt = packed >> cb, packed & ((1 << cb) - 1)
+    else:
+        o = np.lexsort((r_cnt, r_key))
+        r_key, r_cnt = r_key[o], r_cnt[o]
+    last = np.ones(len(r_key), dtype=bool)
+    if len(r_key):
+        last[:-1] = r_key[1:] != r_key[:-1]
+    m_key, m_cnt = r_key[last], r_cnt[last]
+
+    # Clipped matches of each unit's candidate entries.
+    h0, h1 = index.e_start[csid], index.e_start[csid + 1]
+    h_idx = ranges(h0, h1 - h0)
+    h_unit = np.repeat(np.arange(n_units, dtype=np.int64), h1 - h0)
+    h_key = units.unit_refset[h_unit] * index.n_grams + index.e_gram[h_idx]
+    pos = np.searchsorted(m_key, h_key)
+    pos_ok = np.minimum(pos, max(len(m_key) - 1, 0))
+    hit = (pos < len(m_key)) & (m_key[pos_ok] == h_key) if len(m_key) else np.zeros(len(h_key), dtype=bool)
+    clipped = np.where(hit, np.minimum(index.e_count[h_idx], m_cnt[pos_ok] if len(m_key) else 0), 0)
+    correct = np.bincount(h_unit * n + index.e_order[h_idx], weights=clipped, minlength=n_units * n)
+    correct = correct.astype(np.int64).reshape(n_units, n)
+
+    testlen = index.n_words[csid]
+    guess = np.maximum(testlen[:, None] - np.arange(n)[None, :], 0)
+    # Closest reference length, ties to the shorter: argmin of |l - L| * big + l.
+    rlen = np.where(ref_sid >= 0, index.n_words[np.maximum(ref_sid, 0)], -1)[units.unit_refset]
+    big = int(max(rlen.max(initial=0), testlen.max(initial=0))) + 1
+    cost = np.where(rlen >= 0, np.abs(rlen - testlen[:, None]) * big + rlen, np.iinfo(np.int64).max)
+    reflen = rlen[np.arange(n_units), np.argmin(cost, axis=1)] if n_units else np.zeros(0, dtype=np.int64)
+    return {"testlen": testlen, "reflen": reflen, "guess": guess, "correct": correct}
 
 
-def unit_stats(cand: str, testlen: int, ref_lens, maxcounts, table: GramTable, n: int = 4) -> BleuStats:
-    """Statistics of one unit; ``cand`` is the tokenized candidate (counted by ``split()``);
-    ``maxcounts`` is keyed by ids of ``table``."""
-    correct = [0] * n
-    get = maxcounts.get
-    for g, k, c in zip(*table.sentence_entries(cand)):
-        m = get(g)
-        if m:
-            correct[k] += c if c < m else m
-    guess = tuple(max(0, testlen - k + 1) for k in range(1, n + 1))
-    return BleuStats(testlen, closest_reflen(ref_lens, testlen), guess, tuple(correct))
+def bleu_from_arrays(st: dict[str, np.ndarray], n: int = 4) -> np.ndarray:
+    """BLEU-1..n of every unit, ``(units, n)``: :func:`bleu_from_stats` on arrays. Products and
+    quotients are single IEEE operations in numpy too; powers and exp go through Python's
+    float ``**`` and ``math.exp`` (numpy's SIMD versions may differ in the last bit)."""
+    correct = st["correct"].astype(np.float64)
+    guess = st["guess"].astype(np.float64)
+    out = np.empty(correct.shape, dtype=np.float64)
+    bleu = np.ones(len(correct))
+    for k in range(n):
+        bleu = bleu * ((correct[:, k] + TINY) / (guess[:, k] + SMALL))
+        out[:, k] = list(map(pow, bleu.tolist(), repeat(1.0 / (k + 1)))) if k else bleu
+    ratio = (st["testlen"].astype(np.float64) + TINY) / (st["reflen"].astype(np.float64) + SMALL)
+    short = np.flatnonzero(ratio < 1)
+    if len(short):
+        bp = np.array(list(map(math.exp, (1 - 1 / ratio[short]).tolist())))
+        out[short] = out[short] * bp[:, None]
+    return out
 
 
 def bleu_from_stats(s: BleuStats, n: int = 4) -> list[float]:
@@ -103,33 +157,16 @@ class BleuCoco(Metric):
             raise ValueError("bleu_coco computes orders 1..4 (n=4), as pycocoevalcap does")
         self.n = n
 
-    def statistics(self, candidates, references) -> tuple[list[BleuStats], np.ndarray]:
-        """Per distinct unit statistics and the row → unit map."""
-        table = gram_table()  # one table for the whole call: ids are only comparable within it
-        units = dedupe(candidates, references)
-        cand_lens = [len(c.split()) for c in units.cands]
-        ref_info = [([len(r.split()) for r in refs], _max_ref_counts(refs, table)) for refs in units.refsets]
-        stats = []
-        for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist()):
-            lens, maxc = ref_info[ri]
-            stats.append(unit_stats(units.cands[ci], cand_lens[ci], lens, maxc, table, self.n))
-        return stats, units.row_unit
-
     def compute(self, candidates, references) -> MetricScores:
-        stats, row_unit = self.statistics(candidates, references)
-        unit_scores = np.array([bleu_from_stats(s, self.n) for s in stats], dtype=float)
-        per_row = unit_scores[row_unit]
+        units = dedupe(candidates, references)
+        st = unit_statistics(units, index_for(units.cands, units.refsets), self.n)
+        per_row = bleu_from_arrays(st, self.n)[units.row_unit]
         # Corpus statistics are sums over rows (integers, so order is irrelevant).
-        mult = np.bincount(row_unit, minlength=len(stats))
-        testlen = reflen = 0
-        guess = [0] * self.n
-        correct = [0] * self.n
-        for s, m in zip(stats, mult.tolist()):
-            testlen += s.testlen * m
-            reflen += s.reflen * m
-            for k in range(self.n):
-                guess[k] += s.guess[k] * m
-                correct[k] += s.correct[k] * m
+        mult = np.bincount(units.row_unit, minlength=len(units.unit_cand))
+        testlen = int(st["testlen"] @ mult)
+        reflen = int(st["reflen"] @ mult)
+        guess = [int(x) for x in mult @ st["guess"]]
+        correct = [int(x) for x in mult @ st["correct"]]
         total = BleuStats(testlen, reflen, tuple(guess), tuple(correct))
         corpus = bleu_from_stats(total, self.n)
         names = [o.name for o in self.outputs]

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ._units import GramTable, dedupe, gram_table
+from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, sorted_unique
+from ._units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -44,18 +45,13 @@ class DocumentFrequency:
 
     @classmethod
     def from_references(cls, refsets: Sequence[Sequence[str]], rows_per_refset: Sequence[int],
-                        table: GramTable | None = None):
+                        index: NgramIndex | None = None):
         """df over scoring units: a refset used by k rows counts k times, as in the reference."""
-        table = table if table is not None else gram_table()
-        df: dict[str, float] = {}
-        for refs, mult in zip(refsets, rows_per_refset):
-            grams: set[int] = set()
-            for ref in refs:
-                grams.update(table.sentence_entries(ref)[0])
-            for g in grams:
-                key = table.gram_string(g)
-                df[key] = df.get(key, 0.0) + mult
+        index = index if index is not None else index_for([], refsets)
+        gram, df_val = _refset_df(index, refsets, np.asarray(rows_per_refset, dtype=np.int64))
         n_units = int(sum(rows_per_refset))
+        # Counts are integers: float(count) is what the reference's defaultdict(float) holds.
+        df = dict(zip(index.gram_strings(gram), df_val.astype(np.float64).tolist()))
         return cls(df, n_units, f"corpus:{n_units}")
 
     def lookup(self, grams: Sequence[str]) -> np.ndarray:
@@ -63,6 +59,10 @@ class DocumentFrequency:
         (capeval.stream keeps hashed arrays) by overriding this."""
         get = self.df.get
         return np.fromiter((get(g, 0.0) for g in grams), dtype=np.float64, count=len(grams))
+
+    def lookup_ids(self, index: NgramIndex) -> np.ndarray:
+        """df of every n-gram id of ``index`` (float64, 0.0 when absent)."""
+        return self.lookup(index.gram_strings(np.arange(index.n_grams)))
 
     def save(self, path: str | Path) -> str:
         """Write a portable JSON df file; returns its sha256."""
@@ -105,17 +105,31 @@ class DocumentFrequency:
         return cls(df, n_units, f"file:{digest}:{n_units}")
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + l)`` for each pair, without a Python loop."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    before = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    return np.repeat(starts - before, lengths) + np.arange(total)
+def _refset_pairs(index: NgramIndex, refsets: Sequence[Sequence[str]]):
+    """``(refset, position)`` of every reference and its sentence id; the sid matrix."""
+    n_rs = len(refsets)
+    max_k = max((len(r) for r in refsets), default=1)
+    ref_sid = np.full((n_rs, max_k), -1, dtype=np.int64)
+    for i, refs in enumerate(refsets):
+        ref_sid[i, : len(refs)] = index.sids(refs)
+    pair_rs, pair_j = np.nonzero(ref_sid >= 0)
+    return ref_sid, pair_rs, pair_j, ref_sid[pair_rs, pair_j]
+
+
+def _refset_df(index: NgramIndex, refsets, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """n-gram ids present in any reference set and their df: the summed ``weights`` of the
+    refsets whose union holds them (integers)."""
+    _ref_sid, pair_rs, _pair_j, pair_sid = _refset_pairs(index, refsets)
+    e0, e1 = index.e_start[pair_sid], index.e_start[pair_sid + 1]
+    n_gram = max(index.n_grams, 1)
+    rs_gram = sorted_unique(np.repeat(pair_rs, e1 - e0) * n_gram + index.e_gram[ranges(e0, e1 - e0)])
+    df = np.bincount(rs_gram % n_gram, weights=weights[rs_gram // n_gram], minlength=n_gram)
+    present = np.flatnonzero(df)
+    return present, df[present].astype(np.int64)
 
 
 def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: float = SIGMA,
-                table: GramTable | None = None) -> np.ndarray:
+                index: NgramIndex | None = None) -> np.ndarray:
     """CIDEr(-D) of every distinct unit, vectorised over the corpus.
 
     Bit-exactness argument: every value goes through the same IEEE operations as the
@@ -126,55 +140,29 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     laid out in the reference's order. Terms of n-grams absent from a reference are exact
     zeros in the reference and are skipped here, which cannot change a sum.
     """
-    # 1. Distinct sentences and their n-gram entries, in insertion order. One table for the
-    # whole call: ids are only comparable within it.
-    table = table if table is not None else gram_table()
-    sid: dict[str, int] = {}
-    for c in units.cands:
-        sid.setdefault(c, len(sid))
-    for refs in units.refsets:
-        for r in refs:
-            sid.setdefault(r, len(sid))
-    e_gram: list[int] = []
-    e_order: list[int] = []
-    e_tf: list[int] = []
-    counts = np.empty(len(sid), dtype=np.int64)
-    for i, sentence in enumerate(sid):
-        ids, orders, cnts = table.sentence_entries(sentence)
-        counts[i] = len(ids)
-        e_gram.extend(ids)
-        e_order.extend(orders)
-        e_tf.extend(cnts)
-    # Compact the table's n-gram ids to 0..G-1 for this corpus.
-    global_ids, gram = np.unique(np.asarray(e_gram, dtype=np.int64), return_inverse=True)
-    gram = gram.reshape(-1)
-    order = np.asarray(e_order, dtype=np.int64)
-    tf = np.asarray(e_tf, dtype=np.float64)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    n_sent = len(sid)
-    n_gram = max(len(global_ids), 1)
+    # 1. Entries of every distinct sentence, in insertion order (the index lists them so).
+    index = index if index is not None else index_for(units.cands, units.refsets)
+    n_sent = len(index)
+    n_gram = max(index.n_grams, 1)
+    gram, order = index.e_gram, index.e_order
+    tf = index.e_count.astype(np.float64)
+    starts, counts = index.e_start[:-1], np.diff(index.e_start)
     entry_sent = np.repeat(np.arange(n_sent), counts)
-
-    n_rs = len(units.refsets)
-    max_k = max(len(r) for r in units.refsets)
-    ref_sid = np.full((n_rs, max_k), -1, dtype=np.int64)
-    for i, refs in enumerate(units.refsets):
-        ref_sid[i, : len(refs)] = [sid[r] for r in refs]
-    pair_rs, pair_j = np.nonzero(ref_sid >= 0)
-    pair_sid = ref_sid[pair_rs, pair_j]
+    ref_sid, pair_rs, pair_j, pair_sid = _refset_pairs(index, units.refsets)
+    max_k = ref_sid.shape[1]
     r_len = counts[pair_sid]
-    r_idx = _ranges(starts[pair_sid], r_len)
+    r_idx = ranges(starts[pair_sid], r_len)
     r_rs = np.repeat(pair_rs, r_len)
 
     # 2. df and tf-idf. df(g) = number of units whose reference union holds g: distinct
     # (refset, g) pairs, each weighted by the rows using that refset.
     if dfo is None:
-        rs_gram = np.unique(r_rs * n_gram + gram[r_idx])
-        df_of_gram = np.bincount(rs_gram % n_gram, weights=units.refset_rows[rs_gram // n_gram].astype(np.float64),
-                                 minlength=n_gram)
+        present, dfc = _refset_df(index, units.refsets, units.refset_rows)
+        df_of_gram = np.zeros(n_gram, dtype=np.float64)
+        df_of_gram[present] = dfc
         ref_len = float(np.log(float(units.n_rows)))
     else:
-        df_of_gram = dfo.lookup([table.gram_string(g) for g in global_ids.tolist()])
+        df_of_gram = dfo.lookup_ids(index)
         ref_len = float(dfo.ref_len)
     # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
     uniq, inv = np.unique(df_of_gram, return_inverse=True)
@@ -184,28 +172,27 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
         np.bincount(entry_sent * N_ORDER + order, weights=vals * vals, minlength=n_sent * N_ORDER)
     ).reshape(n_sent, N_ORDER)
     # CIDEr's "length" is the bigram count, i.e. max(words - 1, 0).
-    sent_len = np.fromiter((max(len(x.split()) - 1, 0) for x in sid), dtype=np.int64, count=n_sent)
+    sent_len = np.maximum(index.n_words - 1, 0)
 
     # 3. Reference entries keyed by (refset, n-gram).
     r_key = r_rs * n_gram + gram[r_idx]
     r_j = np.repeat(pair_j, r_len)
     r_val = vals[r_idx]
-    srt = np.argsort(r_key, kind="stable")
+    srt = argsort_bounded(r_key, max(len(units.refsets), 1) * n_gram)
     r_key, r_j, r_val = r_key[srt], r_j[srt], r_val[srt]
 
     # 4. Hypothesis entries per unit (unit-major, insertion order) joined with the references.
     n_units = len(units.unit_cand)
-    cand_sid = np.fromiter((sid[c] for c in units.cands), dtype=np.int64, count=len(units.cands))
-    u_sid = cand_sid[units.unit_cand]
+    u_sid = index.sids(units.cands)[units.unit_cand]
     u_rs = units.unit_refset
-    h_idx = _ranges(starts[u_sid], counts[u_sid])
+    h_idx = ranges(starts[u_sid], counts[u_sid])
     h_unit = np.repeat(np.arange(n_units), counts[u_sid])
     h_key = u_rs[h_unit] * n_gram + gram[h_idx]
     lo = np.searchsorted(r_key, h_key, side="left")
     hi = np.searchsorted(r_key, h_key, side="right")
     hits = hi - lo
     j_h = np.repeat(np.arange(len(h_key)), hits)
-    j_r = _ranges(lo, hits)
+    j_r = ranges(lo, hits)
     h = vals[h_idx][j_h]
     r = r_val[j_r]
     term = np.minimum(h, r) * r if clipped else h * r
@@ -223,7 +210,7 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     sims = np.where(both, sims / np.where(both, hn * rn, 1.0), sims)
     if clipped:
         delta = (sent_len[u_sid][:, None] - sent_len[safe]).astype(np.float64)
-        d_uniq = np.unique(delta)
+        d_uniq = sorted_unique(delta.reshape(-1))
         # Euler's e raised to a power (not exp()), as the reference does: ulp-exact.
         pens = np.array([np.e ** (-(d**2) / (2 * sigma**2)) for d in d_uniq.tolist()])
         sims = sims * pens[np.searchsorted(d_uniq, delta)][:, :, None]
@@ -258,8 +245,8 @@ class _CiderBase(Metric):
         return None
 
     def compute(self, candidates, references) -> MetricScores:
-        table = gram_table()
         units = dedupe(candidates, references)
+        index = index_for(units.cands, units.refsets)
         dfo = self._external_df()
         if dfo is None:
             n = units.n_rows
@@ -271,12 +258,12 @@ class _CiderBase(Metric):
                 )
             df_label = f"corpus:{n}"
             if self.save_df is not None:
-                DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), table).save(self.save_df)
+                DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), index).save(self.save_df)
         else:
             df_label = dfo.source
             if self.save_df is not None:
                 dfo.save(self.save_df)
-        scores = unit_scores(units, dfo, self._clipped, self.sigma, table)
+        scores = unit_scores(units, dfo, self._clipped, self.sigma, index)
         per_row = scores[units.row_unit]
         name = self.outputs[0].name
         fields = {"n": N_ORDER, "df": df_label}

@@ -7,11 +7,13 @@ corpus = mean over units.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import numpy as np
 
 from ..result import MetricScores
+from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, sorted_unique
 from ._units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -70,6 +72,101 @@ def rouge_l_unit(cand: str, refs, beta: float = BETA) -> float:
     return 0.0
 
 
+# A sentence whose split(" ") tokens differ from its split() words (empty, leading/trailing or
+# double spaces, other whitespace) is scored by the Python path; in a "\n"-joined corpus of
+# sentences without "\n", this finds every such sentence's line.
+_NOT_SPACE_CLEAN = re.compile(r"(?m)^$|^ | $|  |[^\S \n]")
+_WORD_BITS = 64  # references up to 64 words run in uint64 lanes
+
+
+def _space_clean(index: NgramIndex) -> np.ndarray:
+    """Per sentence: ``s.split(" ") == s.split()`` and ``s`` non-empty."""
+    n = len(index)
+    joined = "\n".join(index.sentences)
+    if joined.count("\n") == n - 1 and _NOT_SPACE_CLEAN.search(joined) is None:
+        return np.ones(n, dtype=bool)
+    return np.fromiter((s != "" and s.split(" ") == s.split() for s in index.sentences), dtype=bool, count=n)
+
+
+def _lcs_pairs(index: NgramIndex, c_sid: np.ndarray, r_sid: np.ndarray) -> np.ndarray:
+    """LCS length of each (candidate, reference) sentence pair, bit-parallel in uint64 lanes
+    (the same algorithm as :func:`_lcs_with_masks`, one lane per pair; references must have
+    1..64 words). Integers, so exactly the reference's values."""
+    V = max(len(index.vocab), 1)
+    # Match masks of each (reference sentence, word): OR of 1 << position.
+    refs = sorted_unique(r_sid)
+    w0, w1 = index.w_start[refs], index.w_start[refs + 1]
+    w_idx = ranges(w0, w1 - w0)
+    w_pos = w_idx - np.repeat(w0, w1 - w0)
+    key = np.repeat(refs, w1 - w0) * V + index.words[w_idx]
+    o = argsort_bounded(key, (int(refs.max(initial=0)) + 1) * V)
+    key, bits = key[o], np.left_shift(np.uint64(1), w_pos[o].astype(np.uint64))
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    starts = np.flatnonzero(first)
+    m_key = key[starts]
+    m_val = np.bitwise_or.reduceat(bits, starts) if len(starts) else bits
+    # Pairs by decreasing candidate length, so the pairs still running are a prefix.
+    c_len = index.n_words[c_sid]
+    o = np.argsort(-c_len, kind="stable")
+    c_sid_o, r_sid_o, c_len_o = c_sid[o], r_sid[o], c_len[o]
+    r_len = index.n_words[r_sid_o]
+    full = np.where(r_len >= 64, np.uint64(2**64 - 1),
+                    np.left_shift(np.uint64(1), np.minimum(r_len, 63).astype(np.uint64)) - np.uint64(1))
+    v = full.copy()
+    c_start = index.w_start[c_sid_o]
+    r_base = r_sid_o * V
+    n_active = len(c_sid_o)
+    for t in range(int(c_len_o.max(initial=0))):
+        while n_active and c_len_o[n_active - 1] <= t:
+            n_active -= 1
+        k = r_base[:n_active] + index.words[c_start[:n_active] + t]
+        pos = np.searchsorted(m_key, k)
+        pos_ok = np.minimum(pos, len(m_key) - 1)
+        m = np.where(m_key[pos_ok] == k, m_val[pos_ok], np.uint64(0))
+        va = v[:n_active]
+        u = va & m
+        v[:n_active] = ((va + u) | (va - u)) & full[:n_active]
+    lcs = np.empty(len(o), dtype=np.int64)
+    lcs[o] = r_len - np.bitwise_count(v).astype(np.int64)
+    return lcs
+
+
+def unit_scores(units, index: NgramIndex, beta: float = BETA) -> np.ndarray:
+    """ROUGE-L of every distinct unit. Units with a reference over 64 words or a sentence that
+    is not space-clean (see :func:`_space_clean`) go through :func:`rouge_l_unit`."""
+    n_units = len(units.unit_cand)
+    c_sid = index.sids(units.cands)[units.unit_cand]
+    max_k = max(len(r) for r in units.refsets)
+    ref_sid = np.full((len(units.refsets), max_k), -1, dtype=np.int64)
+    for i, refs in enumerate(units.refsets):
+        ref_sid[i, : len(refs)] = index.sids(refs)
+    clean = _space_clean(index)
+    ref_ok = clean & (index.n_words <= _WORD_BITS)
+    rs_ok = np.all(np.where(ref_sid >= 0, ref_ok[np.maximum(ref_sid, 0)], True), axis=1)
+    vec = clean[c_sid] & rs_ok[units.unit_refset]
+    out = np.empty(n_units, dtype=np.float64)
+    for u in np.flatnonzero(~vec).tolist():
+        out[u] = rouge_l_unit(units.cands[units.unit_cand[u]], units.refsets[units.unit_refset[u]], beta)
+    vu = np.flatnonzero(vec)
+    if len(vu) == 0:
+        return out
+    u_ref = ref_sid[units.unit_refset[vu]]
+    pu, pj = np.nonzero(u_ref >= 0)  # unit-major, references in order
+    p_c, p_r = c_sid[vu][pu], u_ref[pu, pj]
+    lcs = _lcs_pairs(index, p_c, p_r)
+    prec = lcs / index.n_words[p_c].astype(np.float64)
+    rec = lcs / index.n_words[p_r].astype(np.float64)
+    starts = np.flatnonzero(np.r_[True, pu[1:] != pu[:-1]])
+    p = np.maximum.reduceat(prec, starts)
+    r = np.maximum.reduceat(rec, starts)
+    b2 = beta**2
+    both = (p != 0) & (r != 0)
+    f = np.where(both, ((1 + b2) * p * r) / np.where(both, r + b2 * p, 1.0), 0.0)
+    out[vu] = f
+    return out
+
+
 @register
 class RougeLCoco(Metric):
     """ROUGE-L F-measure with beta = 1.2 and independent max of P and R over references."""
@@ -86,14 +183,7 @@ class RougeLCoco(Metric):
 
     def compute(self, candidates, references) -> MetricScores:
         units = dedupe(candidates, references)
-        unit_scores = np.array(
-            [
-                rouge_l_unit(units.cands[ci], units.refsets[ri], self.beta)
-                for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())
-            ],
-            dtype=float,
-        )
-        per_row = unit_scores[units.row_unit]
+        per_row = unit_scores(units, index_for(units.cands, units.refsets), self.beta)[units.row_unit]
         return MetricScores(
             corpus={"rouge_l": float(np.mean(per_row))},
             per_caption={"rouge_l": per_row},

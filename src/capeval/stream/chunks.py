@@ -124,7 +124,7 @@ class ChunkResult:
 def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkResult:
     """Score one chunk with :func:`capeval.score` (CIDEr with the corpus df of ``df``)."""
     from ..api import score
-    from ..metrics._units import reset_gram_table
+    from ..metrics._ngrams import clear_cache
     from ..validation import has_line_break
     from .writers import fragment
 
@@ -133,8 +133,8 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
     if dfo is not None:
         for fam in CIDER_FAMILIES:
             options.setdefault(fam, {})["df"] = dfo
-    # A fresh n-gram table per chunk keeps memory flat (the shared one grows to millions).
-    reset_gram_table()
+    # The n-gram index cache holds the last calls' indexes: drop them so memory stays flat.
+    clear_cache()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the stream warns once, with totals
@@ -144,7 +144,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
     except InputError as e:
         raise _in_chunk(e, chunk) from None
     finally:
-        reset_gram_table()
+        clear_cache()
     bleu = res.details.get("bleu")
     out = ChunkResult(
         index=chunk.index,

@@ -1,0 +1,260 @@
+"""Per-call n-gram index of distinct tokenized sentences, in numpy arrays.
+
+BLEU, CIDEr(-D) and ROUGE-L read their per-sentence statistics from one :class:`NgramIndex`:
+words and n-grams of orders 1-4 become dense integer ids, and every per-sentence table is a
+slice of a flat array. Nothing is a Python object per n-gram, nothing is global and growing:
+an index belongs to the call that built it (a small cache lets the metric families of one
+``capeval.score`` call share it), so threads never share mutable state.
+
+Exactness. Ids are exact (no hashing): the id of an order-k n-gram is the rank of the pair
+(id of its first k-1 words, id of its last word) among the pairs present, so two n-grams share
+an id only if they are equal. Per sentence, the distinct n-grams are listed in the reference
+code's insertion order (all unigrams left to right, then bigrams, ...; a repeated n-gram at its
+first position) because CIDEr sums floats in that order.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from itertools import chain
+
+import numpy as np
+
+MAX_ORDER = 4
+
+
+def bit_length(n: int) -> int:
+    """Bits to hold the values 0..n-1 (at least 1)."""
+    return max(int(n - 1).bit_length(), 1)
+
+
+def sorted_unique(x: np.ndarray) -> np.ndarray:
+    """``np.unique(x)`` by sorting. numpy >= 2.3 answers ``np.unique`` without index outputs
+    from a hash table, which measured 10-50x slower than a sort on 10^5-10^6 int64 keys here."""
+    if len(x) == 0:
+        return x.copy()
+    s = np.sort(x)
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+def unique_inverse(keys: np.ndarray, key_bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``keys`` (non-negative, < ``key_bound``) and each key's rank among them.
+
+    Packs (key, position) into one int64 and sorts values (SIMD sort) instead of argsorting,
+    when the bits allow; otherwise ``np.unique``."""
+    n = len(keys)
+    if n == 0:
+        return keys.copy(), np.zeros(0, dtype=np.int64)
+    pb = bit_length(n)
+    if bit_length(key_bound) + pb > 63:
+        uniq, inv = np.unique(keys, return_inverse=True)
+        return uniq, inv.reshape(-1).astype(np.int64, copy=False)
+    packed = np.sort((keys << pb) | np.arange(n, dtype=np.int64))
+    skeys = packed >> pb
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(skeys[1:], skeys[:-1], out=new[1:])
+    rank = np.cumsum(new) - 1
+    inv = np.empty(n, dtype=np.int64)
+    inv[packed & ((1 << pb) - 1)] = rank
+    return skeys[new], inv
+
+
+def argsort_bounded(keys: np.ndarray, key_bound: int) -> np.ndarray:
+    """A permutation sorting ``keys`` (non-negative, < ``key_bound``), stable: a value sort of
+    packed (key, position) when it fits in 63 bits, else a stable argsort."""
+    n = len(keys)
+    pb = bit_length(max(n, 1))
+    if bit_length(max(key_bound, 1)) + pb > 63:
+        return np.argsort(keys, kind="stable")
+    return np.sort((keys << pb) | np.arange(n, dtype=np.int64)) & ((1 << pb) - 1)
+
+
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + l)`` for each pair, without a Python loop."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    before = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return np.repeat(np.asarray(starts, dtype=np.int64) - before, lengths) + np.arange(total, dtype=np.int64)
+
+
+class NgramIndex:
+    """Words and n-grams (orders 1-4) of distinct sentences, split on whitespace (``split()``).
+
+    Attributes (all read-only after construction)
+    ----------
+    sentences : list[str]; sid : dict[str, int]
+        The distinct sentences and their positions.
+    n_words : (n,) int64
+        ``len(sentence.split())``.
+    w_start, words : word ids of sentence ``s`` are ``words[w_start[s]:w_start[s + 1]]``.
+    vocab : list[str]
+        Word of each word id.
+    e_start, e_gram, e_order, e_count :
+        Distinct n-grams of sentence ``s`` are entries ``e_start[s]:e_start[s + 1]``, in
+        insertion order, with their id (0..n_grams-1), order (0 = unigram) and count.
+    n_grams : int
+        Number of distinct n-grams (ids are dense).
+    """
+
+    def __init__(self, sentences: Sequence[str]):
+        self.sentences = list(sentences)
+        self.sid = {s: i for i, s in enumerate(self.sentences)}
+        if len(self.sid) != len(self.sentences):
+            raise ValueError("NgramIndex needs distinct sentences")
+        n = len(self.sentences)
+        split = list(map(str.split, self.sentences))
+        lens = np.fromiter(map(len, split), dtype=np.int64, count=n)
+        flat = list(chain.from_iterable(split))
+        vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}
+        self.vocab = list(vocab)
+        V = max(len(vocab), 1)
+        W = len(flat)
+        words = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=W)
+        w_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=w_start[1:])
+        self.n_words, self.w_start, self.words = lens, w_start, words
+
+        # n-gram ids per order, over start positions. remaining[i] = words from i to the end of
+        # its sentence, so an order-k n-gram starts at i iff remaining[i] >= k.
+        w_sent = np.repeat(np.arange(n, dtype=np.int64), lens)
+        w_pos = np.arange(W, dtype=np.int64) - w_start[w_sent]
+        remaining = lens[w_sent] - w_pos
+        starts = [np.arange(W, dtype=np.int64)]
+        local = [words]
+        self._parent: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self._last: list[np.ndarray] = [np.arange(V, dtype=np.int64)]
+        sizes = [len(vocab)]
+        prev = words
+        for k in range(2, MAX_ORDER + 1):
+            idx = np.flatnonzero(remaining >= k)
+            key = prev[idx] * V + words[idx + k - 1]
+            uniq, inv = unique_inverse(key, max(sizes[-1], 1) * V)
+            self._parent.append(uniq // V)
+            self._last.append(uniq % V)
+            sizes.append(len(uniq))
+            nxt = np.zeros(W, dtype=np.int64)
+            nxt[idx] = inv
+            prev = nxt
+            starts.append(idx)
+            local.append(inv)
+        offsets = np.zeros(MAX_ORDER + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        self.g_off = offsets
+        self.n_grams = int(offsets[-1])
+
+        # Occurrences laid out sentence-major, then by order, then by position: the reference's
+        # insertion order. Position of (s, k, i) = occ_start[s] + sum_{j<k} max(L_s - j, 0) + i.
+        per_order = np.maximum(lens[:, None] - np.arange(MAX_ORDER)[None, :], 0)  # (n, 4)
+        occ_n = per_order.sum(axis=1)
+        occ_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(occ_n, out=occ_start[1:])
+        block = occ_start[:-1, None] + np.concatenate(
+            (np.zeros((n, 1), dtype=np.int64), np.cumsum(per_order, axis=1)[:, :-1]), axis=1)
+        n_occ = int(occ_start[-1])
+        occ_gram = np.empty(n_occ, dtype=np.int64)
+        for k in range(MAX_ORDER):
+            st = starts[k]
+            occ_gram[block[w_sent[st], k] + w_pos[st]] = local[k] + offsets[k]
+
+        # Distinct (sentence, n-gram) with count and first occurrence: sort packed
+        # (sentence, n-gram, local occurrence index); equal (sentence, n-gram) runs are groups.
+        occ_sent = np.repeat(np.arange(n, dtype=np.int64), occ_n)
+        occ_local = np.arange(n_occ, dtype=np.int64) - occ_start[occ_sent]
+        gb, ob = bit_length(self.n_grams), bit_length(int(occ_n.max()) if n else 1)
+        if n_occ == 0:
+            e_sent = e_gram = e_first = e_count = np.zeros(0, dtype=np.int64)
+        else:
+            if bit_length(n) + gb + ob <= 63:
+                packed = np.sort((occ_sent << (gb + ob)) | (occ_gram << ob) | occ_local)
+                hi = packed >> ob
+                lo = packed & ((1 << ob) - 1)
+                sent_s = hi >> gb
+                gram_s = hi & ((1 << gb) - 1)
+            else:  # too many bits to pack: a (slower) lexicographic argsort
+                order = np.lexsort((occ_local, occ_gram, occ_sent))
+                sent_s, gram_s, lo = occ_sent[order], occ_gram[order], occ_local[order]
+            new = np.empty(n_occ, dtype=bool)
+            new[0] = True
+            new[1:] = (sent_s[1:] != sent_s[:-1]) | (gram_s[1:] != gram_s[:-1])
+            first = np.flatnonzero(new)
+            e_count = np.diff(np.append(first, n_occ))
+            e_sent, e_gram, e_first = sent_s[first], gram_s[first], lo[first]
+            # Insertion order: by (sentence, first occurrence), which is a slot in the layout.
+            slot = np.full(n_occ, -1, dtype=np.int64)
+            slot[occ_start[e_sent] + e_first] = np.arange(len(first), dtype=np.int64)
+            order = slot[slot >= 0]
+            e_sent, e_gram, e_count = e_sent[order], e_gram[order], e_count[order]
+        self.e_gram = e_gram
+        self.e_count = e_count
+        self.e_order = np.searchsorted(offsets, e_gram, side="right") - 1
+        self.e_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(e_sent, minlength=n), out=self.e_start[1:])
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def sids(self, sentences) -> np.ndarray:
+        get = self.sid.__getitem__
+        return np.fromiter(map(get, sentences), dtype=np.int64, count=len(sentences))
+
+    def gram_words(self, gram_ids: np.ndarray, order: int) -> np.ndarray:
+        """Word ids ``(len(gram_ids), order + 1)`` of n-grams that all have ``order``."""
+        local = np.asarray(gram_ids, dtype=np.int64) - self.g_off[order]
+        out = np.empty((len(local), order + 1), dtype=np.int64)
+        for k in range(order, 0, -1):
+            out[:, k] = self._last[k][local]
+            local = self._parent[k][local]
+        out[:, 0] = local
+        return out
+
+    def gram_strings(self, gram_ids) -> list[str]:
+        """The space-joined n-gram of each id."""
+        gram_ids = np.asarray(gram_ids, dtype=np.int64)
+        out = np.empty(len(gram_ids), dtype=object)
+        orders = np.searchsorted(self.g_off, gram_ids, side="right") - 1
+        vocab = np.array(self.vocab + [""], dtype=object)
+        for k in range(MAX_ORDER):
+            sel = np.flatnonzero(orders == k)
+            if len(sel) == 0:
+                continue
+            w = self.gram_words(gram_ids[sel], k)
+            s = vocab[w[:, 0]]
+            for j in range(1, k + 1):
+                s = s + " " + vocab[w[:, j]]
+            out[sel] = s
+        return out.tolist()
+
+
+# The families of one ``capeval.score`` call receive the same tokenized texts, so the index
+# built by the first is reused by the next. Keyed by the sentences themselves (a tuple of
+# strings hashes and compares at C speed); two entries at most, so memory stays bounded.
+_CACHE: dict[tuple[str, ...], NgramIndex] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 2
+
+
+def index_for(cands: Sequence[str], refsets: Sequence[Sequence[str]]) -> NgramIndex:
+    """The index of the distinct sentences of ``cands`` and ``refsets`` (candidates first)."""
+    key = tuple(dict.fromkeys(chain(cands, chain.from_iterable(refsets))))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    idx = NgramIndex(key)
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = idx
+    return idx
+
+
+def clear_cache() -> None:
+    """Drop cached indexes (frees their memory; later calls rebuild)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
