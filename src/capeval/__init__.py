@@ -3,6 +3,7 @@ from ._version import __version__
 from .api import score
 from .metrics.registry import list_metrics
 from .result import Result
+from .reward import CiderDReward
 from .stream import score_stream
 
-__all__ = ["__version__", "score", "score_stream", "list_metrics", "Result"]
+__all__ = ["__version__", "score", "score_stream", "list_metrics", "Result", "CiderDReward"]

@@ -61,7 +61,19 @@ class DocumentFrequency:
         return np.fromiter((get(g, 0.0) for g in grams), dtype=np.float64, count=len(grams))
 
     def lookup_ids(self, index: NgramIndex) -> np.ndarray:
-        """df of every n-gram id of ``index`` (float64, 0.0 when absent)."""
+        """df of every n-gram id of ``index`` (float64, 0.0 when absent).
+
+        A df held as this class' dict is packed once into integer keys over its own word
+        vocabulary (:class:`_PackedDf`), so a batch is looked up without building n-gram
+        strings: the low per-call latency of scoring many small batches against one df
+        (self-critical training). A subclass that overrides :meth:`lookup` is asked by string."""
+        if type(self).lookup is DocumentFrequency.lookup:
+            packed = getattr(self, "_packed", None)
+            if packed is None:
+                # Built on first use; two threads may both build it: same content, either wins.
+                packed = self._packed = _PackedDf(self.df)
+            if packed.ok:
+                return packed.lookup_ids(index)
         return self.lookup(index.gram_strings(np.arange(index.n_grams)))
 
     def save(self, path: str | Path) -> str:
@@ -103,6 +115,63 @@ class DocumentFrequency:
             df[str(k)] = float(v)
         digest = hashlib.sha256(data).hexdigest()[:16]
         return cls(df, n_units, f"file:{digest}:{n_units}")
+
+
+class _PackedDf:
+    """A df dict as sorted int64 keys: the words of an n-gram, as ids 1..P-1 of the df's own
+    vocabulary, in base P (a k-gram key lies in [P^(k-1), P^k), so orders never collide).
+    Exact: a key stands for exactly one word tuple. ``ok`` is False when P^4 would overflow
+    int64 (P > 55,108 words); lookups then go by string."""
+
+    def __init__(self, df: dict[str, float]):
+        vocab: dict[str, int] = {}
+        rows: list[tuple[int, ...]] = []
+        vals: list[float] = []
+        for gram, v in df.items():
+            parts = gram.split(" ")
+            # Only single-space-joined runs of 1-4 whitespace-free words can equal an n-gram of
+            # split() words; any other key can never be looked up, so it is left out.
+            if not 1 <= len(parts) <= N_ORDER or gram.split() != parts:
+                continue
+            rows.append(tuple(vocab.setdefault(w, len(vocab) + 1) for w in parts))
+            vals.append(v)
+        self.vocab = vocab
+        self.base = P = len(vocab) + 1
+        self.ok = P ** N_ORDER < 2**63
+        if not self.ok:
+            return
+        keys = np.fromiter((_pack(r, P) for r in rows), dtype=np.int64, count=len(rows))
+        o = np.argsort(keys)
+        self.keys = keys[o]
+        self.vals = np.asarray(vals, dtype=np.float64)[o]
+
+    def lookup_ids(self, index: NgramIndex) -> np.ndarray:
+        P = self.base
+        get = self.vocab.get
+        pid = np.fromiter((get(w, 0) for w in index.vocab), dtype=np.int64, count=len(index.vocab))
+        out = np.zeros(index.n_grams, dtype=np.float64)
+        if len(self.keys) == 0:
+            return out
+        for k in range(N_ORDER):
+            ids = np.arange(index.g_off[k], index.g_off[k + 1])
+            if len(ids) == 0:
+                continue
+            w = pid[index.gram_words(ids, k)]
+            key = w[:, 0].copy()
+            for j in range(1, k + 1):
+                key = key * P + w[:, j]
+            known = np.all(w > 0, axis=1)  # a word the df never saw: df 0
+            pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+            hit = known & (self.keys[pos] == key)
+            out[ids[hit]] = self.vals[pos[hit]]
+        return out
+
+
+def _pack(word_ids: tuple[int, ...], base: int) -> int:
+    key = 0
+    for w in word_ids:
+        key = key * base + w
+    return key
 
 
 def _refset_pairs(index: NgramIndex, refsets: Sequence[Sequence[str]]):
