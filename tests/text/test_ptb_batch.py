@@ -1,0 +1,53 @@
+"""The batched fast path (all captions in a few passes over their joined text) gives exactly
+the per-caption tokenizer's strings: on caption-like random lists, with line breaks mixed in,
+and on every distinct caption of the shared data."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capeval.text import ptb
+
+from .test_ptb import caption_like
+
+# Shapes next to the batch's vetoes and joins: abbreviations and initials before ".", "'s.",
+# digits across spaces, split words, quotes and spaces at the edges, empty captions.
+_EDGE = ["Mr. Smith", "a dog's.", "Dog's. ", "x-a. y", '"a."', "at 3 4 pm", "wannabe", "Cannot",
+         "", " ", "  A  b  ", "etc.", "no.", "No.", "St.", "5.", "a. b.", "e.g. it", "ok .", "'s."]
+
+
+def _one_by_one(texts):
+    return [ptb.tokenize_one(t) for t in texts]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.one_of(caption_like, st.sampled_from(_EDGE)), max_size=30))
+def test_batch_equals_one_by_one(texts):
+    assert ptb.tokenize(texts) == _one_by_one(texts)
+
+
+@settings(max_examples=100, derandomize=True, deadline=None)
+@given(st.lists(st.one_of(caption_like, st.sampled_from(_EDGE + ["a\nb.", "\n", "x.\n y", "Mr.\nA"])),
+                max_size=20))
+def test_captions_holding_newlines_keep_their_place(texts):
+    assert ptb.tokenize(texts) == _one_by_one(texts)
+
+
+@pytest.mark.data
+def test_batch_equals_one_by_one_on_all_shared_captions(data_dir):
+    from capeval import data
+
+    texts: set[str] = set()
+    for name in ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s", "tanti-coco",
+                 "tanti-flickr8k", "tanti-flickr30k"):
+        t = data.load(name, root=data_dir)
+        for attr in ("candidates", "candidates_a", "candidates_b"):
+            texts.update(getattr(t, attr, None) or [])
+        for refs in t.references:
+            texts.update(refs)
+        for caps in (getattr(t, "systems", None) or {}).values():
+            texts.update(caps)
+    texts_l = sorted(texts)
+    assert len(texts_l) > 50_000
+    assert ptb.tokenize(texts_l) == _one_by_one(texts_l)
