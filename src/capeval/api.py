@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .metrics import bleu as _bleu, cider as _cider, rouge as _rouge  # noqa: F401  (register the coco families)
 from .metrics.registry import family_for, get_family
 from .progress import reporting
 from .result import Result
