@@ -39,6 +39,9 @@ def main(argv=None):
     ap.add_argument("--resamples", type=int, default=1000)
     ap.add_argument("--max-refs", type=int, default=5)
     ap.add_argument("--no-monotone", action="store_true")
+    ap.add_argument("--hyper", default="{}", help='per-kind hyperparameters as JSON, e.g. \'{"linear": {"l2": 0.01}}\'')
+    ap.add_argument("--compare-with", default="bertscore_f",
+                    help="single metrics every model is also compared with (paired bootstrap / Williams)")
     ap.add_argument("--out", type=Path, default=RESULTS / "learned_lobo.json")
     args = ap.parse_args(argv)
     features = rf.parse(args.features)
@@ -57,12 +60,13 @@ def main(argv=None):
     t1 = time.perf_counter()
     records = lobo.leave_one_out(blocks, features, [k for k in args.kinds.split(",") if k],
                                  baselines=baselines, seed=args.seed, n_resamples=args.resamples,
-                                 monotone=not args.no_monotone)
+                                 monotone=not args.no_monotone, hyper=json.loads(args.hyper),
+                                 compare_with=[m for m in args.compare_with.split(",") if m])
     t2 = time.perf_counter()
     out = {
         "capeval": __version__, "python": platform.python_version(),
         "features": [label(f) for f in features], "baselines": extra, "max_refs": args.max_refs,
-        "monotone": not args.no_monotone, "seed": args.seed, "resamples": args.resamples,
+        "monotone": not args.no_monotone, "hyper": json.loads(args.hyper), "seed": args.seed, "resamples": args.resamples,
         "seconds": {"features": round(t1 - t0, 1), "lobo": round(t2 - t1, 1)},
         "records": records,
     }

@@ -106,6 +106,17 @@ def test_default_script_reproduces_the_shipped_file(data_dir):
     assert res.returncode == 0, res.stdout + res.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.skipif(os.environ.get("CAPEVAL_CHECK_SHIPPED_LEARNED") != "1",
+                    reason="features of all six judgment benchmarks (BERTScore, sentence encoder, WMD on ~70k "
+                           "units; about 17 minutes cold on 2 cores): set CAPEVAL_CHECK_SHIPPED_LEARNED=1")
+def test_learned_script_reproduces_the_shipped_file(data_dir):
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_default_learned.py"), "--check"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 @pytest.mark.data
 def test_model_records_what_it_was_trained_and_selected_on(small, data_dir):
     split = train_recipe(make_recipe("nneval", features=FAST, max_epochs=2), small, validation="split")

@@ -191,10 +191,12 @@ def load_blocks(names: Sequence[str], features: Sequence[Feature], *, cache=None
 def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kinds: Sequence[str] = KINDS, *,
                   baselines: Mapping[str, Mapping[str, np.ndarray]] | None = None, seed: int = 0,
                   n_resamples: int = 1000, monotone: bool = True, hyper=None,
-                  train_on: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                  train_on: Sequence[str] | None = None,
+                  compare_with: Sequence[str] = ()) -> list[dict[str, Any]]:
     """One record per held-out benchmark: each model kind's number, every single metric's
     number (feature columns and ``baselines[name][metric]`` unit scores), the best single
-    metric, and the paired comparison of each model with it."""
+    metric, and the paired comparison of each model with it (and with each single metric named
+    in ``compare_with``, e.g. the ``bertscore_f`` a user would otherwise pick)."""
     features = tuple(features)
     metric_cols = [k for k, f in enumerate(features) if f.metric not in TEXT_FEATURES]
     out = []
@@ -228,6 +230,9 @@ def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kind
                      "clipped_fraction": float(model.scaler.clipped(held.X).mean())}
             entry["vs_best"] = compare(j, s, single_scores[best], n_resamples=n_resamples, seed=seed,
                                        names=(kind, best))
+            entry["vs"] = {m: {"delta": val - singles[m], **compare(j, s, single_scores[m], n_resamples=n_resamples,
+                                                                     seed=seed, names=(kind, m))}
+                           for m in compare_with if m in singles}
             if kind in ("linear", "pairwise_ls", "ridge"):
                 entry["weights"] = {label(f): float(w) for f, w in zip(features, model.params[0])}
             rec["models"][kind] = entry

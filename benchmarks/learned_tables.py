@@ -1,0 +1,84 @@
+"""Markdown tables for docs/LEARNED.md from leave-one-benchmark-out result files.
+
+    python benchmarks/learned_tables.py benchmarks/results/learned_lobo.json [more.json ...]
+
+Each file is one ``benchmarks/learned_lobo.py`` run (one feature set); the tables put every run's
+models beside the best single metric of each held-out benchmark.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+PERCENT = {"accuracy"}
+SHORT = {"flickr8k-expert": "Expert", "flickr8k-cf": "CF", "composite": "COMPOSITE", "pascal50s": "PASCAL-50S",
+         "abstract50s": "ABSTRACT-50S", "tanti-human200": "Tanti-200"}
+STAT = {"kendall_tau_c": "τc", "kendall_tau_b": "τb", "accuracy": "acc. %", "pearson": "r", "spearman": "ρ"}
+
+
+def _fmt(stat: str, v: float, signed: bool = False) -> str:
+    if stat in PERCENT:
+        return f"{v:+.2f}" if signed else f"{v:.2f}"
+    return f"{v:+.4f}" if signed else f"{v:.4f}"
+
+
+def _delta(stat: str, d: float) -> str:
+    # accuracies are stored in percent already; correlations as fractions
+    return _fmt(stat, d, signed=True)
+
+
+def headline_table(runs: list[tuple[str, dict]]) -> str:
+    first = runs[0][1]["records"]
+    cols = [r["held_out"] for r in first]
+    head = "| model | " + " | ".join(f"{SHORT.get(c, c)} ({STAT.get(r['statistic'], r['statistic'])})"
+                                     for c, r in zip(cols, first)) + " | wins |"
+    lines = [head, "|---|" + "---:|" * (len(cols) + 1)]
+    best = "| best single metric (on the held-out set) | " + " | ".join(
+        f"{_fmt(r['statistic'], r['best_single_value'])} {r['best_single']}" for r in first) + " | |"
+    lines.append(best)
+    if all("bertscore_f" in r["singles"] for r in first):
+        lines.append("| bertscore_f (MiniLM) | " + " | ".join(
+            _fmt(r["statistic"], r["singles"]["bertscore_f"]) for r in first) + " | |")
+    for run_name, run in runs:
+        recs = {r["held_out"]: r for r in run["records"]}
+        kinds = list(run["records"][0]["models"])
+        for k in kinds:
+            cells, wins = [], 0
+            for c in cols:
+                r = recs[c]
+                m = r["models"][k]
+                wins += m["delta_vs_best"] > 0
+                cells.append(f"{_fmt(r['statistic'], m['value'])} ({_delta(r['statistic'], m['delta_vs_best'])})")
+            lines.append(f"| {k}, {run_name} | " + " | ".join(cells) + f" | {wins}/{len(cols)} |")
+    return "\n".join(lines)
+
+
+def significance_table(run_name: str, run: dict, kind: str) -> str:
+    lines = ["| held out | vs | Δ | paired bootstrap 95% CI | p | Williams t (Pearson), one-sided p |",
+             "|---|---|---:|---|---:|---|"]
+    for r in run["records"]:
+        m = r["models"][kind]
+        rows = [(r["best_single"], m["delta_vs_best"], m["vs_best"])]
+        rows += [(name, v["delta"], v) for name, v in m.get("vs", {}).items() if name != r["best_single"]]
+        for name, d, v in rows:
+            lo, hi = v["bootstrap_ci"]
+            w = (f"t = {v['williams_t']:.2f}, p = {v['williams_p_one_sided']:.3g}" if "williams_t" in v else "—")
+            lines.append(f"| {SHORT.get(r['held_out'], r['held_out'])} | {name} | {_delta(r['statistic'], d)} | "
+                         f"[{lo:+.4g}, {hi:+.4g}] | {v['bootstrap_p']:.3g} | {w} |")
+    return f"**{kind}, {run_name}**\n\n" + "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])]
+    runs = [(p.stem.replace("learned_lobo_", "").replace("learned_lobo", "shipped features"), json.loads(p.read_text()))
+            for p in paths]
+    print(headline_table(runs))
+    print()
+    name, run = runs[0]
+    kind = next(iter(run["records"][0]["models"]))
+    print(significance_table(name, run, kind))
+
+
+if __name__ == "__main__":
+    main()
