@@ -157,44 +157,59 @@ class NgramIndex:
         block = occ_start[:-1, None] + np.concatenate(
             (np.zeros((n, 1), dtype=np.int64), np.cumsum(per_order, axis=1)[:, :-1]), axis=1)
         n_occ = int(occ_start[-1])
+        # An n-gram can occur twice in a sentence only if its first word does: only occurrences
+        # starting at a repeated word need grouping; every other one is its own entry, count 1.
+        wkey = w_sent * V + words
+        repeated = np.zeros(W, dtype=bool)
+        if W:
+            srt = argsort_bounded(wkey, max(n, 1) * V)
+            ks = wkey[srt]
+            same = ks[1:] == ks[:-1]
+            repeated[srt[1:][same]] = True
+            repeated[srt[:-1][same]] = True
         occ_gram = np.empty(n_occ, dtype=np.int64)
+        occ_order = np.empty(n_occ, dtype=np.int8)
+        occ_rep = np.empty(n_occ, dtype=bool)
         for k in range(MAX_ORDER):
             st = starts[k]
-            occ_gram[block[w_sent[st], k] + w_pos[st]] = local[k] + offsets[k]
+            dest = block[w_sent[st], k] + w_pos[st]
+            occ_gram[dest] = local[k] + offsets[k]
+            occ_order[dest] = k
+            occ_rep[dest] = repeated[st]
 
-        # Distinct (sentence, n-gram) with count and first occurrence: sort packed
-        # (sentence, n-gram, local occurrence index); equal (sentence, n-gram) runs are groups.
-        occ_sent = np.repeat(np.arange(n, dtype=np.int64), occ_n)
-        occ_local = np.arange(n_occ, dtype=np.int64) - occ_start[occ_sent]
-        gb, ob = bit_length(self.n_grams), bit_length(int(occ_n.max()) if n else 1)
-        if n_occ == 0:
-            e_sent = e_gram = e_first = e_count = np.zeros(0, dtype=np.int64)
-        else:
-            if bit_length(n) + gb + ob <= 63:
-                packed = np.sort((occ_sent << (gb + ob)) | (occ_gram << ob) | occ_local)
-                hi = packed >> ob
-                lo = packed & ((1 << ob) - 1)
-                sent_s = hi >> gb
-                gram_s = hi & ((1 << gb) - 1)
+        # Among those, equal (sentence, n-gram) occurrences are grouped by sorting packed
+        # (sentence, n-gram, layout position); the first of a group is the entry, with the
+        # group's size as count. Entries then stay in layout order, which is insertion order.
+        keep = ~occ_rep
+        count = np.ones(n_occ, dtype=np.int64)
+        cand = np.flatnonzero(occ_rep)
+        if len(cand):
+            c_sent = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.searchsorted(cand, occ_start)))
+            c_gram = occ_gram[cand]
+            gb, pb = bit_length(self.n_grams), bit_length(n_occ)
+            if bit_length(n) + gb + pb <= 63:
+                packed = np.sort((c_sent << (gb + pb)) | (c_gram << pb) | cand)
+                pos_s = packed & ((1 << pb) - 1)
+                grp = packed >> pb
             else:  # too many bits to pack: a (slower) lexicographic argsort
-                order = np.lexsort((occ_local, occ_gram, occ_sent))
-                sent_s, gram_s, lo = occ_sent[order], occ_gram[order], occ_local[order]
-            new = np.empty(n_occ, dtype=bool)
-            new[0] = True
-            new[1:] = (sent_s[1:] != sent_s[:-1]) | (gram_s[1:] != gram_s[:-1])
+                o = np.lexsort((cand, c_gram, c_sent))
+                pos_s = cand[o]
+                grp = np.stack((c_sent[o], c_gram[o]), axis=1)
+            new = np.ones(len(cand), dtype=bool)
+            if grp.ndim == 1:
+                new[1:] = grp[1:] != grp[:-1]
+            else:
+                new[1:] = np.any(grp[1:] != grp[:-1], axis=1)
             first = np.flatnonzero(new)
-            e_count = np.diff(np.append(first, n_occ))
-            e_sent, e_gram, e_first = sent_s[first], gram_s[first], lo[first]
-            # Insertion order: by (sentence, first occurrence), which is a slot in the layout.
-            slot = np.full(n_occ, -1, dtype=np.int64)
-            slot[occ_start[e_sent] + e_first] = np.arange(len(first), dtype=np.int64)
-            order = slot[slot >= 0]
-            e_sent, e_gram, e_count = e_sent[order], e_gram[order], e_count[order]
-        self.e_gram = e_gram
-        self.e_count = e_count
-        self.e_order = np.searchsorted(offsets, e_gram, side="right") - 1
-        self.e_start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(e_sent, minlength=n), out=self.e_start[1:])
+            keep[pos_s[first]] = True
+            count[pos_s[first]] = np.diff(np.append(first, len(cand)))
+        kept = np.flatnonzero(keep)
+        self.e_gram = occ_gram[kept]
+        self.e_count = count[kept]
+        self.e_order = occ_order[kept].astype(np.int64)
+        before = np.zeros(n_occ + 1, dtype=np.int64)
+        np.cumsum(keep, out=before[1:])
+        self.e_start = before[occ_start]
 
     def __len__(self) -> int:
         return len(self.sentences)
