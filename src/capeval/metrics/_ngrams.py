@@ -246,6 +246,23 @@ class NgramIndex:
         return out.tolist()
 
 
+def refset_matrix(index: NgramIndex, refsets: Sequence[Sequence[str]]):
+    """Sentence ids of every reference set: ``(ref_sid, pair_rs, pair_j, pair_sid)`` with
+    ``ref_sid`` of shape (sets, max refs) padded with -1, and the (set, position, sid) of every
+    reference in row-major order."""
+    n_rs = len(refsets)
+    lens = np.fromiter(map(len, refsets), dtype=np.int64, count=n_rs)
+    flat = list(chain.from_iterable(refsets))
+    pair_sid = index.sids(flat)
+    pair_rs = np.repeat(np.arange(n_rs, dtype=np.int64), lens)
+    first = np.zeros(n_rs, dtype=np.int64)
+    np.cumsum(lens[:-1], out=first[1:]) if n_rs > 1 else None
+    pair_j = np.arange(len(flat), dtype=np.int64) - first[pair_rs]
+    ref_sid = np.full((n_rs, max(int(lens.max(initial=0)), 1)), -1, dtype=np.int64)
+    ref_sid[pair_rs, pair_j] = pair_sid
+    return ref_sid, pair_rs, pair_j, pair_sid
+
+
 # The families of one ``capeval.score`` call receive the same tokenized texts, so the index
 # built by the first is reused by the next. Keyed by the sentences themselves (a tuple of
 # strings hashes and compares at C speed); two entries at most, so memory stays bounded.

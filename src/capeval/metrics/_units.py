@@ -30,34 +30,27 @@ class Units:
 
 
 def dedupe(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> Units:
-    cand_ix: dict[str, int] = {}
-    ref_ix: dict[tuple[str, ...], int] = {}
-    unit_ix: dict[tuple[int, int], int] = {}
-    unit_cand: list[int] = []
-    unit_ref: list[int] = []
-    row_unit = np.empty(len(candidates), dtype=np.int64)
-    ref_rows: list[int] = []
-    for i, (c, refs) in enumerate(zip(candidates, references)):
-        ci = cand_ix.setdefault(c, len(cand_ix))
-        key = tuple(refs)
-        ri = ref_ix.get(key)
-        if ri is None:
-            ri = ref_ix[key] = len(ref_ix)
-            ref_rows.append(0)
-        ref_rows[ri] += 1
-        u = unit_ix.get((ci, ri))
-        if u is None:
-            u = unit_ix[(ci, ri)] = len(unit_cand)
-            unit_cand.append(ci)
-            unit_ref.append(ri)
-        row_unit[i] = u
+    """Distinct candidates, reference tuples and (candidate, refset) units, each numbered in
+    order of first appearance. Lookups run at C speed (``map`` over dicts), the unit pairs are
+    grouped with numpy."""
+    n = len(candidates)
+    cand_ix = {c: i for i, c in enumerate(dict.fromkeys(candidates))}
+    keys = list(map(tuple, references))
+    ref_ix = {r: i for i, r in enumerate(dict.fromkeys(keys))}
+    ci = np.fromiter(map(cand_ix.__getitem__, candidates), dtype=np.int64, count=n)
+    ri = np.fromiter(map(ref_ix.__getitem__, keys), dtype=np.int64, count=n)
+    n_ref = max(len(ref_ix), 1)
+    _, first, inv = np.unique(ci * n_ref + ri, return_index=True, return_inverse=True)
+    by_first = np.argsort(first)  # unit numbers in order of first appearance
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[by_first] = np.arange(len(first), dtype=np.int64)
     return Units(
         cands=list(cand_ix),
         refsets=list(ref_ix),
-        unit_cand=np.asarray(unit_cand, dtype=np.int64),
-        unit_refset=np.asarray(unit_ref, dtype=np.int64),
-        row_unit=row_unit,
-        refset_rows=np.asarray(ref_rows, dtype=np.int64),
+        unit_cand=ci[first[by_first]],
+        unit_refset=ri[first[by_first]],
+        row_unit=rank[inv.reshape(-1)],
+        refset_rows=np.bincount(ri, minlength=len(ref_ix)).astype(np.int64),
     )
 
 

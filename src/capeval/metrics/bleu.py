@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result import MetricScores
-from ._ngrams import NgramIndex, bit_length, index_for, ranges
+from ._ngrams import NgramIndex, bit_length, index_for, ranges, refset_matrix
 from ._units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -51,12 +51,7 @@ def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarra
     n_units = len(units.unit_cand)
     csid = index.sids(units.cands)[units.unit_cand]
     n_rs = len(units.refsets)
-    max_k = max((len(r) for r in units.refsets), default=0)
-    ref_sid = np.full((n_rs, max(max_k, 1)), -1, dtype=np.int64)
-    for i, refs in enumerate(units.refsets):
-        ref_sid[i, : len(refs)] = index.sids(refs)
-    pair_rs, pair_j = np.nonzero(ref_sid >= 0)
-    pair_sid = ref_sid[pair_rs, pair_j]
+    ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, units.refsets)
 
     # Max count of each n-gram over a refset's references: sort packed (refset, n-gram, count)
     # and keep the last of each (refset, n-gram) run.

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, sorted_unique
+from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, refset_matrix, sorted_unique
 from ._units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -174,21 +174,10 @@ def _pack(word_ids: tuple[int, ...], base: int) -> int:
     return key
 
 
-def _refset_pairs(index: NgramIndex, refsets: Sequence[Sequence[str]]):
-    """``(refset, position)`` of every reference and its sentence id; the sid matrix."""
-    n_rs = len(refsets)
-    max_k = max((len(r) for r in refsets), default=1)
-    ref_sid = np.full((n_rs, max_k), -1, dtype=np.int64)
-    for i, refs in enumerate(refsets):
-        ref_sid[i, : len(refs)] = index.sids(refs)
-    pair_rs, pair_j = np.nonzero(ref_sid >= 0)
-    return ref_sid, pair_rs, pair_j, ref_sid[pair_rs, pair_j]
-
-
 def _refset_df(index: NgramIndex, refsets, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """n-gram ids present in any reference set and their df: the summed ``weights`` of the
     refsets whose union holds them (integers)."""
-    _ref_sid, pair_rs, _pair_j, pair_sid = _refset_pairs(index, refsets)
+    _ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, refsets)
     e0, e1 = index.e_start[pair_sid], index.e_start[pair_sid + 1]
     n_gram = max(index.n_grams, 1)
     rs_gram = sorted_unique(np.repeat(pair_rs, e1 - e0) * n_gram + index.e_gram[ranges(e0, e1 - e0)])
@@ -217,38 +206,41 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     tf = index.e_count.astype(np.float64)
     starts, counts = index.e_start[:-1], np.diff(index.e_start)
     entry_sent = np.repeat(np.arange(n_sent), counts)
-    ref_sid, pair_rs, pair_j, pair_sid = _refset_pairs(index, units.refsets)
+    ref_sid, pair_rs, pair_j, pair_sid = refset_matrix(index, units.refsets)
     max_k = ref_sid.shape[1]
     r_len = counts[pair_sid]
     r_idx = ranges(starts[pair_sid], r_len)
     r_rs = np.repeat(pair_rs, r_len)
+    r_j = np.repeat(pair_j, r_len)
 
-    # 2. df and tf-idf. df(g) = number of units whose reference union holds g: distinct
+    # 2. Reference entries sorted by (refset, n-gram): the df pass and the join below share
+    # this one sort (stable, though no sum depends on the order of equal keys).
+    r_key = r_rs * n_gram + gram[r_idx]
+    srt = argsort_bounded(r_key, max(len(units.refsets), 1) * n_gram)
+    r_key, r_j, r_idx = r_key[srt], r_j[srt], r_idx[srt]
+
+    # 3. df and tf-idf. df(g) = number of units whose reference union holds g: distinct
     # (refset, g) pairs, each weighted by the rows using that refset.
     if dfo is None:
-        present, dfc = _refset_df(index, units.refsets, units.refset_rows)
-        df_of_gram = np.zeros(n_gram, dtype=np.float64)
-        df_of_gram[present] = dfc
+        first = np.ones(len(r_key), dtype=bool)
+        first[1:] = r_key[1:] != r_key[:-1]
+        rs_gram = r_key[first]
+        df_of_gram = np.bincount(rs_gram % n_gram, minlength=n_gram,
+                                 weights=units.refset_rows[rs_gram // n_gram].astype(np.float64))
         ref_len = float(np.log(float(units.n_rows)))
     else:
         df_of_gram = dfo.lookup_ids(index)
         ref_len = float(dfo.ref_len)
     # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
-    uniq, inv = np.unique(df_of_gram, return_inverse=True)
+    uniq = sorted_unique(df_of_gram)
     logs = np.array([float(np.log(max(1.0, float(u)))) for u in uniq.tolist()], dtype=np.float64)
-    vals = tf * (ref_len - logs[inv.reshape(-1)][gram])
+    vals = tf * (ref_len - logs[np.searchsorted(uniq, df_of_gram)][gram])
     norms = np.sqrt(
         np.bincount(entry_sent * N_ORDER + order, weights=vals * vals, minlength=n_sent * N_ORDER)
     ).reshape(n_sent, N_ORDER)
     # CIDEr's "length" is the bigram count, i.e. max(words - 1, 0).
     sent_len = np.maximum(index.n_words - 1, 0)
-
-    # 3. Reference entries keyed by (refset, n-gram).
-    r_key = r_rs * n_gram + gram[r_idx]
-    r_j = np.repeat(pair_j, r_len)
     r_val = vals[r_idx]
-    srt = argsort_bounded(r_key, max(len(units.refsets), 1) * n_gram)
-    r_key, r_j, r_val = r_key[srt], r_j[srt], r_val[srt]
 
     # 4. Hypothesis entries per unit (unit-major, insertion order) joined with the references.
     n_units = len(units.unit_cand)
