@@ -6,12 +6,17 @@ For each held-out benchmark H:
 * alone — the encoder fine-tuned on the other benchmarks (units sharing an image or a candidate
   text with H removed, as in ``lobo.leave_one_out``) scores H; compared with the best single
   metric on H and with ``sentsim_centroid`` (the untrained starting point).
-* as a feature (cross-fitted) — the linear ranker is trained on the same training blocks with
-  one more column, the encoder score. That column must not come from a model that saw the rows
-  it describes: on training benchmark T it is the score of an encoder fine-tuned without H and
-  without T (overlaps with both removed); on H it is the "alone" model's score. One encoder per
-  unordered pair {H, T} serves both folds, so 6 + 15 encoders in all. The linear ranker without
-  the column is refitted in the same run for the comparison.
+* as a feature — the linear ranker is trained on the same training blocks with one more column,
+  the encoder score; on H the column is the "alone" model's score. On a training benchmark T the
+  column must not come from a model that saw T's rows. Two ways (--crossfit):
+  - ``pair``: the encoder fine-tuned without H and without T (overlaps with both removed). One
+    encoder per unordered pair {H, T} serves both folds: 6 + 15 encoders in all. Nothing of H
+    reaches the ranker.
+  - ``lobo``: the encoder fine-tuned without T alone (the "alone" model of fold T), so no extra
+    encoder is trained. That encoder did see H's ratings, so H's labels reach the ranker through
+    the one weight it fits on the column (how well those encoders rank the training
+    benchmarks): a slight, indirect leak, recorded in each record.
+  The linear ranker without the column is refitted in the same run for the comparison.
 
 Each encoder's scores are kept in --work (not committed) so a stopped run resumes.
 
@@ -104,6 +109,7 @@ def main(argv=None):
     ap.add_argument("--benchmarks", default=",".join(JUDGMENT_BENCHMARKS))
     ap.add_argument("--features", default=DEFAULT_FEATURES)
     ap.add_argument("--baselines", default="meteor,spice")
+    ap.add_argument("--crossfit", choices=("pair", "lobo"), default="pair")
     ap.add_argument("--steps", type=int, default=160)
     ap.add_argument("--lr", type=float, default=2e-5)
     ap.add_argument("--seed", type=int, default=0)
@@ -178,12 +184,13 @@ def main(argv=None):
         write()
         return
 
-    # phase "feature": one encoder per unordered pair, ordered so folds complete one by one
+    # phase "feature": with --crossfit pair, one encoder per unordered pair, ordered so folds
+    # complete one by one
+    out["crossfit"] = args.crossfit
     pair_scores: dict[frozenset, dict[str, np.ndarray]] = {}
-    done = set()
     for h in names:
         for t in names:
-            if t == h:
+            if t == h or args.crossfit != "pair":
                 continue
             key = frozenset((h, t))
             if key not in pair_scores:
@@ -191,12 +198,11 @@ def main(argv=None):
                 s, info = _encoder_scores(pair, blocks, cfg, tok, base, args.work, pair)
                 pair_scores[key] = s
                 out["encoders"]["+".join(pair)] = info
-        done.add(h)
         train_blocks, dropped = _train_blocks(blocks, (h,))
         aug = []
         for b in train_blocks:
             t = b.judgments.name
-            full = pair_scores[frozenset((h, t))][t]
+            full = pair_scores[frozenset((h, t))][t] if args.crossfit == "pair" else lobo_scores[t]
             keep = ~overlap_mask(blocks[t].judgments, [blocks[h].judgments])
             col = full[keep]
             if col.shape[0] != b.X.shape[0]:
@@ -216,8 +222,12 @@ def main(argv=None):
         rec = {"held_out": h, "statistic": lobo.statistic_of(j), "units": len(j), "seed": cfg.seed,
                "trained_on": [b.judgments.name for b in train_blocks], "dropped_overlap": dropped,
                "train_rows": {b.judgments.name: len(b.judgments) for b in train_blocks},
-               "encoder_feature": "cross-fitted: training benchmark T scored by the encoder fine-tuned "
-                                  "without H and T; H scored by the encoder fine-tuned without H",
+               "encoder_feature": ("cross-fitted: training benchmark T scored by the encoder fine-tuned "
+                                   "without H and T; H scored by the encoder fine-tuned without H"
+                                   if args.crossfit == "pair" else
+                                   "training benchmark T scored by the encoder fine-tuned without T (it saw "
+                                   "H's labels: they reach the ranker through the encoder column's weight); "
+                                   "H scored by the encoder fine-tuned without H"),
                "encoder_alone": lobo.headline(j, lobo_scores[h]),
                "linear": vp, "linear_plus_encoder": vw, "best_single": best, "best_single_value": singles[best],
                "delta_linear_vs_best": vp - singles[best], "delta_linear_plus_encoder_vs_best": vw - singles[best],
