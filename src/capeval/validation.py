@@ -119,6 +119,9 @@ def validate_corpus(
             if key in seen:
                 raise InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
             seen[key] = i
+    plain, references = _all_plain(candidates, references, allow_empty)
+    if plain:
+        return candidates, references
     out_refs: list[list[str]] = []
     # references repeat across rows; check each distinct string once. ``ok`` maps an accepted
     # string to its returned form (line breaks spaced).
@@ -147,6 +150,30 @@ def validate_corpus(
             ok[ref] = refs[j] = new
         out_refs.append(refs)
     return candidates, out_refs
+
+
+def _all_plain(candidates: list, references: list, allow_empty: bool) -> tuple[bool, list]:
+    """``(True, references as lists)`` when every text is a plain ``str`` with no line break and
+    none is empty (candidates may be, with ``allow_empty``): the item-by-item checks would then
+    change nothing. Decided with C-level passes (``map``, one scan of the joined text).
+    Otherwise ``(False, references)`` (reference sequences read once are returned as lists)
+    and the item-by-item checks name the first offending item."""
+    if set(map(type, candidates)) - {str} or set(map(type, references)) & {str}:
+        return False, references
+    try:
+        refs = list(map(list, references))
+    except TypeError:
+        return False, references
+    if min(map(len, refs), default=0) == 0:
+        return False, refs
+    flat = [r for rs in refs for r in rs]
+    if set(map(type, flat)) - {str} or not all(map(str.strip, flat)):
+        return False, refs
+    if not allow_empty and not all(map(str.strip, candidates)):
+        return False, refs
+    if _LINE_BREAK_RE.search("\t".join(candidates)) or _LINE_BREAK_RE.search("\t".join(flat)):
+        return False, refs
+    return True, refs
 
 
 def has_line_break(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -148,22 +149,22 @@ class _PackedDf:
     def lookup_ids(self, index: NgramIndex) -> np.ndarray:
         P = self.base
         get = self.vocab.get
-        pid = np.fromiter((get(w, 0) for w in index.vocab), dtype=np.int64, count=len(index.vocab))
+        pid = np.fromiter(map(get, index.vocab, repeat(0)), dtype=np.int64, count=len(index.vocab))
         out = np.zeros(index.n_grams, dtype=np.float64)
-        if len(self.keys) == 0:
+        if len(self.keys) == 0 or index.n_grams == 0:
             return out
-        for k in range(N_ORDER):
-            ids = np.arange(index.g_off[k], index.g_off[k + 1])
-            if len(ids) == 0:
-                continue
-            w = pid[index.gram_words(ids, k)]
+        keys, known = [], []
+        for k in range(N_ORDER):  # ids of order k are g_off[k] .. g_off[k + 1] - 1
+            w = pid[index.gram_words(np.arange(index.g_off[k], index.g_off[k + 1]), k)]
             key = w[:, 0].copy()
             for j in range(1, k + 1):
                 key = key * P + w[:, j]
-            known = np.all(w > 0, axis=1)  # a word the df never saw: df 0
-            pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
-            hit = known & (self.keys[pos] == key)
-            out[ids[hit]] = self.vals[pos[hit]]
+            keys.append(key)
+            known.append(np.all(w > 0, axis=1))  # a word the df never saw: df 0
+        key, known = np.concatenate(keys), np.concatenate(known)
+        pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        hit = known & (self.keys[pos] == key)
+        out[hit] = self.vals[pos[hit]]
         return out
 
 
