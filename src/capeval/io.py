@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,7 +52,7 @@ def parse_jsonl_line(path, lineno: int, line: str):
         if key not in obj:
             raise InputError(f"{path}:{lineno}: missing key {key!r}")
     key = obj.get("id", lineno)
-    if not isinstance(key, (str, int)):
+    if isinstance(key, bool) or not isinstance(key, (str, int)):  # JSON true/false are not integer ids
         raise InputError(f"{path}:{lineno}: id must be a string or integer, got {key!r}")
     if not isinstance(obj["references"], list):
         raise InputError(f"{path}:{lineno}: 'references' must be a list of strings")
@@ -80,6 +81,14 @@ def read_jsonl(path: str | Path):
     return ids, cands, refs
 
 
+def _check_image_id(path, item: str, img) -> None:
+    # A list or object id is unhashable (a bare TypeError); true/false would equal 1/0; NaN never
+    # equals itself. Integral floats (1.0 from a float column) are kept: they match the int 1.
+    if (isinstance(img, bool) or not isinstance(img, (int, str, float))
+            or (isinstance(img, float) and not math.isfinite(img))):
+        raise InputError(f"{path}: {item}: image_id must be an integer or a string, got {img!r}")
+
+
 def read_coco(results: str | Path, annotations: str | Path):
     """COCO results list ``[{"image_id", "caption"}]`` + COCO captions annotation file.
 
@@ -96,11 +105,15 @@ def read_coco(results: str | Path, annotations: str | Path):
     if not isinstance(ann, dict) or "annotations" not in ann:
         raise InputError(f"{annotations}: expected a COCO captions file with an 'annotations' list")
     gts: dict = {}
+    if not isinstance(ann["annotations"], list):
+        raise InputError(f"{annotations}: 'annotations' must be a list of {{'image_id', 'caption'}} objects")
     for j, a in enumerate(ann["annotations"]):
         try:
-            gts.setdefault(a["image_id"], []).append(a["caption"])
+            img, cap = a["image_id"], a["caption"]
         except (KeyError, TypeError):
             raise InputError(f"{annotations}: annotation {j} lacks 'image_id' or 'caption'") from None
+        _check_image_id(annotations, f"annotation {j}", img)
+        gts.setdefault(img, []).append(cap)
     ids, cands, refs = [], [], []
     seen: dict = {}
     for j, r in enumerate(res):
@@ -108,6 +121,7 @@ def read_coco(results: str | Path, annotations: str | Path):
             img, cap = r["image_id"], r["caption"]
         except (KeyError, TypeError):
             raise InputError(f"{results}: result {j} lacks 'image_id' or 'caption'") from None
+        _check_image_id(results, f"result {j}", img)
         if img in seen:
             raise InputError(f"{results}: image_id {img!r} has two results (items {seen[img]} and {j})")
         seen[img] = j

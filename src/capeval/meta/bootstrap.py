@@ -146,6 +146,10 @@ class PairedBootstrap:
     magnitude reaches the observed one, with +1 smoothing. Counting ``>=`` (not ``>``) makes
     a metric compared with itself get p = 1 rather than a spurious 1/(B+1). ``a_better`` is the fraction of
     resamples in which A's statistic beat B's.
+   
+    Resamples where either statistic is undefined (a constant resample) are left out and
+    counted in ``undefined``; when every one is, the interval, ``p_value`` and ``a_better``
+    are NaN (never p = 1 from no evidence).
     """
 
     statistic: str
@@ -160,6 +164,7 @@ class PairedBootstrap:
     n: int
     n_resamples: int
     seed: int
+    undefined: int = 0
 
     def signature_fields(self) -> dict[str, object]:
         return {"stat": SHORT.get(self.statistic, self.statistic), "n": self.n,
@@ -189,13 +194,16 @@ def compare(statistic: str, value_a: float, value_b: float, dist_a: np.ndarray, 
     diffs = diffs[ok]
     delta = float(value_a - value_b)
     lo, hi = _interval(diffs, level)
-    centred = np.abs(diffs - diffs.mean())
-    p = (int(np.sum(centred >= abs(delta))) + 1) / (diffs.size + 1)
+    if diffs.size:
+        centred = np.abs(diffs - diffs.mean())
+        p = (int(np.sum(centred >= abs(delta))) + 1) / (diffs.size + 1)
+    else:
+        p = float("nan")
     return PairedBootstrap(
         statistic=statistic, value_a=float(value_a), value_b=float(value_b), delta=delta,
         low=lo, high=hi, level=level, p_value=float(p),
         a_better=float(np.mean(diffs > 0)) if diffs.size else float("nan"),
-        n=n, n_resamples=n_resamples, seed=seed,
+        n=n, n_resamples=n_resamples, seed=seed, undefined=int(ok.size - diffs.size),
     )
 
 

@@ -137,10 +137,30 @@ def correlation_matrix(
 def _batched_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     xc = x - x.mean(axis=1, keepdims=True)
     yc = y - y.mean(axis=1, keepdims=True)
-    num = np.einsum("ij,ij->i", xc, yc)
-    den = np.sqrt(np.einsum("ij,ij->i", xc, xc) * np.einsum("ij,ij->i", yc, yc))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return num / den
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        num = np.einsum("ij,ij->i", xc, yc)
+        den = np.sqrt(np.einsum("ij,ij->i", xc, xc) * np.einsum("ij,ij->i", yc, yc))
+        r = num / den
+    # Squares of large or tiny deviations overflow or underflow: r would be NaN, or 0 from
+    # finite/inf, where pearsonr gives a value. Such rows are computed again on values scaled to
+    # |v| <= 1 (r is scale-free); other rows keep their bits, a constant row stays NaN.
+    ax, ay = np.max(np.abs(xc), axis=1), np.max(np.abs(yc), axis=1)
+    bad = ~np.isfinite(r) | (ax > 1e100) | (ay > 1e100) | (ax < 1e-100) | (ay < 1e-100)
+    if bad.any():
+        r[bad] = _scaled_pearson(x[bad], y[bad])
+    return r
+
+
+def _scaled_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def unit(a: np.ndarray) -> np.ndarray:
+        s = np.max(np.abs(a), axis=1, keepdims=True)
+        a = a / np.where(s > 0, s, 1.0)
+        return a - a.mean(axis=1, keepdims=True)
+
+    xc, yc = unit(x), unit(y)
+    with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+        r = np.einsum("ij,ij->i", xc, yc) / np.sqrt(np.einsum("ij,ij->i", xc, xc) * np.einsum("ij,ij->i", yc, yc))
+    return np.clip(r, -1.0, 1.0)
 
 
 def _batched_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -88,7 +88,8 @@ def pair_credits(
     a = as_vector(score_a, "score_a")
     b = as_vector(score_b, "score_b")
     lab = as_vector(labels, "labels")
-    same_length(("score_a", a), ("score_b", b), ("labels", lab))
+    if same_length(("score_a", a), ("score_b", b), ("labels", lab)) == 0:
+        raise InputError("no pairs: an accuracy over zero pairs is undefined")
     bad = np.flatnonzero(~np.isin(lab, (0.0, 0.5, 1.0)))
     if bad.size:
         raise InputError(f"labels[{int(bad[0])}] = {lab[bad[0]]!r}; expected 0 (A preferred), 1 (B) or 0.5 (tie)")

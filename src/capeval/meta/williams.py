@@ -8,6 +8,8 @@ example of ``ygraham/nlp-williams`` used n − 2, so that is an option and df is
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import dataclass
 
 from ..errors import InputError
@@ -54,7 +56,9 @@ def williams_test(r12: float, r13: float, r23: float, n: int, *, df: str = "n-3"
     r12, r13, r23 = _check_r("r12", r12), _check_r("r13", r13), _check_r("r23", r23)
     if df not in DF_RULES:
         raise InputError(f"unknown df rule {df!r}; choose one of {', '.join(DF_RULES)}")
-    if int(n) != n or n <= 3:
+    # NaN, ±inf and non-numbers are refused here, before int() raises a bare ValueError/OverflowError.
+    if (isinstance(n, bool) or not isinstance(n, (int, float, np.integer, np.floating)) or not math.isfinite(n)
+            or int(n) != n or n <= 3):
         raise InputError(f"Williams test needs an integer n > 3, got {n!r}")
     n = int(n)
     k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
@@ -66,7 +70,7 @@ def williams_test(r12: float, r13: float, r23: float, n: int, *, df: str = "n-3"
     denom = 2 * k * (n - 1) / (n - 3) + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
     t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denom)
     dof = n - 3 if df == "n-3" else n - 2
-    p = float(stats.t.sf(t, dof))
+    p = float(stats.t.sf(t, float(dof)))  # float: an n past int64 would reach SciPy as an object
     return WilliamsResult(t=t, p_value=p, df=dof, df_rule=df, r12=r12, r13=r13, r23=r23, n=n, k=k)
 
 

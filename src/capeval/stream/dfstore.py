@@ -29,7 +29,9 @@ def gram_keys(grams: Sequence[str]) -> np.ndarray:
     if not grams:
         return np.zeros((0, 2), dtype=_KEY_DTYPE)
     blake = hashlib.blake2b
-    raw = b"".join(blake(g.encode("utf-8"), digest_size=16).digest() for g in grams)
+    # surrogatepass: capeval.score takes a lone surrogate in a caption as a character, so must this
+    # (the encoding stays one-to-one: valid UTF-8 never holds an encoded surrogate).
+    raw = b"".join(blake(g.encode("utf-8", "surrogatepass"), digest_size=16).digest() for g in grams)
     return np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,16 +59,26 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
                 yield (lineno, *rec)
 
 
+#: After a ``\r`` that is not part of ``\r\n``: a line end too, as universal newlines read it.
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
 class _Utf8Lines:
-    """Text lines of a binary file for the csv module; a decoding error names its line."""
+    """Text lines of a binary file for the csv module; a decoding error names its line.
+
+    Lines end at ``\n``, ``\r\n`` and a lone ``\r``, as :func:`capeval.io.read_csv` reads
+    text (universal newlines), so both readers split rows and number lines alike."""
 
     def __init__(self, path: Path, f):
         self.path, self.f, self.lineno = path, f, 0
+        self.pending: list[str] = []
 
     def __iter__(self):
         return self
 
     def __next__(self) -> str:
+        if self.pending:
+            return self.pending.pop()
         raw = self.f.readline()
         if not raw:
             raise StopIteration
@@ -76,7 +87,12 @@ class _Utf8Lines:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise _utf8_error(self.path, self.lineno, raw, e) from None
-        return text[1:] if self.lineno == 1 and text.startswith("\ufeff") else text
+        text = text[1:] if self.lineno == 1 and text.startswith("\ufeff") else text
+        if "\r" in text:
+            parts = [t for t in _LONE_CR.split(text) if t]
+            self.pending = parts[:0:-1]
+            return parts[0] if parts else text
+        return text
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
@@ -118,7 +134,7 @@ def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object,
         for k in range(rb.num_rows):
             row += 1
             key = data[id_col][k] if id_col else row
-            if id_col and not isinstance(key, (str, int)):
+            if id_col and (isinstance(key, bool) or not isinstance(key, (str, int))):
                 raise InputError(f"{path}: row {row}: id must be a string or integer, got {key!r}")
             if list_col is not None:
                 refs = data[list_col][k]
