@@ -234,10 +234,8 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
         L.append("All statistics as measured:\n")
         L.append(entry["markdown"])
     L.append("## Not compared, and why\n")
-    L.append("- **Kilickaya et al. (EACL 2017), Table 3** (Flickr8k Pearson/Spearman/Kendall for BLEU, METEOR, ROUGE, "
-             "CIDEr): the paper's numbers are not recorded in the team's docs, so no comparison is made here; our "
-             "Pearson/Spearman/Kendall values for Flickr8k-Expert are in the tables above for when they are added to "
-             "`benchmarks/published_targets.json`.")
+    L.append("- **The seed papers** (Kilickaya et al. 2017, NNEval, QACE, WEmbSim): every table whose data is here "
+             "is compared cell by cell in *Side by side with the seed papers* below (`benchmarks/seed_tables.py`).")
     L.append("- **PASCAL-50S**: `consensus_pascal.mat` (the 48-vote labels the papers use) is not available; we use the "
              "EXPERT-processed labels and their 5 references (DATA.md §3.3). The BLEU-4 gap on HI/MM is the known, "
              "unexplained one of PROTOCOLS.md §14.5; do not treat PASCAL BLEU-4 as a regression target.")
@@ -267,6 +265,10 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
                  "Command: `python benchmarks/spice_revision.py --label <rev>` (older revisions from a checkout of "
                  "their commit, see the script).\n")
         L.append(spice_md)
+    seed_md = _seed_tables()
+    if seed_md:
+        # seed_tables.py rewrites only the text between these markers
+        L.append("<!-- seed-tables:begin -->\n" + seed_md + "\n<!-- seed-tables:end -->\n")
     if combo:
         L.append("## Metric combinations (Flickr8k-Expert)\n")
         L.append("z-normalised sums of 2–3 metrics, ranked by τc; each row is Williams-tested against the best single "
@@ -298,6 +300,17 @@ def _spice_revisions() -> str:
         return ""
     sys.path.insert(0, str(HERE))
     from spice_revision import markdown
+
+    return markdown(path)
+
+
+def _seed_tables() -> str:
+    """The stored seed-paper comparison (benchmarks/seed_tables.py), if any."""
+    path = HERE / "results" / "seed_tables.json"
+    if not path.exists():
+        return ""
+    sys.path.insert(0, str(HERE))
+    from seed_tables import markdown
 
     return markdown(path)
 
