@@ -144,6 +144,9 @@ def test_pascal50s_reference_sampling_is_seeded(data_dir):
     assert a.references == b.references != c.references
     assert {len(r) for r in a.references} == {5} and a.protocol["seed"] == "1"
     assert a.protocol["refs"] == "pascal50S-sample-5-per-pair"
+    # as `capeval bench -D k=5 -D seed=1` passes them
+    d = data.load("pascal50s", root=data_dir, labels="pair-majority", k="5", seed="1")
+    assert d.references == a.references and d.protocol == a.protocol
 
 
 def test_abstract50s_ties(data_dir):

@@ -33,7 +33,19 @@ def load_pascal50s(root: Path, labels: str = "expert-json", k: int | str = 5, se
     if labels == "expert-json":
         return _from_expert(root)
     check_options("pascal50s", "ties", ties, TIES)
-    return _from_pairs(root, k, seed, ties)
+    # `capeval bench -D k=5 -D seed=1` hands the loader strings
+    k = _as_int(k, "k") if k != "all" else k
+    return _from_pairs(root, k, _as_int(seed, "seed"), ties)
+
+
+def _as_int(value, name: str):
+    """An integer option given as int or as its decimal string; anything else is returned as is
+    (the caller's check names it)."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    if isinstance(value, str) and name == "seed":
+        raise InputError(f"pascal50s: seed={value!r} must be an integer")
+    return value
 
 
 def _from_expert(root: Path) -> PairwiseTable:
