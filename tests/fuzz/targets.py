@@ -9,7 +9,6 @@ correlation) fails it. ``tests/fuzz/test_fuzz.py`` runs every target with a smal
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -23,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 from hypothesis import strategies as st
 
-from capeval.errors import CapevalError, InputError
+from capeval.errors import CapevalError
 
 #: Outcome counts per target ("scored", "refused", ...), filled by the checks.
 OUTCOMES: dict[str, Counter] = {}
@@ -645,7 +644,7 @@ def check_bootstrap(c: dict, target: str = "meta_bootstrap") -> None:
                                       level=c["level"], strata=c["strata"])
             values = [b.value]
             # NaN bounds only when no resample was defined (then counted in b.undefined).
-            assert not math.isnan(b.low) or b.undefined == b.n_resamples, f"NaN interval with defined resamples"
+            assert not math.isnan(b.low) or b.undefined == b.n_resamples, "NaN interval with defined resamples"
     except CapevalError as e:
         _refused(target, e)
         return

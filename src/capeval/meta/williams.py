@@ -8,9 +8,9 @@ example of ``ygraham/nlp-williams`` used n − 2, so that is an option and df is
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
-from dataclasses import dataclass
 
 from ..errors import InputError
 from ..signature import Signature
