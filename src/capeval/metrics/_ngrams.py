@@ -207,7 +207,7 @@ class NgramIndex:
         # (sentence, n-gram, layout position); the first of a group is the entry, with the
         # group's size as count. Entries then stay in layout order, which is insertion order.
         keep = ~occ_rep
-        count = np.ones(n_occ, dtype=np.int64)
+        count = np.ones(n_occ, dtype=np.int32)  # n-gram counts in one sentence are small
         cand = np.flatnonzero(occ_rep)
         if len(cand):
             c_sent = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.searchsorted(cand, occ_start)))
@@ -232,7 +232,7 @@ class NgramIndex:
         kept = np.flatnonzero(keep)
         self.e_gram = occ_gram[kept]
         self.e_count = count[kept]
-        self.e_order = occ_order[kept].astype(np.int64)
+        self.e_order = occ_order[kept]  # int8: arithmetic with int64 arrays upcasts
         # Entries before sentence s = occurrences before it minus the (few) dropped repeats.
         dropped = np.flatnonzero(~keep)
         self.e_start = occ_start - np.searchsorted(dropped, occ_start)
