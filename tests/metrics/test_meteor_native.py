@@ -19,6 +19,7 @@ import capeval
 import capeval.data
 from capeval.errors import InputError
 from capeval.metrics._meteor_native import java as J
+from capeval.metrics._meteor_native.phrases import positions, prefixes, reference_phrases
 from capeval.metrics._meteor_native.score import aggregate, corpus_score, scores
 from capeval.metrics._meteor_native.stemmer import stem
 from capeval.metrics.meteor import DEFAULT_BACKEND, Meteor
@@ -74,6 +75,28 @@ def test_scores_follow_compute_metrics():
     agg = aggregate(np.vstack([perfect, split, perfect]))
     assert agg[20] == 2 and agg[0] == 6
     assert corpus_score(np.vstack([perfect, split])) == scores(aggregate(np.vstack([perfect, split]))[None])[0]
+
+
+def test_phrase_lookups_equal_brute_force():
+    # The pruned n-gram walks of the paraphrase lookups against every n-gram of every line.
+    rng = random.Random(7)
+    vocab = 6
+    for _ in range(300):
+        phrases = {tuple(rng.randrange(vocab) for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(0, 12))}
+        keys = {p: k for k, p in enumerate(sorted(phrases))}
+        bigrams = {a * vocab + b for p in keys for a, b in zip(p, p[1:])}
+        ids = [rng.randrange(-1, vocab) for _ in range(rng.randint(0, 14))]
+        grams = [(s, e - s, tuple(ids[s:e])) for s in range(len(ids)) for e in range(s + 1, len(ids) + 1)
+                 if -1 not in ids[s:e]]
+        assert reference_phrases(ids, keys, bigrams, vocab, max((len(p) for p in keys), default=0)) == \
+            [g for g in grams if g[2] in keys]
+        wanted_prefixes, longest = prefixes(phrases)
+        assert wanted_prefixes == {p[:k] for p in phrases for k in range(1, len(p) + 1)}
+        want: dict = {}
+        for s, _, g in grams:
+            if g in phrases:
+                want.setdefault(g, []).append(s)
+        assert positions(ids, phrases, wanted_prefixes, longest) == want
 
 
 def test_native_is_the_default_and_needs_no_java(monkeypatch, tmp_path):

@@ -9,11 +9,13 @@ METEOR, and the corpus METEOR is the score of all rows' statistics aggregated
 (:mod:`.score`). Resources come from the jar and its paraphrase table (:mod:`.resources`).
 
 Work is shared: every distinct word is analysed once, every distinct (hypothesis,
-reference) word sequence pair aligned once, and the paraphrase table is narrowed to the
-entries whose words all occur in the batch before matching.
+reference) word sequence pair aligned once, and the paraphrase table is narrowed before
+matching: to the entries whose words all occur in the batch, then to those whose reference
+phrase occurs in some line (:mod:`.phrases`).
 """
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,6 +23,7 @@ import numpy as np
 from .align import Line, align_stats
 from .java import tokens, trim
 from .normalize import normalize_lower
+from .phrases import positions, prefixes, reference_phrases
 from .resources import MeteorResources, load
 from .score import aggregate, scores
 from .words import WordTable
@@ -51,6 +54,18 @@ class NativeMeteor:
 
     def unit_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
         """``(n, 23)`` statistics of each unit (hypotheses already cleaned as the wrapper does)."""
+        # Alignment allocates millions of small tuples, lists and dicts, none of them in a
+        # reference cycle; the cyclic collector would rescan them over and over (a quarter of
+        # the CPU time on Flickr8k-Expert), so it is paused here and restored after.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._unit_stats(hyps, refs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _unit_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
         res = self.resources
         words = self._words
         norm_cache: dict[str, tuple[str, ...]] = {}
@@ -60,20 +75,25 @@ class NativeMeteor:
         for ws in norm_cache.values():
             vocab.update(ws)
         info = {w: words.info(w) for w in vocab}
-        table = res.paraphrase.restricted({info[w].para for w in vocab})
-        # longest phrase on either side: how far the n-gram index of each line must reach
-        para_max = max((max(len(k), *(len(p) for p in ps)) for k, ps in table.items()), default=0)
+        batch = res.paraphrase.restricted({info[w].para for w in vocab})
+        # Reference phrases first (their paraphrases are only needed for those found), then
+        # where the paraphrases of those occur.
+        distinct = list(dict.fromkeys(norm_cache.values()))
+        para_ids = [[info[w].para for w in ws] for ws in distinct]
+        found = [reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
+                 for x in para_ids]
+        table = batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ})
+        wanted = {p for ps in table.values() for p in ps if p}  # the empty paraphrase: Line.where
+        wanted_prefixes, wanted_max = prefixes(wanted)
+        lines: dict[tuple[str, ...], Line] = {}
+        for ws, x, occ in zip(distinct, para_ids, found):
+            lines[ws] = Line([info[w] for w in ws],
+                             [(start, length, par) for start, length, g in occ for par in table[g]],
+                             positions(x, wanted, wanted_prefixes, wanted_max))
+        line = lines.__getitem__
         pair_index: dict[tuple, int] = {}
         pair_stats: list[tuple] = []
         unit_pairs: list[list[int]] = []
-        lines: dict[tuple[str, ...], Line] = {}
-
-        def line(ws: tuple[str, ...]) -> Line:
-            got = lines.get(ws)
-            if got is None:
-                got = lines[ws] = Line([info[w] for w in ws], table, para_max)
-            return got
-
         for hw, rws in zip(hyp_w, ref_w):
             ids = []
             for rw in rws:

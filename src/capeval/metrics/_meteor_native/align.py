@@ -47,8 +47,12 @@ class Line:
     __slots__ = ("n", "keys", "functions", "key_pos", "stem_pos", "syn_pos", "synsets", "stem_keys",
                  "phrases", "ngrams", "by_par")
 
-    def __init__(self, infos: Sequence[WordInfo], table: dict, max_len: int) -> None:
-        n = self.n = len(infos)
+    def __init__(self, infos: Sequence[WordInfo], phrases: list, ngrams: dict) -> None:
+        """``phrases``: ``(start, length, paraphrase)`` for each paraphrase of each reference
+        phrase in the line, in the order the jar's transducer reports them; ``ngrams``: the
+        start positions of every paraphrase the line contains (at least those)
+        (:mod:`.phrases`)."""
+        self.n = len(infos)
         self.keys = [w.key for w in infos]
         self.stem_keys = [w.stem_key for w in infos]
         self.synsets = [w.synsets for w in infos]
@@ -62,20 +66,7 @@ class Line:
             for s in w.synsets:
                 syn_pos.setdefault(s, []).append(i)
         self.key_pos, self.stem_pos, self.syn_pos = key_pos, stem_pos, syn_pos
-        ids = [w.para for w in infos]
-        phrases = []
-        ngrams: dict[tuple[int, ...], list[int]] = {}
-        for start in range(n):
-            for length in range(1, min(max_len, n - start) + 1):
-                if ids[start + length - 1] < 0:
-                    break  # a word outside the table's vocabulary: no phrase goes through it
-                gram = tuple(ids[start : start + length])
-                ngrams.setdefault(gram, []).append(start)
-                pars = table.get(gram)
-                if pars:
-                    for par in pars:
-                        phrases.append((start, length, par))
-        self.phrases = phrases  # in the order the jar's transducer reports them
+        self.phrases = phrases
         self.ngrams = ngrams
         by_par: dict[tuple[int, ...], list[int]] = {}
         for k, (_, _, par) in enumerate(phrases):

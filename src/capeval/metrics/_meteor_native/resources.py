@@ -93,9 +93,9 @@ class ParaphraseTable:
     entry_ref: np.ndarray
     entry_par: np.ndarray
 
-    def restricted(self, word_ids) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
-        """{reference phrase: [paraphrases in file order]} for the entries whose words are all
-        in ``word_ids``: the only entries that can match texts made of those words."""
+    def restricted(self, word_ids) -> "BatchParaphrases":
+        """The entries whose words are all in ``word_ids`` (the only entries that can match
+        texts made of those words), with their reference phrases ready for lookup."""
         present = np.zeros(len(self.vocab) + 1, dtype=bool)
         ids = np.fromiter(word_ids, dtype=np.int64)
         present[ids[ids >= 0]] = True
@@ -106,10 +106,58 @@ class ParaphraseTable:
         keep = np.flatnonzero(phrase_ok[self.entry_ref] & phrase_ok[self.entry_par])
         refs = np.asarray(self.entry_ref[keep])
         pars = np.asarray(self.entry_par[keep])
-        needed = np.unique(np.concatenate([refs, pars]))
-        starts = np.asarray(self.phrase_offsets[needed])
-        lengths = np.asarray(self.phrase_offsets[needed + 1]) - starts
+        key_ids = np.unique(refs)
+        # an empty reference phrase is never reported by the jar's transducer
+        key_ids = key_ids[self.phrase_offsets[key_ids + 1] > self.phrase_offsets[key_ids]]
+        key_ids, key_words, lengths = self._phrases(key_ids)
+        # adjacent word pairs inside reference phrases: a line's n-gram that contains any other
+        # pair can neither be nor extend to a reference phrase
+        v = len(self.vocab)
+        follows = _ramp(lengths)[1:] != 0
+        flat = np.asarray(key_words, dtype=np.int64)
+        codes = flat[:-1][follows] * v + flat[1:][follows]
+        keys: dict[tuple[int, ...], int] = {}
+        pos = 0
+        for k, ln in zip(key_ids.tolist(), lengths.tolist()):
+            keys[tuple(key_words[pos : pos + ln])] = k
+            pos += ln
+        return BatchParaphrases(self, keys, set(np.unique(codes).tolist()), int(lengths.max(initial=0)),
+                                refs, pars)
+
+    def _phrases(self, ids: np.ndarray) -> tuple[np.ndarray, list[int], np.ndarray]:
+        """``ids``, their words concatenated (a list) and their lengths."""
+        starts = np.asarray(self.phrase_offsets[ids])
+        lengths = np.asarray(self.phrase_offsets[ids + 1]) - starts
         flat = np.asarray(self.phrase_tokens)[np.repeat(starts, lengths) + _ramp(lengths)].tolist()
+        return ids, flat, lengths
+
+
+@dataclass
+class BatchParaphrases:
+    """The paraphrase entries usable by one batch of lines (all words in the batch).
+
+    ``keys``: reference phrase (word ids) → phrase id, non-empty phrases only;
+    ``key_bigrams``: ``w1 * vocab_size + w2`` for adjacent words of some reference phrase;
+    ``key_max``: longest reference phrase. :meth:`paraphrases` gives the entries of the
+    reference phrases actually found in the lines."""
+
+    table: ParaphraseTable
+    keys: dict[tuple[int, ...], int]
+    key_bigrams: set[int]
+    key_max: int
+    entry_ref: np.ndarray
+    entry_par: np.ndarray
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.table.vocab)
+
+    def paraphrases(self, key_ids) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+        """{reference phrase: [its paraphrases in file order]} for the phrase ids ``key_ids``."""
+        found = np.fromiter(key_ids, dtype=np.int64)
+        sel = np.isin(self.entry_ref, found)
+        refs, pars = self.entry_ref[sel], self.entry_par[sel]
+        needed, flat, lengths = self.table._phrases(np.unique(np.concatenate([refs, pars])))
         phrase_of: dict[int, tuple[int, ...]] = {}
         pos = 0
         for p, ln in zip(needed.tolist(), lengths.tolist()):
@@ -117,9 +165,7 @@ class ParaphraseTable:
             pos += ln
         out: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
         for r, p in zip(refs.tolist(), pars.tolist()):
-            rt = phrase_of[r]
-            if rt:  # an empty reference phrase is never reported by the jar's transducer
-                out.setdefault(rt, []).append(phrase_of[p])
+            out.setdefault(phrase_of[r], []).append(phrase_of[p])
         return out
 
 
