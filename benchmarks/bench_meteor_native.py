@@ -1,9 +1,10 @@
 """capeval's native METEOR vs pycocoevalcap's ``Meteor().compute_score`` on Flickr8k-Expert.
 
-The 16,992 rows (PROTOCOLS.md §14.2) are PTB-tokenized once with pycocoevalcap's tokenizer,
-as its scorers see them; every side then runs in its own fresh Python process, timed from
-constructing the scorer (pycocoevalcap: starting the JVM, which loads the paraphrase table;
-native: loading its resources) to having every score:
+The 16,992 rows (PROTOCOLS.md §14.2) are PTB-tokenized once, in the parent process, with
+pycocoevalcap's tokenizer, as its scorers see them; every side then runs in its own fresh
+Python process (so the native sides start no JVM at all), timed from constructing the scorer
+(pycocoevalcap: starting the JVM, which loads the paraphrase table; native: loading its
+resources) to having every score:
 
 * ``pycocoevalcap``: its ``Meteor`` (one JVM, one SCORE round trip per row, one EVAL);
 * ``native_cold``: an empty ``$CAPEVAL_CACHE``, so the one-time conversion of the jar's
@@ -34,10 +35,13 @@ from bench_meteor import _cpu_seconds, ptb_coco  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 
-def run_side(side: str, n: int | None, out: Path) -> None:
-    cands, refs = expert_rows(n)
-    gts, res = ptb_coco(cands, refs)
+def run_side(side: str, rows: Path, out: Path) -> None:
+    tok = json.loads(rows.read_text())
+    gts = {i: r for i, r in enumerate(tok["refs"])}
+    res = {i: [c] for i, c in enumerate(tok["cands"])}
+    n = len(tok["cands"])
     extra: dict = {}
+    load = os.getloadavg()
     if side == "pycocoevalcap":
         from pycocoevalcap.meteor.meteor import Meteor as RefMeteor
 
@@ -47,16 +51,19 @@ def run_side(side: str, n: int | None, out: Path) -> None:
         elapsed = time.perf_counter() - t0
         del m  # its __del__ kills the JVM, so the child's CPU and RSS are collected below
     else:
+        from capeval.metrics._meteor_native import load as load_resources
         from capeval.metrics.meteor import Meteor
 
-        tc = [res[i][0] for i in range(len(cands))]
-        tr = [gts[i] for i in range(len(cands))]
+        tc = [res[i][0] for i in range(n)]
+        tr = [gts[i] for i in range(n)]
         cpu0, t0 = _cpu_seconds(), time.perf_counter()
         m = Meteor(backend="native")
+        load_resources()  # what compute would do first; timed apart as well
+        t_res = time.perf_counter() - t0
         r = m.compute(tc, tr)
         elapsed = time.perf_counter() - t0
         corpus, per = r.corpus["meteor"], r.per_caption["meteor"].tolist()
-        extra = {"distinct_units": r.details["distinct_units"],
+        extra = {"distinct_units": r.details["distinct_units"], "resource_seconds": t_res,
                  "signature_fields": {k: str(v) for k, v in r.signature_fields.items()}}
     cpu = _cpu_seconds() - cpu0
     out.write_text(json.dumps({
@@ -64,6 +71,7 @@ def run_side(side: str, n: int | None, out: Path) -> None:
         "cpu_seconds": cpu,
         "corpus": corpus,
         "per_unit": [float(x) for x in per],
+        "load_average_at_start": load,
         "peak_rss_mib_python": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "peak_rss_mib_largest_child": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         **extra,
@@ -75,24 +83,28 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=None, help="first N rows only (default: all 16,992)")
     ap.add_argument("--result", type=Path, default=HERE / "results" / "meteor_native.json")
     ap.add_argument("--side", help=argparse.SUPPRESS)
+    ap.add_argument("--tokenized", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
-        run_side(args.side, args.rows, args.out)
+        run_side(args.side, args.tokenized, args.out)
         return
 
-    load_start = os.getloadavg()
     sides = {}
     with tempfile.TemporaryDirectory() as tmp:
+        cands, refs = expert_rows(args.rows)
+        gts, res = ptb_coco(cands, refs)
+        tokenized = Path(tmp) / "rows.json"
+        tokenized.write_text(json.dumps({"cands": [res[i][0] for i in range(len(cands))],
+                                         "refs": [gts[i] for i in range(len(cands))]}))
+        load_start = os.getloadavg()
         cold_cache = Path(tmp) / "cache"
         for side in ("pycocoevalcap", "native_cold", "native_warm"):
             path = Path(tmp) / f"{side}.json"
             env = dict(os.environ)
             if side != "pycocoevalcap":
                 env["CAPEVAL_CACHE"] = str(cold_cache)  # empty for the cold run, filled by it
-            cmd = [sys.executable, __file__, "--side", side, "--out", str(path)]
-            if args.rows:
-                cmd += ["--rows", str(args.rows)]
+            cmd = [sys.executable, __file__, "--side", side, "--tokenized", str(tokenized), "--out", str(path)]
             subprocess.run(cmd, check=True, env=env)
             sides[side] = json.loads(path.read_text())
     ref = sides["pycocoevalcap"]
@@ -105,14 +117,19 @@ def main() -> None:
         "cpu_seconds": {k: round(v["cpu_seconds"], 3) for k, v in sides.items()},
         "speedup_wall": {k: round(ref["seconds"] / sides[k]["seconds"], 2) for k in ("native_cold", "native_warm")},
         "speedup_cpu": {k: round(ref["cpu_seconds"] / sides[k]["cpu_seconds"], 2) for k in ("native_cold", "native_warm")},
+        "resource_seconds": {k: round(sides[k]["resource_seconds"], 3) for k in ("native_cold", "native_warm")},
         "peak_rss_mib": {k: {"python": round(v["peak_rss_mib_python"], 1),
                              "largest_child": round(v["peak_rss_mib_largest_child"], 1)} for k, v in sides.items()},
         "per_unit_identical": all(v["per_unit"] == ref["per_unit"] for v in sides.values()),
+        "per_unit_max_abs_diff": max(abs(a - b) for v in sides.values() for a, b in zip(v["per_unit"], ref["per_unit"])),
         "corpus": {k: v["corpus"] for k, v in sides.items()},
         "corpus_identical": all(v["corpus"] == ref["corpus"] for v in sides.values()),
         "load_average_at_start": load_start,
         "load_average_at_end": load_end,
-        "under_load": max(load_start[0], load_end[0]) > 1.0,
+        "load_average_at_side_start": {k: v["load_average_at_start"] for k, v in sides.items()},
+        # PROTOCOLS: timings count only with the 1-min load below 1.3 (2 shared cores)
+        "under_load": max([load_start[0], load_end[0]] + [v["load_average_at_start"][0] for v in sides.values()]) >= 1.3,
+        "timed_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "signature_fields": sides["native_warm"]["signature_fields"],
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "command": "python benchmarks/bench_meteor_native.py" + (f" --rows {args.rows}" if args.rows else ""),
