@@ -100,7 +100,9 @@ class ParaphraseTable:
         ids = np.fromiter(word_ids, dtype=np.int64)
         present[ids[ids >= 0]] = True
         # a phrase is usable when none of its words is missing (empty phrases: vacuously)
-        missing = np.zeros(len(self.phrase_tokens) + 1, dtype=np.int64)
+        # int32 when it can hold the count: half the memory to fill than int64
+        count_type = np.int32 if len(self.phrase_tokens) < 2**31 else np.int64
+        missing = np.zeros(len(self.phrase_tokens) + 1, dtype=count_type)
         np.cumsum(~present[self.phrase_tokens], out=missing[1:])
         phrase_ok = missing[self.phrase_offsets[1:]] == missing[self.phrase_offsets[:-1]]
         keep = np.flatnonzero(phrase_ok[self.entry_ref] & phrase_ok[self.entry_par])
