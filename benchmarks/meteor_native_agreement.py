@@ -7,8 +7,9 @@ the corpus score. ``--raw`` also scores the untokenized text (the jar's normalis
 all the work). Rows whose scores or statistics differ are listed (first ``--list`` of each
 set) with both statistics lines, so a difference can be traced to a matcher or the search.
 
-Sets can be run one at a time (``--sets a``): the result file is then updated in place (the
-other sets' entries kept) and the totals recomputed over every set it holds.
+The result file is rewritten after every set (an interrupted run keeps what it finished).
+Sets can also be run one at a time (``--sets a``): the result file is then updated in place
+(the other sets' entries kept) and the totals recomputed over every set it holds.
 
     python benchmarks/meteor_native_agreement.py [--sets a,b] [--raw a,b] [--rows N] [--result PATH]
 """
@@ -18,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,6 +70,18 @@ def compare(jar, native, cands, refs, n_list: int) -> dict:
     }
 
 
+def code_version() -> dict:
+    """The commit the native backend was run from, and whether its files had local changes."""
+    def git(*a: str) -> str:
+        try:
+            return subprocess.run(["git", *a], cwd=HERE, capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return "unknown"
+    return {"commit": git("rev-parse", "HEAD"),
+            "native_backend_modified": git("status", "--porcelain", "--", "../src/capeval/metrics/_meteor_native",
+                                           "../src/capeval/metrics/meteor.py") != ""}
+
+
 def totals(out: dict) -> dict:
     all_rows = list(out["sets"].values()) + list(out["raw_sets"].values())
     return {
@@ -114,6 +128,17 @@ def main() -> None:
         old = json.loads(args.result.read_text())
         if old.get("rows_per_set") == args.rows:  # only merge runs of the same size
             out["sets"], out["raw_sets"] = old.get("sets", {}), old.get("raw_sets", {})
+    out["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
+    out["code"] = code_version()
+    out["command"] = "python benchmarks/meteor_native_agreement.py" + (
+        " --sets <one at a time>" if args.sets else "") + (f" --rows {args.rows}" if args.rows else "")
+    out["note"] = "timings are incidental (taken on a shared, loaded machine); see meteor_native.json for speed"
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:  # after every set, so an interrupted run keeps what it finished
+        out["total"] = totals(out)
+        args.result.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+
     with Meteor(backend="jar", workers=1) as jar:
         native = Meteor(backend="native")
         for name in names:
@@ -124,17 +149,13 @@ def main() -> None:
             tc, tr = tokenize_corpus(cands, refs, "ptb")
             out["sets"][name] = compare(jar, native, tc, tr, args.list)
             print(name, {k: v for k, v in out["sets"][name].items() if k != "differences"}, flush=True)
+            save()
             if name in raw:
                 out["raw_sets"][name] = compare(jar, native, list(cands), [list(x) for x in refs], args.list)
                 print(name, "raw", {k: v for k, v in out["raw_sets"][name].items() if k != "differences"},
                       flush=True)
-    out["total"] = totals(out)
-    out["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
-    out["command"] = "python benchmarks/meteor_native_agreement.py" + (
-        " --sets <one at a time>" if args.sets else "") + (f" --rows {args.rows}" if args.rows else "")
-    out["note"] = "timings are incidental (taken on a shared, loaded machine); see meteor_native.json for speed"
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+                save()
+    save()
     print(json.dumps(out["total"]))
 
 
