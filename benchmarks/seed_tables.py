@@ -85,8 +85,9 @@ COMPOSITE_ROWS = ("COMPOSITE rows: the paper drops 771 pairs overlapping its val
                   "and does not state its references; here all 11,985 rows with the inferred references")
 WEMB_VECTORS = ("WEmbSim_G and WMD run on GloVe 6B 50d, not the paper's GloVe 840B 300d (not in any package): "
                 "other vectors, other similarities (protocol difference, not isolated)")
-SPICE_PY = ("SPICE here is spice_py_spacy, a Python approximation of SPICE 1.0 (spaCy parses; within about 0.5 "
-            "points of SPICE 1.0's published Flickr8k-Expert and PASCAL-50S numbers, docs/SPICE.md)")
+SPICE_PY = ("SPICE here is spice_py_spacy, a Python approximation of SPICE 1.0 (spaCy parses; within 0.5 points of "
+            "SPICE 1.0's published Flickr8k-Expert τc and PASCAL-50S mean, up to 2 points in one PASCAL-50S "
+            "category: docs/SPICE.md)")
 KIL_BLEU = ("open: the paper's BLEU is Lin & Och smoothed BLEU of an unstated order; smoothed BLEU-4 is used here "
             "(on PASCAL-50S the published column is closer to BLEU-1, see bleu1 in the JSON)")
 
@@ -221,8 +222,9 @@ SPECS: list[TableSpec] = [
              "`-D labels=pair-majority -D k=all -D ref_mode=each-mean`) give BLEU-4 76.8, ROUGE-L 76.5, CIDEr-D "
              "77.7: no closer"),
             (None, ("Composite (Kendall)",),
-             "open: the paper's COMPOSITE column is 15–20 points above Kilickaya's and NNEval's values for the "
-             "same metrics (BLEU-4 45.7 against 26.7–28); per-reference scoring, τb or τc all stay near 30 here"),
+             "open: the paper's COMPOSITE column is 11–20 points above Kilickaya's and NNEval's Kendall values for "
+             "the same metrics (BLEU-4 45.7 against 26.7–28); here per-reference scoring gives 30–39 with τc and "
+             "less with τb (JSON)"),
         ],
     ),
     TableSpec(
