@@ -50,8 +50,8 @@ WEMBSIM = {"BLEU4": "bleu4", "ROUGE_L": "rouge_l", "METEOR": "meteor", "CIDEr": 
 
 #: Rows that are not computed, and why (learned metrics are refused on data their model saw).
 NOT_RUN_ROWS = {
-    "NNEval": "learned metric: its training/selection data overlap these benchmarks, so no held-out number "
-              "is reported here (docs/NNEVAL.md)",
+    "NNEval": "learned metric: capeval bench refuses it on benchmarks its model was trained or selected on "
+              "(--allow-seen marks such numbers), so the seed tables leave it out (docs/NNEVAL.md)",
     "QACE-Ref (ours)": "QACE rows: docs/QACE.md (`python benchmarks/qace_eval.py`); capeval's QACE runs offline "
                        "question generation/answering, not the paper's T5 models",
     "-Perplexity": "needs the paper's captioning language model",
