@@ -201,11 +201,11 @@ def cli_end_to_end(repeat: int) -> dict:
                             for i, (c, r) in enumerate(zip(cands, refs))), encoding="utf-8")
     capeval_bin = str(Path(sys.executable).with_name("capeval"))
     ours, ref = [], []
-    for _ in range(repeat):
+    for i in range(repeat):
         ref.append(_timed_process([sys.executable, "-c", _REF_SCRIPT, str(rows), str(tmp / "ref.json")]))
         ours.append(_timed_process([capeval_bin, "score", "-i", str(rows), "-m", ",".join(METRICS),
-                                    "-o", str(tmp / "ours.json"), "-q"]))
-    got = json.loads((tmp / "ours.json").read_text())["per_caption"]
+                                    "-o", str(tmp / f"ours{i}.json"), "-q"]))
+    got = json.loads((tmp / f"ours{repeat - 1}.json").read_text())["per_caption"]
     want = json.loads((tmp / "ref.json").read_text())
     med = {k: statistics.median(x["wall"] for x in v) for k, v in (("ours", ours), ("ref", ref))}
     return {"rows": len(cands), "ours": ours, "ref": ref, "median_wall": med, "ratio_wall": med["ref"] / med["ours"],
@@ -270,6 +270,7 @@ def main() -> None:
     ap.add_argument("--workloads", default="coco,cli,synth,expert,reward")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--wait-quiet", action="store_true")
+    ap.add_argument("--max-wait-minutes", type=int, default=15)
     ap.add_argument("--out", default=str(HERE / "results" / "percaption.json"))
     ap.add_argument("--child", choices=["ours", "ref"])
     ap.add_argument("--workload")
@@ -286,17 +287,25 @@ def main() -> None:
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": numpy.__version__,
                           "capeval": capeval.__version__}}
     if a.wait_quiet:
-        result["wait_quiet"] = wait_quiet()
+        result["wait_quiet"] = wait_quiet(a.max_wait_minutes)
     result["load_at_start"] = os.getloadavg()
     todo = a.workloads.split(",")
+
+    def save():  # after every workload: a later failure keeps what was measured
+        Path(a.out).write_text(json.dumps(result, indent=1))
+
     if "coco" in todo:
         result["coco"] = side_by_side("coco", a.repeat, warm=2)
+        save()
     if "cli" in todo:
         result["cli"] = cli_end_to_end(a.repeat)
+        save()
     if "expert" in todo:
         result["expert"] = side_by_side("expert", 1, warm=1)
+        save()
     if "reward" in todo:
         result["reward"] = reward_latency()
+        save()
     if "synth" in todo:
         sys.path.insert(0, str(HERE))
         from stream_synth import write_jsonl
@@ -306,7 +315,7 @@ def main() -> None:
         result["synth"] = side_by_side("synth", 1, warm=0, synth_path=str(tmp / "synth.jsonl"))
         result["synth"]["source"] = f"benchmarks/stream_synth.py --rows {SYNTH_ROWS} --seed 13"
     result["load_at_end"] = os.getloadavg()
-    Path(a.out).write_text(json.dumps(result, indent=1))
+    save()
     brief = {k: {kk: v[kk] for kk in v if kk.startswith("ratio") or kk.endswith("identical") or kk in ("median_ms", "equals_pycocoevalcap")}
              for k, v in result.items() if isinstance(v, dict) and k not in ("machine", "wait_quiet")}
     print(json.dumps(brief, indent=1))
