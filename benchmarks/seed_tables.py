@@ -555,13 +555,21 @@ def _gap(v: float | None, scale: str) -> str:
     return f"{v:+.1f}" if scale in ("pct", "x100") else f"{v:+.2f}"
 
 
+def _tally(cells: list[dict]) -> str:
+    n = {k: sum(1 for c in cells if c["status"] == k) for k in ("within", "explained", "open")}
+    compared = sum(n.values())
+    return (f"Of {compared} compared cells: {n['within']} within, {n['explained']} explained, "
+            f"{n['open']} open.")
+
+
 def table_markdown(t: dict) -> str:
     scale = t["scale"]
     by = {(c["row"], c["column"]): c for c in t["cells"]}
     L = [f"### {t['title']}\n", f"Published: {t['paper']}, {t['table']}. Protocol used: {t['protocol']} "
          f"Runs: {', '.join('`' + r + '`' for r in t['runs'])}.\n",
          "Each cell: published / ours (ours − published). Gaps over "
-         f"{t['threshold']:g}{' points' if scale in ('pct', 'x100') else ''} are listed under the table.\n"]
+         f"{t['threshold']:g}{' points' if scale in ('pct', 'x100') else ''} are listed under the table. "
+         + _tally(t["cells"]) + "\n"]
     cols = t["columns"]
     L.append("| | " + " | ".join(cols) + " |")
     L.append("|---|" + "---:|" * len(cols))
