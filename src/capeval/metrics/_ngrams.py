@@ -122,7 +122,7 @@ class NgramIndex:
 
     def __init__(self, sentences: Sequence[str]):
         self.sentences = list(sentences)
-        self.sid = {s: i for i, s in enumerate(self.sentences)}
+        self.sid = dict(zip(self.sentences, range(len(self.sentences))))
         if len(self.sid) != len(self.sentences):
             raise ValueError("NgramIndex needs distinct sentences")
         n = len(self.sentences)
@@ -137,8 +137,8 @@ class NgramIndex:
             lens = np.fromiter(map(str.count, self.sentences, repeat(" ")), dtype=np.int64, count=n) + 1
         else:
             lens = np.fromiter(map(len, map(str.split, self.sentences)), dtype=np.int64, count=n)
-        vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}
-        self.vocab = list(vocab)
+        self.vocab = list(dict.fromkeys(flat))
+        vocab = dict(zip(self.vocab, range(len(self.vocab))))
         V = max(len(vocab), 1)
         W = len(flat)
         words = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=W)
