@@ -44,3 +44,10 @@ def test_shipped_nneval_is_refused_where_it_was_selected(data_dir):
     with pytest.raises(InputError, match="selected=flickr8k-expert"):
         run_benchmark("flickr8k-expert", ["nneval"], root=data_dir)
 
+
+
+def test_distractor_tasks_overlap_the_flickr8k_judgment_sets(data_dir):
+    # The distractor items are built from Flickr8k/30k test images, which Expert and CF rate.
+    reasons = seen_reasons("distractors", {"trained_on": ["flickr8k-expert", "abstract50s"]}, root=data_dir)
+    assert reasons == ["overlap=flickr8k-expert"]
+    assert seen_reasons("distractors", {"trained_on": ["abstract50s"]}, root=data_dir) == []

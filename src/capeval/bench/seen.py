@@ -34,14 +34,34 @@ def seen_reasons(benchmark: str, provenance: Mapping[str, Any], *, root: Path | 
 
 
 def _overlapping(benchmark: str, trained: Sequence[str], root) -> list[str]:
-    """Training benchmarks that share an image or candidate text with ``benchmark`` (only
-    between human-judgment benchmarks, whose images are known)."""
-    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, overlap_mask
+    """Training benchmarks that share an image or candidate text with ``benchmark``. Checked
+    for the human-judgment benchmarks and the distractor tasks (built from Flickr8k/30k test
+    images, which Flickr8k-Expert and CF also use); other benchmarks' images are not known."""
+    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, norm_text
 
-    if benchmark not in JUDGMENT_BENCHMARKS:
-        return []
+    found = _images_and_texts(benchmark, root)
     others = [b for b in trained if b in JUDGMENT_BENCHMARKS]
-    if not others:
+    if found is None or not others:
         return []
-    held = load_judgments(benchmark, root)
-    return [b for b in others if overlap_mask(load_judgments(b, root), [held]).any()]
+    images, texts = found
+    out = []
+    for b in others:
+        j = load_judgments(b, root)
+        if any(img in images or norm_text(c) in texts for img, c in zip(j.images, j.candidates)):
+            out.append(b)
+    return out
+
+
+def _images_and_texts(benchmark: str, root) -> tuple[set[str], set[str]] | None:
+    from .. import data
+    from ..learn.builder import canonical_image
+    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, norm_text
+
+    if benchmark in JUDGMENT_BENCHMARKS:
+        held = load_judgments(benchmark, root)
+        return set(held.images), {norm_text(c) for c in held.candidates}
+    if benchmark == "distractors":
+        items = data.load(benchmark, root).extra["items"]
+        return ({canonical_image(it.image) for it in items},
+                {norm_text(t) for it in items for t in (it.correct, it.distractor)})
+    return None

@@ -117,7 +117,8 @@ def load_judgments(name: str, root=None, **load_options) -> Judgments:
     return from_table(name, data.load(name, root, **load_options))
 
 
-def _norm_text(s: str) -> str:
+def norm_text(s: str) -> str:
+    """Lower-cased, whitespace-collapsed text: how candidate texts are compared for overlap."""
     return " ".join(s.lower().split())
 
 
@@ -128,8 +129,8 @@ def overlap_mask(train: Judgments, held_out: Sequence[Judgments]) -> np.ndarray:
     texts = set()
     for h in held_out:
         images.update(h.images)
-        texts.update(_norm_text(c) for c in h.candidates)
-    return np.array([img in images or _norm_text(c) in texts
+        texts.update(norm_text(c) for c in h.candidates)
+    return np.array([img in images or norm_text(c) in texts
                      for img, c in zip(train.images, train.candidates)], dtype=bool)
 
 
