@@ -28,6 +28,7 @@ RESULTS = Path(__file__).with_name("results")
 
 def run(path: Path, metrics: str, out: Path) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    load = os.getloadavg()
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "capeval.cli.main", "score", "--input", str(path), "--metrics",
                            metrics, "--output", str(out)], capture_output=True, text=True,
@@ -36,7 +37,7 @@ def run(path: Path, metrics: str, out: Path) -> dict:
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"metrics": metrics, "seconds": round(seconds, 1),
+    return {"metrics": metrics, "seconds": round(seconds, 1), "load_average_before": load,
             "peak_rss_mib": round(max(rss, before) / 1024, 1), "peak_rss_is_lower_bound_of_child": rss == before}
 
 
