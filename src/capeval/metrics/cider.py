@@ -153,14 +153,17 @@ class _PackedDf:
         out = np.zeros(index.n_grams, dtype=np.float64)
         if len(self.keys) == 0 or index.n_grams == 0:
             return out
-        keys, known = [], []
-        for k in range(N_ORDER):  # ids of order k are g_off[k] .. g_off[k + 1] - 1
-            w = pid[index.gram_words(np.arange(index.g_off[k], index.g_off[k + 1]), k)]
-            key = w[:, 0].copy()
-            for j in range(1, k + 1):
-                key = key * P + w[:, j]
-            keys.append(key)
-            known.append(np.all(w > 0, axis=1))  # a word the df never saw: df 0
+        # Keys order by order: an order-k key is its prefix's key * P + its last word's id
+        # (the index stores each n-gram as (prefix id, last word)); ids of order k are
+        # g_off[k] .. g_off[k + 1] - 1, so concatenating the orders gives the id order.
+        key_k, known_k = pid, pid > 0  # a word the df never saw: df 0
+        keys, known = [key_k], [known_k]
+        for k in range(1, N_ORDER):
+            parent, last = index._parent[k], index._last[k]
+            key_k = key_k[parent] * P + pid[last]
+            known_k = known_k[parent] & (pid[last] > 0)
+            keys.append(key_k)
+            known.append(known_k)
         key, known = np.concatenate(keys), np.concatenate(known)
         pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
         hit = known & (self.keys[pos] == key)
