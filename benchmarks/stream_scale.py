@@ -47,20 +47,33 @@ def sha256(p: Path) -> str:
 
 
 def ensure_rows(workdir: Path, n: int, largest: int, seed: int) -> Path:
+    """``rows_{n}.jsonl`` (the first n rows of the seeded largest file). Files are written to a
+    temporary name and renamed, and a kept file's line count is checked, so a run killed while
+    generating never leaves a short file that a later run would silently reuse."""
     from stream_synth import write_jsonl
 
+    def complete(path: Path, rows: int) -> bool:
+        if not path.exists():
+            return False
+        with path.open("rb") as fh:
+            return sum(1 for _ in fh) == rows
+
     p = workdir / f"rows_{n}.jsonl"
-    if p.exists():
+    if complete(p, n):
         return p
     big = workdir / f"rows_{largest}.jsonl"
-    if not big.exists():
-        write_jsonl(big, largest, seed)
+    if not complete(big, largest):
+        tmp = big.with_suffix(".jsonl.tmp")
+        write_jsonl(tmp, largest, seed)
+        os.replace(tmp, big)
     if n != largest:
-        with big.open("rb") as src, p.open("wb") as dst:
+        tmp = p.with_suffix(".jsonl.tmp")
+        with big.open("rb") as src, tmp.open("wb") as dst:
             for i, line in enumerate(src):
                 if i == n:
                     break
                 dst.write(line)
+        os.replace(tmp, p)
     return p
 
 
