@@ -37,19 +37,13 @@ def _overlapping(benchmark: str, trained: Sequence[str], root) -> list[str]:
     """Training benchmarks that share an image or candidate text with ``benchmark``. Checked
     for the human-judgment benchmarks and the distractor tasks (built from Flickr8k/30k test
     images, which Flickr8k-Expert and CF also use); other benchmarks' images are not known."""
-    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, norm_text
+    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, touches
 
     found = _images_and_texts(benchmark, root)
     others = [b for b in trained if b in JUDGMENT_BENCHMARKS]
     if found is None or not others:
         return []
-    images, texts = found
-    out = []
-    for b in others:
-        j = load_judgments(b, root)
-        if any(img in images or norm_text(c) in texts for img, c in zip(j.images, j.candidates)):
-            out.append(b)
-    return out
+    return [b for b in others if touches(load_judgments(b, root), *found).any()]
 
 
 def _images_and_texts(benchmark: str, root) -> tuple[set[str], set[str]] | None:

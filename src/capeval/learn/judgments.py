@@ -130,6 +130,12 @@ def overlap_mask(train: Judgments, held_out: Sequence[Judgments]) -> np.ndarray:
     for h in held_out:
         images.update(h.images)
         texts.update(norm_text(c) for c in h.candidates)
+    return touches(train, images, texts)
+
+
+def touches(train: Judgments, images: set[str], texts: set[str]) -> np.ndarray:
+    """True for each unit of ``train`` whose image is in ``images`` or whose normalised
+    candidate text is in ``texts`` (as :func:`norm_text` gives them)."""
     return np.array([img in images or norm_text(c) in texts
                      for img, c in zip(train.images, train.candidates)], dtype=bool)
 
