@@ -58,7 +58,7 @@ def _cmd(label: str, name: str, opts: dict, stat: str | None, metrics: list[str]
 
 
 def run_all(args) -> dict:
-    from capeval.bench.cache import ScoreCache
+    from capeval.service.cache import ScoreCache
     from capeval.bench.runner import run_benchmark
     from capeval.bench.tables import to_json_dict, to_markdown
 
@@ -86,7 +86,7 @@ def run_all(args) -> dict:
 
 def combination(args) -> dict:
     """Normalised 2–3 metric sums on Flickr8k-Expert (scores come from the cache)."""
-    from capeval.bench.cache import ScoreCache
+    from capeval.service.cache import ScoreCache
     from capeval.bench.combination import combination_markdown, combination_to_json, run_combination
 
     metrics = [m for m in args.metrics if m not in {"bleu2", "bleu3"}]  # near-duplicates of bleu1/bleu4

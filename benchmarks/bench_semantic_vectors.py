@@ -184,7 +184,7 @@ def bench_wembsim(cands, refs) -> dict:
 
 
 def meta(variants) -> list[dict]:
-    from capeval.bench.cache import ScoreCache
+    from capeval.service.cache import ScoreCache
     from capeval.bench.runner import run_benchmark
 
     rows = []

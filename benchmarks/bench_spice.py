@@ -96,7 +96,7 @@ def main() -> None:
     args = ap.parse_args()
     from scipy.stats import kendalltau
 
-    from capeval.data_path import data_root
+    from capeval.paths import data_root
     from capeval.scenegraph.jar import corenlp_dir
 
     root = data_root(required=True)

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from capeval import __version__
-from capeval.data_path import data_root
+from capeval.paths import data_root
 from capeval.metrics._bertscore_baselines import BASELINE_DIR, baseline_filename, write_baseline
 from capeval.metrics.bertscore import score_rows
 from capeval.resources.encoders import load_encoder, num_hidden_layers, resolve_encoder, weights_revision

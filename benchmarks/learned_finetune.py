@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from capeval._version import __version__
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.learn import encoder_finetune as ef
 from capeval.learn import lobo
 from capeval.learn import ranker_features as rf

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from capeval import data
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.bench.runner import run_benchmark
-from capeval.bench.scoring import score_units
+from capeval.service.scoring import score_units
 from capeval.learn.builder import load_training_set
 from capeval.learn.features import NNEVAL_FEATURES
 from capeval.learn.model import LearnedModel
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
                 res = run_benchmark(bench, ["nneval"], cache=cache, options=opts, seed=args.seed, allow_seen=True)
                 experiments[name] = res
                 sigs[name] = res.metric_signatures["nneval"]
-                per_unit[name] = score_units(*units, ["nneval"], options=opts, cache=cache).per_unit["nneval"]
+                per_unit[name] = score_units(*units, ["nneval"], options=opts, cache=cache).per_caption["nneval"]
                 clipped[name] = clipped_fraction(path, units, VARIANTS[name][2], cache)
             rows: dict[str, dict] = {}
             for label, res in experiments.items():

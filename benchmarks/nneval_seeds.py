@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from capeval import data
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.learn.builder import load_training_set
 from capeval.learn.train import make_recipe, train_recipe
 from capeval.meta import kendall_tau_c, pairwise_accuracy

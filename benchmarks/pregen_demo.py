@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     import torch
 
     import capeval
-    from capeval.data_path import data_root
+    from capeval.paths import data_root
     from capeval.pregen import tiers
     from capeval.pregen.adapters import TorchModuleAdapter, score_references
     from capeval.pregen.analysis import correlate

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from capeval.data_path import data_root
+from capeval.paths import data_root
 from capeval.validation import find_line_break
 
 MAX_EXAMPLES = 20

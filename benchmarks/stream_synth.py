@@ -100,7 +100,7 @@ def _distinct_growth(sentences, marks):
 
 
 def calibrate(seed: int) -> None:
-    from capeval.data_path import data_root
+    from capeval.paths import data_root
 
     marks = (1000, 5000, 25000)
     gen = Generator(seed)

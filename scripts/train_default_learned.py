@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.learn import lobo
 from capeval.learn import ranker_features as rf
 from capeval.learn.judgments import JUDGMENT_BENCHMARKS

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.learn.builder import load_training_set
 from capeval.learn.nneval import default_model_path
 from capeval.learn.train import make_recipe, train_recipe

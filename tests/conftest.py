@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from capeval.data_path import data_root
+from capeval.paths import data_root
 
 
 @pytest.fixture(scope="session")

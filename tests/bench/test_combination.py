@@ -3,7 +3,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.bench.combination import combination_markdown, combination_to_json, run_combination
 from capeval.cli.main import app
 from capeval.errors import InputError

@@ -4,7 +4,7 @@ import pytest
 
 import capeval
 from capeval.bench.runner import run_benchmark
-from capeval.bench.scoring import score_units, score_units_each_ref
+from capeval.service.scoring import score_units, score_units_each_ref
 from capeval.data.records import CorrelationTable
 from capeval.errors import InputError
 
@@ -14,11 +14,11 @@ def test_each_mean_on_a_hand_computed_example():
     cands = ["a dog runs"]
     refs = [["a dog runs", "a cat sits"]]
     each = score_units_each_ref(cands, refs, ["bleu1", "rouge_l"], tokenizer="none")
-    assert each.per_unit["bleu1"][0] == pytest.approx((1 + 1 / 3) / 2)
+    assert each.per_caption["bleu1"][0] == pytest.approx((1 + 1 / 3) / 2)
     # ROUGE-L vs the second reference: LCS 1, P = R = 1/3 -> F = 1/3.
-    assert each.per_unit["rouge_l"][0] == pytest.approx((1 + 1 / 3) / 2)
+    assert each.per_caption["rouge_l"][0] == pytest.approx((1 + 1 / 3) / 2)
     # The multi-reference set gives the best match instead.
-    assert score_units(cands, refs, ["bleu1"], tokenizer="none").per_unit["bleu1"][0] == pytest.approx(1.0)
+    assert score_units(cands, refs, ["bleu1"], tokenizer="none").per_caption["bleu1"][0] == pytest.approx(1.0)
 
 
 def test_each_mean_equals_one_corpus_call_per_reference_position(toy_data):
@@ -26,7 +26,7 @@ def test_each_mean_equals_one_corpus_call_per_reference_position(toy_data):
     # df comes from N references per call, as when per-reference baselines are produced.
     table = toy_data["toy-corr"]
     res = run_benchmark("toy-corr", ["bleu4", "cider_d"], load_options={"ref_mode": "each-mean"},
-                        cache=capeval.bench.cache.ScoreCache(enabled=False))
+                        cache=capeval.service.cache.ScoreCache(enabled=False))
     k = len(table.references[0])  # toy rows all have 3 references
     assert all(len(r) == k for r in table.references)
     per_position = [capeval.score(list(table.candidates), [[rs[j]] for rs in table.references], ["bleu4", "cider_d"])
@@ -40,19 +40,19 @@ def test_each_mean_equals_one_corpus_call_per_reference_position(toy_data):
     pooled = capeval.score(flat_c, flat_r, ["cider_d"]).per_caption["cider_d"].reshape(-1, k).mean(axis=1)
     assert not np.allclose(pooled, res.scores["cider_d"])
     assert "ref_mode:each-mean" in str(res.signature())
-    plain = run_benchmark("toy-corr", ["cider_d"], cache=capeval.bench.cache.ScoreCache(enabled=False))
+    plain = run_benchmark("toy-corr", ["cider_d"], cache=capeval.service.cache.ScoreCache(enabled=False))
     assert "ref_mode" not in str(plain.signature())
     assert not np.allclose(plain.scores["cider_d"], res.scores["cider_d"])
 
 
 def test_each_mean_pairwise_names_the_mode(toy_data):
     res = run_benchmark("toy-pairs", ["bleu1"], load_options={"ref_mode": "each-mean"},
-                        cache=capeval.bench.cache.ScoreCache(enabled=False))
+                        cache=capeval.service.cache.ScoreCache(enabled=False))
     assert "ref_mode:each-mean" in str(res.signature())
 
 
 def test_undefined_outputs_average_over_defined_references():
-    from capeval.bench import scoring
+    from capeval.service import scoring
 
     # Position 0: both rows undefined; position 1: row 0 defined, row 1 undefined.
     calls = iter([np.array([np.nan, np.nan]), np.array([0.5, np.nan])])
@@ -60,7 +60,7 @@ def test_undefined_outputs_average_over_defined_references():
     def fake(cands, refs, metrics, **kw):
         v = next(calls)
         assert len(v) == len(cands)
-        return scoring.UnitScores({"m": v}, {"m": 0.5}, {"m": "sig"}, {"m": False})
+        return capeval.result.Result({"m": 0.5}, {"m": v}, {"m": "sig"}, len(v), details={"cached": {"m": False}})
 
     orig = scoring.score_units
     scoring.score_units = fake
@@ -68,7 +68,7 @@ def test_undefined_outputs_average_over_defined_references():
         out = score_units_each_ref(["x", "y"], [["r1", "r2"], ["r3", "r4"]], ["m"])
     finally:
         scoring.score_units = orig
-    assert out.per_unit["m"][0] == 0.5 and np.isnan(out.per_unit["m"][1])
+    assert out.per_caption["m"][0] == 0.5 and np.isnan(out.per_caption["m"][1])
 
 
 def test_bad_modes_are_refused(toy_data):

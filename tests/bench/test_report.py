@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import capeval.data
 from capeval.bench import figures
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.bench.report import build_report, html_table, williams_matrix
 from capeval.bench.runner import run_benchmark
 from capeval.cli.main import app

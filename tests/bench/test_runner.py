@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.bench.runner import resolve_names, run_benchmark
 from capeval.bench.tables import report_data, results_to_json, to_json_dict, to_latex, to_markdown
 from capeval.errors import InputError, UnknownMetricError

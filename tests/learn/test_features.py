@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import capeval
-from capeval.bench.cache import ScoreCache
+from capeval.service.cache import ScoreCache
 from capeval.errors import InputError, UnknownMetricError
 from capeval.learn.features import (NNEVAL_FEATURES, Feature, MinMax, extract, label, parse_features)
 

@@ -51,7 +51,7 @@ def test_registration_and_outputs():
 def test_revision_enters_the_bench_cache_key(monkeypatch):
     """Scores cached by an older revision of the Python backend must not be reused."""
     import capeval.metrics.spice as spice_mod
-    from capeval.bench.cache import score_key
+    from capeval.service.cache import score_key
 
     def key(family):
         cls = get_family(family)

@@ -12,9 +12,9 @@ from ..meta.combination import CombinationSearch, search_combinations
 from ..meta.correlation import SHORT, canonical_statistic
 from ..meta.experiments import correlation_units
 from ..signature import Signature
-from .cache import ScoreCache
+from ..service.cache import ScoreCache
 from .runner import _check_metrics, higher_is_better
-from .scoring import score_units
+from ..service.scoring import score_units
 
 
 @dataclass
@@ -56,7 +56,7 @@ def run_combination(
     scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options,
                          cache=cache if cache is not None else ScoreCache())
     search = search_combinations(
-        scored.per_unit, table.human, sizes=sizes, combos=combos, method=method,
+        scored.per_caption, table.human, sizes=sizes, combos=combos, method=method,
         statistic=canonical_statistic(statistic or table.statistic),
         higher_is_better={m: higher_is_better(m) for m in metrics}, df=df,
     )

@@ -19,8 +19,8 @@ from ..meta.experiments import (CorrelationExperiment, PairwiseExperiment, Syste
 from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import family_for
 from ..signature import Signature
-from .cache import ScoreCache
-from .scoring import REF_MODES, score_units, score_units_each_ref
+from ..service.cache import ScoreCache
+from ..service.scoring import REF_MODES, score_units, score_units_each_ref
 
 #: ``capeval bench all`` runs these (the stable contract names).
 CORE_BENCHMARKS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s")
@@ -162,17 +162,17 @@ def run_benchmark(
         cands, refs = correlation_units(table)
         scored = score_fn(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
         stat = canonical_statistic(statistic or table.statistic)
-        exp = correlation_experiment(table, scored.per_unit,
+        exp = correlation_experiment(table, scored.per_caption,
                                      statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")),
                                      skip_undefined=undef)
         result = BenchResult(name, "correlation", dict(table.protocol), metrics,
                              _note_skipped(scored.signatures, exp.defined, len(table)), exp,
-                             statistic=stat, seed=seed, cached=scored.cached,
-                             scores=dict(scored.per_unit), human=table.human)
+                             statistic=stat, seed=seed, cached=scored.details["cached"],
+                             scores=dict(scored.per_caption), human=table.human)
         if bootstrap:
             result.bootstrap = {}
             for m in metrics:
-                x, h = np.asarray(scored.per_unit[m], dtype=float), np.asarray(table.human, dtype=float)
+                x, h = np.asarray(scored.per_caption[m], dtype=float), np.asarray(table.human, dtype=float)
                 if m in undef:
                     keep = defined_mask(x)
                     x, h = x[keep], h[keep]
@@ -181,12 +181,12 @@ def run_benchmark(
         say(f"{name}: scoring {2 * len(table)} candidates of {len(table)} pairs")
         cands, refs = pairwise_units(table)
         scored = score_fn(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
-        exp = pairwise_experiment(table, scored.per_unit, tie_policy=tie_policy, seed=seed, higher_is_better=hib,
+        exp = pairwise_experiment(table, scored.per_caption, tie_policy=tie_policy, seed=seed, higher_is_better=hib,
                                   skip_undefined=undef)
         result = BenchResult(name, "pairwise", dict(table.protocol), metrics,
                              _note_skipped(scored.signatures, exp.defined, len(table)), exp,
-                             tie_policy=tie_policy, seed=seed, cached=scored.cached,
-                             scores=dict(scored.per_unit))
+                             tie_policy=tie_policy, seed=seed, cached=scored.details["cached"],
+                             scores=dict(scored.per_caption))
         if bootstrap:
             result.bootstrap = {m: bootstrap_accuracy(exp.results[m], n_resamples=bootstrap, seed=seed)
                                 for m in metrics}
@@ -202,14 +202,14 @@ def run_benchmark(
                                  progress=say)
             units += len(cands)
             for m in kept:
-                kept[m] += int(defined_mask(scored.per_unit[m]).sum())
+                kept[m] += int(defined_mask(scored.per_caption[m]).sum())
             for m in metrics:
                 # Undefined units do not enter a mean (the corpus value already skips them).
                 mean = np.nanmean if m in undef else np.mean
                 by_metric[m][sys_id] = (scored.corpus[m] if aggregate == "corpus"
-                                        else float(mean(scored.per_unit[m])))
+                                        else float(mean(scored.per_caption[m])))
                 sigs.setdefault(m, scored.signatures[m])
-                cached[m] = cached[m] and scored.cached[m]
+                cached[m] = cached[m] and scored.details["cached"][m]
         exp = system_experiment(table, by_metric, aggregate=aggregate, higher_is_better=hib)
         result = BenchResult(name, "system", dict(table.protocol), metrics, _note_skipped(sigs, kept, units), exp,
                              aggregate=aggregate, cached=cached)

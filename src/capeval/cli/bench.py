@@ -50,7 +50,7 @@ def bench_cmd(
     """Score metrics on benchmarks and report correlations / accuracies with signatures."""
     from rich.console import Console
 
-    from ..bench.cache import ScoreCache
+    from ..service.cache import ScoreCache
     from ..bench.runner import resolve_names, run_benchmark
     from ..bench.tables import print_rich, results_to_json, to_latex, to_markdown
 
@@ -130,7 +130,7 @@ def combine_cmd(
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from ..bench.cache import ScoreCache
+    from ..service.cache import ScoreCache
     from ..bench.combination import combination_markdown, combination_to_json, run_combination
 
     from ..outputs import atomic_write, check_outputs

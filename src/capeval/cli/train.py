@@ -59,7 +59,7 @@ def train_cmd(
         return
     from rich.console import Console
 
-    from ..bench.cache import ScoreCache
+    from ..service.cache import ScoreCache
     from ..learn.builder import load_training_set
     from ..learn.train import make_recipe, train_recipe
 
@@ -90,7 +90,7 @@ def train_cmd(
 def _train_learned(out: Path, *, seed, features, kind, benchmarks, max_refs, cache_dir, no_cache, root) -> None:
     from rich.console import Console
 
-    from ..bench.cache import ScoreCache
+    from ..service.cache import ScoreCache
     from ..learn import lobo
     from ..learn import ranker_features as rf
     from ..learn.judgments import JUDGMENT_BENCHMARKS

@@ -5,7 +5,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from ..data_path import data_root
+from ..paths import data_root
 from ..errors import InputError, ResourceNotFound
 from ..validation import LINE_BREAKS
 

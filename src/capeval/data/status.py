@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data_path import data_root
+from ..paths import data_root
 from ..errors import CapevalError, ResourceNotFound
 from .checksums import check_folder
 from .records import CorrelationTable, DatasetInfo, PairwiseTable, SystemTable

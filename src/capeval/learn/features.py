@@ -140,7 +140,7 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
             max_refs: int = DEFAULT_K) -> FeatureMatrix:
     """Score every feature once (grouped by option set, so a family runs once per set).
 
-    ``cache`` is a :class:`capeval.bench.cache.ScoreCache`; feature columns are stored under
+    ``cache`` is a :class:`capeval.service.cache.ScoreCache`; feature columns are stored under
     the content hash of the texts, metric, variant and options, so retraining and benchmark
     runs reuse each other's scores.
 
@@ -162,7 +162,7 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
 
 def _extract_units(cands: list[str], refs: list[list[str]], features: tuple[Feature, ...], *, tokenizer: str,
                    cache, progress) -> FeatureMatrix:
-    from ..bench.scoring import score_units
+    from ..service.scoring import score_units
     from ..metrics.registry import family_for
 
     cols: dict[Feature, np.ndarray] = {}
@@ -189,9 +189,9 @@ def _extract_units(cands: list[str], refs: list[list[str]], features: tuple[Feat
         opts = {fam: dict(o) for fam, o in fam_opts.items() if o}
         got = score_units(cands, refs, names, tokenizer=tokenizer, options=opts, cache=cache, progress=progress)
         for f in fs:
-            cols[f] = np.asarray(got.per_unit[f.metric], dtype=float) * f.scale
+            cols[f] = np.asarray(got.per_caption[f.metric], dtype=float) * f.scale
             sigs[label(f)] = got.signatures[f.metric]
-            cached[label(f)] = got.cached[f.metric]
+            cached[label(f)] = got.details["cached"][f.metric]
     X = np.column_stack([cols[f] for f in features]) if features else np.zeros((len(cands), 0))
     bad = np.argwhere(~np.isfinite(X))
     if bad.size:

@@ -69,7 +69,7 @@ def _text_features(cands: Sequence[str], refs: Sequence[Sequence[str]], tokenize
 def _embprod(cands: Sequence[str], refs: Sequence[Sequence[str]], cache=None) -> np.ndarray:
     """(units × EMB_DIM); stored in ``cache`` (a ScoreCache) as one array when given."""
     if cache is not None and getattr(cache, "enabled", False):
-        from ..bench.cache import corpus_digest
+        from ..service.cache import corpus_digest
         from ..resources.encoders import resolve_encoder, weights_revision
 
         key = "embprod-" + corpus_digest(cands, refs)[:32] + "-" + weights_revision(resolve_encoder(None).location)

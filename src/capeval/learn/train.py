@@ -63,7 +63,7 @@ def _kendall(statistic: str):
 def _training_digest(ts: TrainingSet) -> str:
     import hashlib
 
-    from ..bench.cache import corpus_digest
+    from ..service.cache import corpus_digest
 
     h = hashlib.sha256(corpus_digest(ts.candidates, ts.references).encode())
     h.update(np.asarray(ts.labels, dtype=np.int64).tobytes())

@@ -21,16 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
-
-ENV = "CAPEVAL_CACHE"
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get(ENV)
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base).expanduser() if base else Path.home() / ".cache") / "capeval"
+from ..paths import cache_root
 
 
 def corpus_digest(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> str:
@@ -106,7 +97,7 @@ class ScoreCache:
     """
 
     def __init__(self, directory: Path | str | None = None, *, enabled: bool = True):
-        self.directory = Path(directory).expanduser() if directory is not None else default_cache_dir()
+        self.directory = Path(directory).expanduser() if directory is not None else cache_root()
         self.enabled = enabled
         self.hits = 0
         self.misses = 0

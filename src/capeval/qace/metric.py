@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from ..errors import InputError
 from ..result import MetricScores
-from .base import Metric, OutputInfo
-from .registry import register
+from ..metrics.base import Metric, OutputInfo
+from ..metrics.registry import register
 
 CITATION = "Lee et al., Findings of EMNLP 2021 (QACE)"
 VARIANT_OFFLINE = "qace_ref_parse_scenegraph"
@@ -68,7 +68,7 @@ class QaceRef(Metric):
                  vector_threshold: float = 0.8, stopwords: str = "nltk-153",
                  model: str | None = None, wordnet: str | None = None, batch_size: int = 32,
                  device: str = "cpu"):
-        from ..qace.pipeline import REDUCTIONS
+        from .pipeline import REDUCTIONS
 
         if reduction not in REDUCTIONS:
             raise InputError(f"qace_ref: reduction must be one of {REDUCTIONS}, got {reduction!r}")
@@ -86,16 +86,16 @@ class QaceRef(Metric):
 
     def pipeline(self):
         if self._pipeline is None:
-            from ..qace.pipeline import QacePipeline
-            from ..qace.similarity import BERTScoreSimilarity
+            from .pipeline import QacePipeline
+            from .similarity import BERTScoreSimilarity
 
             if self.qg_name == "parse":
-                from ..qace.offline_build import offline_components
+                from .offline_build import offline_components
 
                 qg, qa, fields = offline_components(self.model, self.stopwords, self.vectors,
                                                     self.vector_threshold, self.wordnet)
             else:
-                from ..qace.hf import HFQuestionAnswerer, HFQuestionGenerator
+                from .hf import HFQuestionAnswerer, HFQuestionGenerator
 
                 qg = HFQuestionGenerator(self.qg_name, stopwords=self.stopwords,
                                          batch_size=self.batch_size, device=self.device)
@@ -164,20 +164,20 @@ class QaceImg(Metric):
         self.variant = f"qace_img_{'parse' if qg == 'parse' else 'hf'}"
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
-        from ..qace.hf import ImageQA
-        from ..qace.pipeline import QacePipeline
-        from ..qace.similarity import BERTScoreSimilarity
+        from .hf import ImageQA
+        from .pipeline import QacePipeline
+        from .similarity import BERTScoreSimilarity
 
         for i, refs in enumerate(references):
             if len(refs) != 1:
                 raise InputError(f"qace_img: item {i} must give exactly one image id, got {len(refs)} entries")
         if self.qg_name == "parse":
-            from ..qace.offline_build import offline_components
+            from .offline_build import offline_components
 
             qg, _, _ = offline_components(self.model, self.stopwords, None, 0.8, self.wordnet)
             qg_id = "parse"
         else:
-            from ..qace.hf import HFQuestionGenerator
+            from .hf import HFQuestionGenerator
 
             qg = HFQuestionGenerator(self.qg_name, stopwords=self.stopwords, batch_size=self.batch_size,
                                      device=self.device)

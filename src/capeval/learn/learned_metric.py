@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import InputError, ResourceNotFound
 from ..result import MetricScores
-from .base import Metric, OutputInfo
-from .registry import register
+from ..metrics.base import Metric, OutputInfo
+from ..metrics.registry import register
 
 VARIANT = "learned_capeval"
 #: Warn when more than this share of the feature values lie outside the training range.
@@ -31,7 +31,7 @@ CLIP_WARN = 0.05
 
 
 def _load(model):
-    from ..learn.ranker_model import RankerModel, default_model_path
+    from .ranker_model import RankerModel, default_model_path
 
     if isinstance(model, RankerModel):
         return model
@@ -99,12 +99,12 @@ class Learned(Metric):
     def _cache(self):
         if not self._cache_arg:
             return None
-        from ..bench.cache import ScoreCache
+        from ..service.cache import ScoreCache
 
         return ScoreCache(None if self._cache_arg is True else self._cache_arg)
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
-        from ..learn.features import label
+        from .features import label
 
         m = self.model
         fm = m.features_for(candidates, references, cache=self._cache(), precomputed=self._reuse or None)

@@ -9,7 +9,7 @@ from capeval.learn.features import NNEVAL_FEATURES, extract, label
 from capeval.learn.model import LearnedModel
 from capeval.learn.nneval import default_model_path
 from capeval.learn.train import make_recipe, train_recipe
-from capeval.metrics.nneval import NNEval
+from capeval.learn.nneval_metric import NNEval
 
 CANDS = ["a dog runs on the grass", "a man rides a red bike", "two cats sleep on a sofa", "a cat"]
 REFS = [["a dog is running on grass", "the dog runs in a field"],
@@ -53,7 +53,7 @@ def test_user_model_by_path(user_model):
 
 
 def test_missing_model_is_named(tmp_path):
-    from capeval.bench.scoring import score_units
+    from capeval.service.scoring import score_units
     from capeval.errors import ResourceNotFound
 
     missing = str(tmp_path / "gone.npz")
@@ -64,21 +64,21 @@ def test_missing_model_is_named(tmp_path):
 
 
 def test_cache_key_follows_the_model_file(user_model, tmp_path):
-    from capeval.bench.cache import ScoreCache
-    from capeval.bench.scoring import score_units
+    from capeval.service.cache import ScoreCache
+    from capeval.service.scoring import score_units
 
     path = tmp_path / "m.npz"
     path.write_bytes(user_model.read_bytes())
     cache = ScoreCache(tmp_path / "cache")
     opts = {"nneval": {"model": str(path)}}
     first = score_units(CANDS, REFS, ["nneval"], options=opts, cache=cache)
-    assert score_units(CANDS, REFS, ["nneval"], options=opts, cache=cache).cached["nneval"]
+    assert score_units(CANDS, REFS, ["nneval"], options=opts, cache=cache).details["cached"]["nneval"]
     retrained = train_recipe(make_recipe("nneval", features="bleu1+bleu2+cider_d", max_epochs=5, seed=9),
                              _toy_training(), validation="none")
     retrained.save(path)  # same path, new weights: the cached scores must not be reused
     again = score_units(CANDS, REFS, ["nneval"], options=opts, cache=cache)
-    assert not again.cached["nneval"]
-    assert not np.array_equal(again.per_unit["nneval"], first.per_unit["nneval"])
+    assert not again.details["cached"]["nneval"]
+    assert not np.array_equal(again.per_caption["nneval"], first.per_caption["nneval"])
 
 
 def test_feature_variant_drift_warns(user_model):

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 import capeval.api
-from capeval.bench import cache as C
-from capeval.bench.scoring import score_units
+from capeval.paths import cache_root
+from capeval.service import cache as C
+from capeval.service.scoring import score_units
 
 CANDS = ["a dog runs on the grass", "two cats sleep", "a man rides a red bike", "a dog plays"]
 REFS = [["a dog is running", "the dog runs on grass"], ["two cats are sleeping", "cats asleep"],
@@ -31,10 +32,10 @@ def test_key_covers_settings():
 
 def test_default_dir_honours_env(monkeypatch, tmp_path):
     monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "c"))
-    assert C.default_cache_dir() == tmp_path / "c"
+    assert cache_root() == tmp_path / "c"
     monkeypatch.delenv("CAPEVAL_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert C.default_cache_dir() == tmp_path / "capeval"
+    assert cache_root() == tmp_path / "capeval"
 
 
 def test_roundtrip_disabled_and_corrupt(tmp_path):
@@ -71,20 +72,20 @@ def spy(monkeypatch):
 def test_score_units_hit_and_miss(tmp_path, spy):
     cache = C.ScoreCache(tmp_path)
     first = score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache)
-    assert spy == [["bleu4", "cider_d"]] and first.cached == {"bleu4": False, "cider_d": False}
+    assert spy == [["bleu4", "cider_d"]] and first.details["cached"] == {"bleu4": False, "cider_d": False}
     again = score_units(CANDS, REFS, ["cider_d", "bleu4"], tokenizer="none", cache=cache)
     assert spy == [["bleu4", "cider_d"]], "a warm cache must not score again"
-    assert list(again.per_unit) == ["cider_d", "bleu4"] and all(again.cached.values())
+    assert list(again.per_caption) == ["cider_d", "bleu4"] and all(again.details["cached"].values())
     for m in ("bleu4", "cider_d"):
-        np.testing.assert_array_equal(again.per_unit[m], first.per_unit[m])
+        np.testing.assert_array_equal(again.per_caption[m], first.per_caption[m])
         assert again.signatures[m] == first.signatures[m] and again.corpus[m] == first.corpus[m]
     more = score_units(CANDS, REFS, ["bleu4", "bleu1"], tokenizer="none", cache=cache)
-    assert spy[-1] == ["bleu1"] and more.cached == {"bleu4": True, "bleu1": False}
+    assert spy[-1] == ["bleu1"] and more.details["cached"] == {"bleu4": True, "bleu1": False}
     # CIDEr's df depends on the whole unit list, so a different list must miss
     score_units(CANDS[:3], REFS[:3], ["cider_d"], tokenizer="none", cache=cache)
     assert spy[-1] == ["cider_d"]
     fresh = score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=C.ScoreCache(tmp_path, enabled=False))
-    assert spy[-1] == ["bleu4"] and not fresh.cached["bleu4"]
+    assert spy[-1] == ["bleu4"] and not fresh.details["cached"]["bleu4"]
 
 
 # --- damaged, swapped and stale cache files are recomputed, never trusted ----------------
@@ -128,12 +129,12 @@ def test_damaged_cache_file_is_recomputed_and_rewritten(tmp_path, damage):
     for p in _files(tmp_path):
         damage(p)
     again = score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache)
-    assert again.cached == {"bleu4": False, "cider_d": False} and cache.rejected == 2
+    assert again.details["cached"] == {"bleu4": False, "cider_d": False} and cache.rejected == 2
     for m in ("bleu4", "cider_d"):
-        assert again.per_unit[m].tolist() == first.per_unit[m].tolist() == _fresh().per_unit[m].tolist()
+        assert again.per_caption[m].tolist() == first.per_caption[m].tolist() == _fresh().per_caption[m].tolist()
         assert again.corpus[m] == first.corpus[m] and again.signatures[m] == first.signatures[m]
     # rewritten: the next call hits
-    assert all(score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache).cached.values())
+    assert all(score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache).details["cached"].values())
 
 
 def test_swapped_cache_files_are_not_reported_as_the_other_metric(tmp_path):
@@ -145,7 +146,7 @@ def test_swapped_cache_files_are_not_reported_as_the_other_metric(tmp_path):
     a.write_bytes(db)
     b.write_bytes(da)
     got = score_units(CANDS, REFS, ["bleu4", "cider_d"], tokenizer="none", cache=cache)
-    assert got.cached == {"bleu4": False, "cider_d": False}
+    assert got.details["cached"] == {"bleu4": False, "cider_d": False}
     fresh = _fresh()
     assert got.corpus == fresh.corpus and got.signatures == fresh.signatures
 
@@ -159,9 +160,9 @@ def test_resource_change_misses(tmp_path, monkeypatch):
         (d / "glove_6B_50d_emb.npy").write_bytes(payload)
     monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec_a))
     cache = C.ScoreCache(tmp_path / "c")
-    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).cached["bleu4"]
-    assert score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).cached["bleu4"]
+    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).details["cached"]["bleu4"]
+    assert score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).details["cached"]["bleu4"]
     monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec_b))
-    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).cached["bleu4"]
+    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).details["cached"]["bleu4"]
     state = C.resource_state()["glove-6b-50d"]
     assert state[0][0] == str(vec_b.resolve()) and any(e[0].endswith("glove_6B_50d_emb.npy") for e in state[1:])

@@ -2,23 +2,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..metrics.registry import family_for
+from ..result import Result
 from .cache import CachedScores, ScoreCache, corpus_digest, resource_state, score_key
 
 
-@dataclass
-class UnitScores:
-    """Per-unit scores (input order), corpus scores and signatures for each metric."""
-
-    per_unit: dict[str, np.ndarray]
-    corpus: dict[str, float]
-    signatures: dict[str, str]
-    cached: dict[str, bool] = field(default_factory=dict)
+def _result(per_unit: dict[str, np.ndarray], corpus: dict[str, float], signatures: dict[str, str],
+            cached: dict[str, bool], n: int) -> Result:
+    """A :class:`~capeval.result.Result` whose ``details["cached"][metric]`` says whether the
+    metric's numbers were read back from the cache."""
+    return Result(corpus, per_unit, signatures, n, details={"cached": cached})
 
 
 def score_units(
@@ -30,7 +27,7 @@ def score_units(
     options: dict[str, dict[str, Any]] | None = None,
     cache: ScoreCache | None = None,
     progress: Callable[[str], None] | None = None,
-) -> UnitScores:
+) -> Result:
     """Cached metrics are read back; all missing ones run in ONE ``capeval.score`` call, so
     the whole unit list is one corpus (CIDEr's df over every unit) and tokenization runs once."""
     from ..api import score
@@ -39,7 +36,10 @@ def score_units(
     cache = cache if cache is not None else ScoreCache(enabled=False)
     digest = corpus_digest(candidates, references)
     resources = resource_state() if cache.enabled else None
-    out = UnitScores({}, {}, {})
+    per_unit: dict[str, np.ndarray] = {}
+    corpus: dict[str, float] = {}
+    signatures: dict[str, str] = {}
+    cached: dict[str, bool] = {}
     keys: dict[str, str] = {}
     missing: list[str] = []
     for m in metrics:
@@ -52,21 +52,21 @@ def score_units(
                             resources=resources)
         hit = cache.get(keys[m])
         if hit is not None and hit.metric == m and len(hit.per_unit) == len(candidates):
-            out.per_unit[m], out.corpus[m], out.signatures[m] = hit.per_unit, hit.corpus, hit.signature
-            out.cached[m] = True
+            per_unit[m], corpus[m], signatures[m] = hit.per_unit, hit.corpus, hit.signature
+            cached[m] = True
         else:
             missing.append(m)
     if missing:
         res = score(candidates, references, missing, tokenizer=tokenizer, options=options, progress=progress)
         for m in missing:
-            out.per_unit[m] = res.per_caption[m]
-            out.corpus[m] = res.corpus[m]
-            out.signatures[m] = res.signatures[m]
-            out.cached[m] = False
+            per_unit[m] = res.per_caption[m]
+            corpus[m] = res.corpus[m]
+            signatures[m] = res.signatures[m]
+            cached[m] = False
             cache.put(keys[m], CachedScores(m, res.per_caption[m], res.corpus[m], res.signatures[m]))
     order = list(metrics)
-    return UnitScores({m: out.per_unit[m] for m in order}, {m: out.corpus[m] for m in order},
-                      {m: out.signatures[m] for m in order}, {m: out.cached[m] for m in order})
+    return _result({m: per_unit[m] for m in order}, {m: corpus[m] for m in order},
+                   {m: signatures[m] for m in order}, {m: cached[m] for m in order}, len(candidates))
 
 
 #: ``-D ref_mode=...``: how a unit's references are scored. ``set`` (default) scores each
@@ -82,7 +82,7 @@ def score_units_each_ref(
     references: Sequence[Sequence[str]],
     metrics: Sequence[str],
     **kw: Any,
-) -> UnitScores:
+) -> Result:
     """Score every candidate against each of its references separately, then average per unit.
 
     One corpus call per reference *position* j: the rows' j-th references, each as the only
@@ -109,15 +109,15 @@ def score_units_each_ref(
         rows = np.flatnonzero(counts > j)
         part = score_units([candidates[i] for i in rows], [[references[i][j]] for i in rows], metrics, **kw)
         for m in metrics:
-            v = np.asarray(part.per_unit[m], dtype=float)
+            v = np.asarray(part.per_caption[m], dtype=float)
             ok = ~np.isnan(v)
             sums[m][rows[ok]] += v[ok]
             n_ok[m][rows[ok]] += 1
             signatures.setdefault(m, part.signatures[m])
-            cached[m] = cached[m] and part.cached[m]
+            cached[m] = cached[m] and part.details["cached"][m]
     per_unit: dict[str, np.ndarray] = {}
     for m in metrics:
         with np.errstate(invalid="ignore", divide="ignore"):
             per_unit[m] = np.where(n_ok[m] > 0, sums[m] / np.maximum(n_ok[m], 1), np.nan)
     corpus = {m: float(np.nanmean(v)) if np.any(~np.isnan(v)) else float("nan") for m, v in per_unit.items()}
-    return UnitScores(per_unit, corpus, signatures, cached)
+    return _result(per_unit, corpus, signatures, cached, n)

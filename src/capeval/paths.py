@@ -1,8 +1,24 @@
-"""Where the team's shared data lives: ``$CAPEVAL_DATA``, else ``../shared/data`` if present."""
+"""Where capeval reads shared data and keeps its caches: the one home for both settings.
+
+- data: ``$CAPEVAL_DATA``, else ``../shared/data`` if present (:func:`data_root`);
+- caches (score cache, parses, converted METEOR/WordNet resources): ``$CAPEVAL_CACHE``, else
+  ``$XDG_CACHE_HOME/capeval``, else ``~/.cache/capeval`` (:func:`cache_root`).
+"""
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+CACHE_ENV = "CAPEVAL_CACHE"
+
+
+def cache_root() -> Path:
+    """The root every capeval cache lives under; never inside the repository."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "capeval"
 
 
 def data_root(required: bool = False) -> Path | None:

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..errors import ResourceNotFound
 from ..result import MetricScores
-from .base import Metric, OutputInfo
-from .registry import register
+from ..metrics.base import Metric, OutputInfo
+from ..metrics.registry import register
 
 VARIANT = "nneval_capeval"
 #: Warn when more than this share of the feature values lie outside the training range.
@@ -73,9 +73,9 @@ class NNEval(Metric):
 
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None):
         from ..errors import InputError
-        from ..learn.model import LearnedModel
-        from ..learn.nneval import default_model_path
-        from ..learn.refsets import POLICIES
+        from .model import LearnedModel
+        from .nneval import default_model_path
+        from .refsets import POLICIES
 
         if isinstance(model, LearnedModel):
             self.model = model
@@ -97,9 +97,9 @@ class NNEval(Metric):
         """sha256 of the model file (a retrained model never reuses cached scores) and the
         scoring revision (scores cached before clipping and reference policies existed are
         not reused for the same file)."""
-        from ..learn.model import LearnedModel
-        from ..learn.nneval import default_model_path
-        from ..learn.weights import sha256_file
+        from .model import LearnedModel
+        from .nneval import default_model_path
+        from .weights import sha256_file
 
         model = options.get("model")
         if isinstance(model, LearnedModel):
@@ -112,8 +112,8 @@ class NNEval(Metric):
     @classmethod
     def provenance(cls, options: dict) -> dict:
         """What the model saw (``capeval bench`` refuses to report it there unless asked)."""
-        from ..learn.model import LearnedModel
-        from ..learn.nneval import default_model_path
+        from .model import LearnedModel
+        from .nneval import default_model_path
 
         model = options.get("model")
         m = model if isinstance(model, LearnedModel) else LearnedModel.load(
@@ -125,14 +125,14 @@ class NNEval(Metric):
     def _cache(self):
         if not self._cache_arg:
             return None
-        from ..bench.cache import ScoreCache
+        from ..service.cache import ScoreCache
 
         return ScoreCache(None if self._cache_arg is True else self._cache_arg)
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
-        from ..learn.features import label
+        from .features import label
 
-        from ..learn.refsets import describe
+        from .refsets import describe
 
         m = self.model
         fm = m.features_for(candidates, references, cache=self._cache(), refs=self.refs)
