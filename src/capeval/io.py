@@ -254,7 +254,7 @@ def read_input(path: str | Path, annotations: str | Path | None = None):
 def output_files(path: str | Path) -> list[tuple[Path, Path | None]]:
     """The files :func:`write_result` writes for ``path``, as :func:`capeval.outputs.check_outputs`
     takes them: ``(path, None)`` and, for row files and CSV, ``(<name>.signatures.json, path)``."""
-    from .stream.writers import signatures_path
+    from .rowfiles import signatures_path
 
     p = Path(path)
     files: list[tuple[Path, Path | None]] = [(p, None)]
@@ -272,12 +272,12 @@ def write_result(result: Result, path: str | Path, ids: Sequence) -> None:
 
     p = Path(path)
     if p.suffix.lower() in (".jsonl", ".ndjson", ".parquet"):  # row files, as streamed runs write them
-        from .stream.writers import write_rows
+        from .rowfiles import write_rows
 
         write_rows(p, list(ids), result.per_caption, result.corpus, result.signatures)
         return
     if p.suffix.lower() == ".csv":
-        from .stream.writers import signatures_path
+        from .rowfiles import signatures_path
 
         # Both files are complete on disk before either is renamed into place.
         with atomic_path(p) as tmp, atomic_open(signatures_path(p)) as sig:

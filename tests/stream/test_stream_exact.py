@@ -11,7 +11,7 @@ import pytest
 from capeval import score, score_stream
 from capeval.errors import InputError
 from capeval.io import write_result
-from capeval.stream.writers import write_rows
+from capeval.rowfiles import write_rows
 
 from ._rows import make_rows, write_jsonl
 

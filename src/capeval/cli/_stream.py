@@ -15,7 +15,7 @@ def stream_reason(input: Path, annotations, output, names, save_cider_df) -> str
     """Why this run cannot stream, or None when it can."""
     from ..stream import streamable
     from ..stream.readers import STREAM_SUFFIXES
-    from ..stream.writers import row_format
+    from ..rowfiles import row_format
 
     if annotations is not None:
         return "COCO results input (--annotations) is read whole"

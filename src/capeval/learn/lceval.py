@@ -8,11 +8,3 @@ from .mlp import TrainConfig
 
 LCEVAL_CONFIG = TrainConfig(hidden=(), l2=1e-4, lr=5e-4, lr_decay=1.0, decay_every=1,
                             batch_size=256, max_epochs=100, patience=15, seed=0)
-
-
-def train_lceval(training, *, validation: str = "expert", seed: int = 0, features=None, root=None, cache=None,
-                 progress=None, **config):
-    from .train import make_recipe, train_recipe
-
-    recipe = make_recipe("lceval", features=features, seed=seed, **config)
-    return train_recipe(recipe, training, validation=validation, root=root, cache=cache, progress=progress)

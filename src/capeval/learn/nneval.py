@@ -21,12 +21,3 @@ def default_model_path():
     from pathlib import Path
 
     return Path(__file__).parent / DEFAULT_MODEL
-
-
-def train_nneval(training, *, validation: str = "expert", seed: int = 0, features=None, root=None, cache=None,
-                 progress=None, **config):
-    """Train NNEval on a :class:`~capeval.learn.builder.TrainingSet`."""
-    from .train import make_recipe, train_recipe
-
-    recipe = make_recipe("nneval", features=features, seed=seed, **config)
-    return train_recipe(recipe, training, validation=validation, root=root, cache=cache, progress=progress)

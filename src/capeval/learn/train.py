@@ -26,8 +26,10 @@ from .._version import __version__
 from ..errors import InputError
 from .builder import TrainingSet, split_by_image
 from .features import Feature, MinMax, extract, label, parse_features
+from .lceval import LCEVAL_CONFIG
 from .mlp import TrainConfig, train
 from .model import LearnedModel
+from .nneval import NNEVAL_CONFIG
 from .refsets import DEFAULT_K, POLICIES
 
 VALIDATIONS = ("expert", "split", "none")
@@ -160,9 +162,6 @@ def make_recipe(name: str, *, features: str | Sequence[str] | None = None, seed:
     ``linear`` (ridge); ``features`` overrides the recipe's list; ``refs``/``max_refs`` set the
     reference policy (:mod:`capeval.learn.refsets`), ``clip`` whether features are clipped to
     the training range; ``config`` overrides :class:`TrainConfig` fields."""
-    from .lceval import LCEVAL_CONFIG
-    from .nneval import NNEVAL_CONFIG
-
     presets = {"nneval": ("mlp", "nneval", NNEVAL_CONFIG), "lceval": ("mlp", "lceval", LCEVAL_CONFIG),
                "linear": ("linear", "nneval", NNEVAL_CONFIG)}
     if name not in presets:

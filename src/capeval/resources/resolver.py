@@ -44,16 +44,16 @@ def register_resource(spec: ResourceSpec) -> ResourceSpec:
     return spec
 
 
+#: Modules that register resource specs at import (cheap: no heavy dependencies). The SPICE and
+#: CoreNLP jars register in ``capeval.scenegraph.jar`` when SPICE's jar backend is used; they are
+#: deliberately not listed here, because :func:`list_resources` feeds the score-cache keys and
+#: listing them would change every existing key.
+RESOURCE_MODULES = ("capeval.resources.encoders", "capeval.resources.vectors", "capeval.resources.wordnet")
+
+
 def _load_resource_modules() -> None:
-    """Resource modules register their specs at import; import them all (cheap: no heavy deps)."""
-    import importlib
-    import pkgutil
-
-    import capeval.resources as pkg
-
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name not in {"resolver"} and not mod.name.startswith("_"):
-            importlib.import_module(f"capeval.resources.{mod.name}")
+    for module in RESOURCE_MODULES:
+        importlib.import_module(module)
 
 
 def list_resources() -> list[ResourceSpec]:

@@ -2,7 +2,8 @@
 
 Modules: ``readers`` (chunked input), ``chunks`` (the pure chunk functions), ``dfstore`` (CIDEr
 df of a large reference set), ``engines`` (local processes, Ray), ``store`` (resumable run
-folder), ``writers`` (row files), ``run`` (the driver).
+folder), ``run`` (the driver). Row files are written by ``capeval.rowfiles``, shared with
+in-memory results.
 """
 from .run import DEFAULT_CHUNK, score_stream, streamable
 

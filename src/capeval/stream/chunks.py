@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import rowfiles
 from ..errors import InputError
 from .readers import Chunk
 
@@ -20,8 +21,7 @@ from .readers import Chunk
 #: corpus df), and corpus scores come from summed statistics or the mean of per-row scores.
 STREAM_FAMILIES = ("bleu", "rouge_l", "cider_d", "cider")
 CIDER_FAMILIES = ("cider_d", "cider")
-#: Rows per chunk: ~0.1-0.2 GB per chunk in flight; 1,000-10,000 rows cost the same CPU.
-DEFAULT_CHUNK = 2_000
+DEFAULT_CHUNK = rowfiles.DEFAULT_CHUNK
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
     from ..api import score
     from ..metrics._ngrams import clear_cache
     from ..validation import has_line_break
-    from .writers import fragment
+    from ..rowfiles import fragment
 
     options = settings.options_dict()
     dfo = resolve_df(df)

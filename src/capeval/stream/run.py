@@ -32,7 +32,7 @@ from ..result import Result
 from .chunks import CIDER_FAMILIES, DEFAULT_CHUNK, STREAM_FAMILIES, DfHandle, Settings, df_pass, score_pass
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
-from .writers import RowFileWriter, row_format, write_signatures
+from ..rowfiles import RowFileWriter, row_format, write_signatures
 
 
 
