@@ -3,12 +3,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from capeval.service.cache import ScoreCache
-from capeval.bench.combination import combination_markdown, combination_to_json, run_combination
+from capeval.bench.combination import run_combination
+from capeval.bench.tables import combination_markdown, combination_to_json
 from capeval.cli.main import app
 from capeval.errors import InputError
 from capeval.meta.combination import combine
 from capeval.meta.correlation import correlate
+from capeval.service.cache import ScoreCache
 
 
 def test_run_combination(toy_data, tmp_path):

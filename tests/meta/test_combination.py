@@ -45,3 +45,5 @@ def test_search_finds_complementary_metrics():
     assert res.singles[0].metrics == (res.best_single,) and res.singles[0].williams is None
     only = K.search_combinations(scores, h, combos=[("wmd", "spice", "meteor")], method="minmax")
     assert [c.name for c in only.combinations] == ["wmd+spice+meteor"]
+    # the fields a report records beside the table's protocol (short statistic name, df rule)
+    assert only.signature_fields() == {"stat": "tau-c", "norm": "minmax", "test": "williams-pearson", "df": "n-3"}

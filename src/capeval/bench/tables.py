@@ -1,5 +1,6 @@
 """Bench results → JSON (the stable contract), a neutral table model, and renderers
-(rich console, Markdown, LaTeX). Every rendered table carries its signatures."""
+(rich console, Markdown, LaTeX); the same for a combination search (``capeval combine``).
+Every rendered table carries its signatures."""
 from __future__ import annotations
 
 import math
@@ -7,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..meta.correlation import SHORT
+from .combination import CombinationRun
 from .runner import BenchResult
 
 CONTRACT_STATISTICS = ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")
@@ -15,7 +18,9 @@ _LATEX_LABELS = {"kendall_tau_c": r"$\tau_c$", "kendall_tau_b": r"$\tau_b$", "pe
                  "spearman": r"Spearman $\rho$", "r2": "$R^2$"}
 
 
-def _num(x: float) -> float | None:
+def _num(x: float | None) -> float | None:
+    if x is None:
+        return None
     x = float(x)
     return x if math.isfinite(x) else None
 
@@ -217,6 +222,38 @@ def print_rich(results: Sequence[BenchResult], console=None) -> None:
         for n in t.notes:
             console.print(f"  [dim]{n}[/dim]", highlight=False, soft_wrap=True)
         console.print()
+
+
+# ---- combination search (capeval combine) ------------------------------------------
+
+def combination_to_json(run: CombinationRun) -> dict[str, Any]:
+    def cand(c):
+        w = c.williams
+        return {"metrics": list(c.metrics), run.search.statistic: _num(c.value), "pearson": _num(c.pearson),
+                "williams_vs_best_single": None if w is None else
+                {"t": _num(w.t), "p": _num(w.p_value), "df": w.df, "r12": w.r12, "r13": w.r13, "r23": w.r23}}
+
+    s = run.search
+    return {"benchmark": run.name, "statistic": s.statistic, "normalisation": s.method, "n": s.n,
+            "best_single": s.best_single, "singles": [cand(c) for c in s.singles],
+            "combinations": [cand(c) for c in s.combinations],
+            "_signatures": {"benchmark": str(run.signature()), "metrics": dict(run.metric_signatures)}}
+
+
+def combination_markdown(run: CombinationRun, *, top: int = 10) -> str:
+    s = run.search
+    lines = [f"Best single metric: `{s.best_single}`. Williams test (one-sided, Pearson r, df {s.williams_df}) of each "
+             f"row against it.\n",
+             f"| metrics | 100 × {SHORT[s.statistic]} | 100 × Pearson r | Williams t | p |",
+             "|---|---:|---:|---:|---:|"]
+    for c in list(s.singles) + list(s.combinations[:top]):
+        w = c.williams
+        lines.append(f"| {c.name} | {100 * c.value:.3f} | {100 * c.pearson:.3f} | "
+                     f"{'—' if w is None else f'{w.t:.3f}'} | {'—' if w is None else f'{w.p_value:.3g}'} |")
+    lines.append("")
+    lines.append(f"- `benchmark: {run.signature()}`")
+    lines.extend(f"- `{m}: {sig}`" for m, sig in run.metric_signatures.items())
+    return "\n".join(lines) + "\n"
 
 
 # ---- hook for the HTML report ----------------------------------------------------------

@@ -131,7 +131,8 @@ def combine_cmd(
     from rich.markdown import Markdown
 
     from ..service.cache import ScoreCache
-    from ..bench.combination import combination_markdown, combination_to_json, run_combination
+    from ..bench.combination import run_combination
+    from ..bench.tables import combination_markdown, combination_to_json
 
     from ..outputs import atomic_write, check_outputs
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._arrays import as_vector, same_length
-from .correlation import canonical_statistic, correlate
+from .correlation import SHORT, canonical_statistic, correlate
 from .williams import WilliamsResult, williams_from_scores
 
 NORMALIZERS = ("z", "minmax")
@@ -72,8 +72,10 @@ class CombinationSearch:
     williams_df: str
 
     def signature_fields(self) -> dict[str, object]:
-        return {"stat": self.statistic, "norm": self.method, "n": self.n,
-                "test": "williams-pearson", "df": self.williams_df}
+        """What a reported search records beside its table's protocol: ranking statistic,
+        normalisation, and the Williams test with its df rule."""
+        return {"stat": SHORT[self.statistic], "norm": self.method, "test": "williams-pearson",
+                "df": self.williams_df}
 
 
 def search_combinations(
