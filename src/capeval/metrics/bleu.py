@@ -17,7 +17,7 @@ import numpy as np
 
 from ..result import MetricScores
 from ._ngrams import NgramIndex, bit_length, index_for, ranges, refset_matrix
-from ._units import dedupe
+from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 

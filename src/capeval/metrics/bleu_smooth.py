@@ -29,7 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..result import MetricScores
-from ._units import dedupe, ngram_counts
+from ..units import dedupe
+from ._units import ngram_counts
 from .base import Metric, OutputInfo
 from .registry import register
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..result import MetricScores
 from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, refset_matrix, sorted_unique
-from ._units import dedupe
+from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 

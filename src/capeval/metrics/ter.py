@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..result import MetricScores
-from ._units import dedupe
+from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..metrics._units import dedupe
+from ..units import dedupe
 from .graph import CATEGORIES, SceneGraph, TupleSet, evaluate
 from .parser import DEFAULT_MODEL, TupleParser
 from .synonyms import WordNetSynsets, no_synsets
