@@ -19,7 +19,7 @@ def per_image_cider(candidates: Sequence[str], references: Sequence[Sequence[str
 
     The reference passed space-joined tokens straight to the scorer, so no tokenizer runs.
     """
-    from .. import score
+    from ..api import score
 
     return score(candidates, references, ["cider_d"], tokenizer="none").per_caption["cider_d"]
 

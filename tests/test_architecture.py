@@ -1,0 +1,146 @@
+"""The layer order of docs/ARCHITECTURE.md, checked on the source: no module imports a layer
+above its own, and no two modules import each other (directly or round a circle).
+
+Imports are read with ``ast`` (module level and inside functions alike), so a lazy import that
+runs upward is caught as well. The metric and resource name tables refer to modules by string on
+purpose (plugins register themselves when loaded) and are not imports.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: Top to bottom. A module may import its own package and any package of a lower layer; the
+#: packages of one layer do not import each other. ``capeval`` itself (the façade re-exporting
+#: ``score``, ``score_stream`` ...) sits above everything and nothing inside imports it.
+LAYERS: list[tuple[str, ...]] = [
+    ("cli",),
+    ("bench",),
+    ("learn", "pregen", "stream", "qace"),
+    ("meta",),
+    ("data",),
+    ("service",),
+    ("api", "reward"),
+    ("metrics",),
+    ("scenegraph", "text"),
+    ("resources",),
+    ("io",),
+    ("rowfiles",),
+    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "_compiled"),
+    ("errors", "_version", "_speedups"),
+]
+LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for p in (SRC / "capeval").rglob("*.py"):
+        parts = list(p.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = p
+    # Compiled extensions (``from . import _speedups``) are leaves: named by their C source.
+    for p in (SRC / "capeval").rglob("*.c"):
+        parts = list(p.relative_to(SRC).with_suffix("").parts)
+        mods.setdefault(".".join(parts), p)
+    return mods
+
+
+def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    if path.suffix != ".py":
+        return out
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in mods]
+            targets = subs if len(subs) == len(node.names) else [mod, *subs]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        out.update(t for t in targets if t in mods and t != name)
+    return out
+
+
+def _top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    mods = _modules()
+    return {name: _imports(name, path, mods) for name, path in mods.items()}
+
+
+def test_every_package_has_a_layer(graph):
+    missing = sorted({_top(m) for m in graph} - set(LEVEL) - {""})
+    assert not missing, f"add these to LAYERS (and docs/ARCHITECTURE.md): {missing}"
+
+
+def test_no_module_imports_a_layer_above_or_beside_it(graph):
+    bad = []
+    for src, targets in graph.items():
+        if src == "capeval":
+            continue
+        for dst in targets:
+            a, b = _top(src), _top(dst)
+            if dst == "capeval":
+                bad.append(f"{src} imports the capeval façade")
+            elif a != b and LEVEL[b] <= LEVEL[a]:
+                bad.append(f"{src} ({a}, layer {LEVEL[a]}) imports {dst} ({b}, layer {LEVEL[b]})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_no_import_circle(graph):
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    counter = iter(range(10**9))
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = next(counter)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                circles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not circles, circles
+
+
+def test_the_checker_sees_a_violation(tmp_path):
+    """The rules above can fail: a planted upward import is reported."""
+    mods = {"capeval.metrics.x": tmp_path / "x.py", "capeval.bench.runner": tmp_path / "r.py"}
+    mods["capeval.metrics.x"].write_text("from ..bench.runner import run_benchmark\n")
+    got = _imports("capeval.metrics.x", mods["capeval.metrics.x"], mods)
+    assert got == {"capeval.bench.runner"}
+    assert LEVEL[_top("capeval.bench.runner")] < LEVEL[_top("capeval.metrics.x")]
