@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 import capeval.data
 from capeval.bench import figures
 from capeval.service.cache import ScoreCache
-from capeval.bench.report import build_report, html_table, williams_matrix
-from capeval.bench.runner import run_benchmark
+from capeval.bench.report import build_report, html_table
+from capeval.bench.runner import report_statistics, run_benchmark
 from capeval.cli.main import app
 from capeval.data.records import PairwiseTable
 from capeval.data.distractor_rules import TASKS
-from capeval.meta.williams import williams_from_scores
+from capeval.meta.williams import williams_from_scores, williams_matrix
 
 from .conftest import WORDS, make_tables
 
@@ -113,6 +113,20 @@ def test_williams_matrix_cells_are_the_meta_test(results):
     # an identical pair is not testable (K = 0): NaN, not an exception
     _, q = williams_matrix({"a": r.scores["bleu1"], "b": r.scores["bleu1"]}, r.human)
     assert np.isnan(q).all()
+
+
+def test_report_statistics_per_kind(results):
+    by_name = {r.name: r for r in results}
+    corr = report_statistics(by_name["toy-corr"], df="n-2", agreement="spearman")
+    assert corr.agreement.names == METRICS and corr.agreement.df_rule == "n-2" and not corr.distractors
+    assert corr.agreement.statistic == "spearman" and corr.agreement.n == len(by_name["toy-corr"].human)
+    dis = report_statistics(by_name["toy-distractors"], df="n-3", agreement="kendall_tau_b")
+    assert list(dis.distractors) == METRICS and dis.agreement is None
+    assert dis.distractors["bleu4"].per_task == {k: v for k, v in
+                                                 by_name["toy-distractors"].experiment.results["bleu4"].percent().items()
+                                                 if k != "mean"}
+    plain = report_statistics(by_name["toy-pairs"], df="n-3", agreement="kendall_tau_b")
+    assert plain.agreement is None and not plain.distractors
 
 
 def test_rating_levels():

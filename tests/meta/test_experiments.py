@@ -5,6 +5,7 @@ from capeval.data.records import CorrelationTable, PairwiseTable, SystemTable
 from capeval.errors import InputError
 from capeval.meta import experiments as E
 from capeval.meta.correlation import correlate
+from capeval.meta.williams import williams_from_scores
 
 
 def _corr_table(n=30):
@@ -88,3 +89,19 @@ def test_undefined_pairs_are_skipped():
     assert acc.n == {"HC": 2, "HI": 1} and acc.accuracy == {"HC": 0.5, "HI": 0.0}
     with pytest.raises(InputError, match="undefined"):
         E.pairwise_experiment(t, {"m": [nan] * 8}, skip_undefined={"m"})
+
+
+def test_metric_agreement_leaves_out_undefined_outputs():
+    rng = np.random.default_rng(4)
+    h = rng.normal(size=50)
+    scores = {"a": h + rng.normal(size=50), "b": h + rng.normal(size=50), "c": rng.normal(size=50)}
+    scores["spice_color"] = np.where(np.arange(50) % 7 == 0, np.nan, h)
+    agr = E.metric_agreement(scores, h, statistic="tau-b", df="n-2")
+    assert agr.names == ["a", "b", "c"] and agr.statistic == "kendall_tau_b" and agr.n == 50
+    assert agr.matrix[0, 1] == correlate(scores["a"], scores["b"], "kendall_tau_b").value
+    assert agr.williams_p[0, 2] == williams_from_scores(h, scores["a"], scores["c"], df="n-2").p_value
+    assert str(agr.williams_signature("toy")).startswith("williams|dataset:toy|corr:pearson|tail:one|df:n-2=48|n:50|")
+    assert str(agr.signature("toy")).startswith("toy-metric-agreement|stat:tau-b|n:50|")
+    assert E.metric_agreement({"a": scores["a"], "spice_color": scores["spice_color"]}, h) is None
+    with pytest.raises(InputError, match="unknown df rule"):
+        E.metric_agreement(scores, h, df="n")

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from capeval.errors import InputError
-from capeval.meta.williams import williams_from_scores, williams_test
+from capeval.meta.williams import degrees_of_freedom, williams_from_scores, williams_matrix, williams_test
 
 
 def _by_hand(r12, r13, r23, n, df):
@@ -67,3 +67,17 @@ def test_bad_input(args, msg):
         williams_test(*args)
     with pytest.raises(InputError, match="df rule"):
         williams_test(0.6, 0.5, 0.3, 50, df="n-1")
+
+
+def test_williams_matrix_refuses_bad_input_before_testing():
+    rng = np.random.default_rng(3)
+    h, a, b = rng.normal(size=(3, 40))
+    with pytest.raises(InputError, match="unknown df rule"):
+        williams_matrix({"a": a, "b": b}, h, df="n-4")
+    with pytest.raises(InputError, match="inputs must align"):
+        williams_matrix({"a": a, "b": b[:-1]}, h)
+    with pytest.raises(InputError):
+        williams_matrix({"a": np.where(np.arange(40) == 5, np.nan, a), "b": b}, h)
+    names, p = williams_matrix({"a": a, "b": b}, h, df="n-2")
+    assert names == ["a", "b"] and p[0, 1] == williams_from_scores(h, a, b, df="n-2").p_value
+    assert degrees_of_freedom(40, "n-3") == 37 and degrees_of_freedom(40, "n-2") == 38

@@ -11,7 +11,8 @@ its kind calls for:
   metric × task heatmap;
 - system: the metric agreement heatmap.
 
-Statistics come from :mod:`capeval.meta`; nothing is recomputed differently here.
+The statistics are computed before any rendering starts (:func:`capeval.bench.runner.report_statistics`,
+all from :mod:`capeval.meta`); this module only lays out numbers it is given.
 """
 from __future__ import annotations
 
@@ -26,11 +27,10 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import InputError
-from ..meta.correlation import SHORT, canonical_statistic, correlation_matrix
-from ..meta.williams import DF_RULES, williams_from_scores
-from ..signature import Signature
+from ..meta.correlation import canonical_statistic
+from ..meta.williams import DF_RULES
 from . import figures
-from .runner import BenchResult, higher_is_better
+from .runner import BenchResult, ReportStatistics, higher_is_better, report_statistics
 from .tables import build_table
 
 DEFAULT_AGREEMENT = "kendall_tau_b"
@@ -120,31 +120,6 @@ class _Salt:
         return f"capeval-fig{self.n}"
 
 
-# ---- statistics the figures show (all from capeval.meta) ---------------------------------------
-
-def williams_matrix(scores: dict[str, np.ndarray], human: np.ndarray, *, df: str = "n-3"
-                    ) -> tuple[list[str], np.ndarray]:
-    """p[i, j] = one-sided Williams p that metric i correlates better with ``human`` than j.
-    Pairs the test cannot take (identical or constant metrics) are NaN."""
-    names = list(scores)
-    p = np.full((len(names), len(names)), np.nan)
-    for i, a in enumerate(names):
-        for j, b in enumerate(names):
-            if i == j:
-                continue
-            try:
-                p[i, j] = williams_from_scores(human, scores[a], scores[b], df=df, names=(a, b)).p_value
-            except InputError:
-                pass
-    return names, p
-
-
-def williams_signature(result: BenchResult, df: str) -> Signature:
-    n = len(result.human)
-    dof = n - 3 if df == "n-3" else n - 2
-    return Signature.make("williams", dataset=result.name, corr="pearson", tail="one", df=f"{df}={dof}", n=n)
-
-
 # ---- sections ----------------------------------------------------------------------------------
 
 def _table_section(result: BenchResult) -> str:
@@ -165,7 +140,7 @@ def _table_section(result: BenchResult) -> str:
     return "".join(parts)
 
 
-def _correlation_figures(result: BenchResult, salt: _Salt, *, df: str, agreement: str) -> str:
+def _correlation_figures(result: BenchResult, stats: ReportStatistics, salt: _Salt) -> str:
     scores = {m: np.asarray(result.scores[m], dtype=float) for m in result.metrics if m in result.scores}
     if not scores or result.human is None:
         return '<p class="note">No per-row scores in this result: figures skipped.</p>'
@@ -176,28 +151,27 @@ def _correlation_figures(result: BenchResult, salt: _Salt, *, df: str, agreement
         f"{_e(result.name)}: each metric's per-row scores grouped by human rating "
         f"({len(result.human)} rows). Box: quartiles; whiskers: 5th–95th percentile; red line: median; "
         "dot: mean; n: rows at that level.", [bench_sig]))
-    # Metric–metric statistics need every row: outputs with undefined (NaN) rows, such as
-    # SPICE's categories, appear in the distributions above but not in the matrices below.
-    scores = {m: v for m, v in scores.items() if not np.isnan(v).any()}
-    if len(scores) < 2:
+    # Outputs with undefined (NaN) rows, such as SPICE's categories, appear in the
+    # distributions above but not in the matrices below (see meta.experiments.metric_agreement).
+    agr = stats.agreement
+    if agr is None:
         return "".join(out)
-    names, mat = correlation_matrix(scores, agreement)
+    label = _LABEL[agr.statistic]
     out.append("<h3>Metric–metric correlation</h3>")
     out.append(_figure(
-        figures.heatmap(names, names, mat, salt=salt(), colorbar=_LABEL[agreement]),
-        f"{_e(_LABEL[agreement])} between the metrics' per-row scores on {_e(result.name)}.",
-        [str(Signature.make(f"{result.name}-metric-agreement", stat=SHORT[agreement], n=len(result.human)))]))
-    wnames, p = williams_matrix(scores, result.human, df=df)
+        figures.heatmap(agr.names, agr.names, agr.matrix, salt=salt(), colorbar=label),
+        f"{_e(label)} between the metrics' per-row scores on {_e(result.name)}.",
+        [str(agr.signature(result.name))]))
     out.append("<h3>Williams significance</h3>")
     out.append(_figure(
-        figures.significance_matrix(wnames, p, salt=salt()),
+        figures.significance_matrix(agr.names, agr.williams_p, salt=salt()),
         "Williams test (Graham &amp; Baldwin 2014) of corr(human, A) &gt; corr(human, B) with Pearson r, "
-        f"one-sided, df rule {_e(df)}. Green: p &lt; 0.05 (lighter to darker: 0.05, 0.01, 0.001).",
-        [str(williams_signature(result, df)), bench_sig]))
+        f"one-sided, df rule {_e(agr.df_rule)}. Green: p &lt; 0.05 (lighter to darker: 0.05, 0.01, 0.001).",
+        [str(agr.williams_signature(result.name)), bench_sig]))
     return "".join(out)
 
 
-def _pairwise_figures(result: BenchResult, salt: _Salt) -> str:
+def _pairwise_figures(result: BenchResult, stats: ReportStatistics, salt: _Salt) -> str:
     exp = result.experiment
     acc = {m: exp.results[m].percent() for m in result.metrics}
     cats = [*exp.categories, "mean"]
@@ -205,16 +179,14 @@ def _pairwise_figures(result: BenchResult, salt: _Salt) -> str:
         figures.accuracy_bars(cats, acc, salt=salt()),
         f"Pairwise accuracy on {_e(result.name)} per category and their plain mean; dashed: chance (50%). "
         f"Metric ties: {_e(result.tie_policy)}.", [str(result.signature())])]
-    if result.protocol.get("dataset") == "distractors":
-        out.append(_distractor_section(result, salt))
+    if stats.distractors:
+        out.append(_distractor_section(result, stats, salt))
     return "".join(out)
 
 
-def _distractor_section(result: BenchResult, salt: _Salt) -> str:
-    from ..meta.distractors import summarize
-
+def _distractor_section(result: BenchResult, stats: ReportStatistics, salt: _Salt) -> str:
     exp = result.experiment
-    sums = {m: summarize(exp.results[m]) for m in result.metrics}
+    sums = stats.distractors
     tasks = list(exp.categories)
     rows = [[m, s.mean, s.worst, s.worst_task, sum(s.ties.values())] for m, s in sums.items()]
     out = ["<h3>Distractor robustness: mean and worst task</h3>",
@@ -243,16 +215,18 @@ def _system_figures(result: BenchResult, salt: _Salt) -> str:
 
 def build_report(results: Sequence[BenchResult], *, title: str = "capeval benchmark report", df: str = "n-3",
                  agreement: str = DEFAULT_AGREEMENT) -> str:
-    """The whole page as a string."""
+    """The whole page as a string: every statistic first (``df``: the Williams df rule,
+    ``agreement``: the metric–metric statistic), then the layout."""
     if not results:
         raise InputError("no benchmark results to report")
     if df not in DF_RULES:
         raise InputError(f"unknown Williams df rule {df!r}; choose one of {', '.join(DF_RULES)}")
     agreement = canonical_statistic(agreement)
+    stats = [report_statistics(r, df=df, agreement=agreement) for r in results]
     salt = _Salt()
     ids: dict[str, int] = {}
     nav, body = [], []
-    for r in results:
+    for r, st in zip(results, stats):
         slug = _slug(r.name)
         ids[slug] = ids.get(slug, 0) + 1
         if ids[slug] > 1:
@@ -262,9 +236,9 @@ def build_report(results: Sequence[BenchResult], *, title: str = "capeval benchm
                f'<p class="meta">{_e(", ".join(f"{k}={v}" for k, v in r.protocol.items()))}</p>',
                _table_section(r)]
         if r.kind == "correlation":
-            sec.append(_correlation_figures(r, salt, df=df, agreement=agreement))
+            sec.append(_correlation_figures(r, st, salt))
         elif r.kind == "pairwise":
-            sec.append(_pairwise_figures(r, salt))
+            sec.append(_pairwise_figures(r, st, salt))
         else:
             sec.append(_system_figures(r, salt))
         sec.append("</section>")
@@ -287,4 +261,4 @@ def write_report(results: Sequence[BenchResult], path: Path | str, **kw) -> Path
     return path
 
 
-__all__ = ["build_report", "write_report", "williams_matrix", "html_table"]
+__all__ = ["build_report", "write_report", "html_table"]

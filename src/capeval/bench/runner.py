@@ -13,9 +13,10 @@ import numpy as np
 from ..errors import InputError
 from ..meta.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, bootstrap_correlation
 from ..meta.correlation import SHORT, canonical_statistic
-from ..meta.experiments import (CorrelationExperiment, PairwiseExperiment, SystemExperiment,
-                                correlation_experiment, correlation_units, pairwise_experiment,
-                                defined_mask, pairwise_units, system_experiment, system_units)
+from ..meta.distractors import DistractorSummary, summarize
+from ..meta.experiments import (CorrelationExperiment, MetricAgreement, PairwiseExperiment, SystemExperiment,
+                                correlation_experiment, correlation_units, defined_mask, metric_agreement,
+                                pairwise_experiment, pairwise_units, system_experiment, system_units)
 from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import family_for
 from ..signature import Signature
@@ -241,6 +242,30 @@ def _seen_metrics(name, metrics, options, root, allow_seen: bool) -> dict[str, l
     return seen
 
 
+# ---- statistics the HTML report draws beyond the tables ---------------------------------
+
+@dataclass
+class ReportStatistics:
+    """Computed (by capeval.meta) before :mod:`capeval.bench.report` lays them out."""
+
+    #: correlation benchmarks: metric–metric agreement and Williams p (None: < 2 metrics defined on every row)
+    agreement: MetricAgreement | None = None
+    #: the distractors benchmark: per-task mean / worst task per metric
+    distractors: dict[str, DistractorSummary] = field(default_factory=dict)
+
+
+def report_statistics(result: BenchResult, *, df: str, agreement: str) -> ReportStatistics:
+    """The report's extra statistics for one result; ``df`` is the Williams df rule and
+    ``agreement`` the metric–metric statistic."""
+    out = ReportStatistics()
+    if result.kind == "correlation" and result.human is not None:
+        scores = {m: result.scores[m] for m in result.metrics if m in result.scores}
+        out.agreement = metric_agreement(scores, result.human, statistic=agreement, df=df)
+    elif result.kind == "pairwise" and result.protocol.get("dataset") == "distractors":
+        out.distractors = {m: summarize(result.experiment.results[m]) for m in result.metrics}
+    return out
+
+
 def _with(first: str, rest: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((first, *rest)))
 
@@ -257,4 +282,4 @@ def run_benchmarks(names: Sequence[str], metrics: Sequence[str] = DEFAULT_METRIC
 
 
 __all__ = ["BenchResult", "CORE_BENCHMARKS", "DEFAULT_METRICS", "DEFAULT_RESAMPLES", "run_benchmark",
-           "run_benchmarks", "resolve_names", "higher_is_better"]
+           "run_benchmarks", "resolve_names", "higher_is_better", "ReportStatistics", "report_statistics"]

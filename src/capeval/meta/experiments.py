@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from .correlation import Correlation, canonical_statistic, correlate
+from ..signature import Signature
+from .correlation import SHORT, Correlation, canonical_statistic, correlate, correlation_matrix
 from .pairwise import PairwiseAccuracy, pairwise_accuracy
 from .system import SystemCorrelation, system_correlation, system_metric_matrix, system_rankings
+from .williams import check_df_rule, degrees_of_freedom, williams_matrix
 
 if TYPE_CHECKING:  # the record types live with the loaders
     from ..data.records import CorrelationTable, PairwiseTable, SystemTable
@@ -76,6 +78,51 @@ def correlation_experiment(
         results[metric] = {s: correlate(x, h, s, names=(metric, "human")) for s in stats}
     return CorrelationExperiment(table.name, n, canonical_statistic(table.statistic), dict(table.protocol), results,
                                  defined)
+
+
+@dataclass
+class MetricAgreement:
+    """Metric–metric statistics on a correlation table: how the metrics agree with each other
+    (``matrix``, in ``statistic``) and which correlates significantly better with the humans
+    (``williams_p[i, j]``: one-sided Williams p that metric i beats metric j, Pearson r)."""
+
+    names: list[str]
+    statistic: str
+    matrix: np.ndarray
+    williams_p: np.ndarray
+    df_rule: str
+    n: int
+
+    def signature(self, dataset: str) -> Signature:
+        return Signature.make(f"{dataset}-metric-agreement", stat=SHORT[self.statistic], n=self.n)
+
+    def williams_signature(self, dataset: str) -> Signature:
+        dof = degrees_of_freedom(self.n, self.df_rule)
+        return Signature.make("williams", dataset=dataset, corr="pearson", tail="one", df=f"{self.df_rule}={dof}",
+                              n=self.n)
+
+
+def metric_agreement(
+    scores: Mapping[str, Sequence[float]],
+    human: Sequence[float],
+    *,
+    statistic: str = "kendall_tau_b",
+    df: str = "n-3",
+) -> MetricAgreement | None:
+    """Both matrices over the metrics defined on every row; ``None`` when fewer than two are.
+
+    Comparing two metrics needs the same rows for both, so an output with undefined (NaN)
+    rows, such as a SPICE category, is left out here rather than cut down to its rows.
+    """
+    statistic = canonical_statistic(statistic)
+    check_df_rule(df)
+    full = {m: np.asarray(v, dtype=float) for m, v in scores.items()}
+    full = {m: v for m, v in full.items() if not np.isnan(v).any()}
+    if len(full) < 2:
+        return None
+    names, matrix = correlation_matrix(full, statistic)
+    _, p = williams_matrix(full, human, df=df)
+    return MetricAgreement(names, statistic, matrix, p, df, len(human))
 
 
 # ---- pairwise --------------------------------------------------------------------------
