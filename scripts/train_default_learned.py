@@ -25,7 +25,7 @@ from capeval.learn import ranker_features as rf
 from capeval.learn.judgments import JUDGMENT_BENCHMARKS
 from capeval.learn.ranker_model import (DEFAULT_FEATURES, DEFAULT_HYPER, DEFAULT_KIND, DEFAULT_MAX_REFS,
                                         RankerModel, default_model_path)
-from capeval.learn.weights import sha256_file
+from capeval.digests import sha256_file
 
 SEED = 0
 KIND, FEATURES, HYPER, MAX_REFS = DEFAULT_KIND, DEFAULT_FEATURES, DEFAULT_HYPER, DEFAULT_MAX_REFS

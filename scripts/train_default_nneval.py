@@ -25,7 +25,8 @@ from capeval.service.cache import ScoreCache
 from capeval.learn.builder import load_training_set
 from capeval.learn.nneval import default_model_path
 from capeval.learn.train import make_recipe, train_recipe
-from capeval.learn.weights import load_npz, sha256_file
+from capeval.digests import sha256_file
+from capeval.learn.model_files import load_npz
 
 SEED = 0
 VALIDATION = "expert"  # the paper's protocol; docs/NNEVAL.md also reports the "split" model

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("resources",),
     ("io",),
     ("rowfiles",),
-    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "_compiled"),
+    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "_compiled"),
     ("errors", "_version", "_speedups"),
 ]
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

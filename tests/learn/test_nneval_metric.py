@@ -190,7 +190,7 @@ def test_per_ref_model_refuses_other_policies(user_model, tmp_path):
 
 
 def test_old_model_files_read_as_all_references_with_clipping(user_model, tmp_path):
-    from capeval.learn.weights import load_npz, save_npz
+    from capeval.learn.model_files import load_npz, save_npz
 
     arrays, meta = load_npz(user_model)
     for k in ("refs", "max_refs", "clip"):

@@ -70,7 +70,7 @@ def test_model_file_roundtrip_predicts_identically_and_records_provenance(tmp_pa
 
 
 def test_model_file_of_another_format_is_refused(tmp_path):
-    from capeval.learn.weights import save_npz
+    from capeval.learn.model_files import save_npz
 
     save_npz(tmp_path / "x.npz", {"a": np.zeros(2)}, {"format": "something-else"})
     with pytest.raises(InputError, match="format"):

@@ -3,25 +3,18 @@
 packaged copy; on-disk ``SHA256SUMS`` files are read only to refresh it (:func:`build_manifest`)."""
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from ..digests import sha256_file
 from ..errors import InputError
 
 MANIFEST = Path(__file__).with_name("manifest.json")
 SOURCES = Path(__file__).with_name("sources.json")
 SUMS_NAME = "SHA256SUMS"
 
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def safe_relpath(rel: str, where: str) -> str:

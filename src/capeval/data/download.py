@@ -22,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ..errors import ExternalToolError, InputError
-from .checksums import SUMS_NAME, packaged_manifest, packaged_sources, safe_relpath, sha256_file
+from ..digests import sha256_file
+from .checksums import SUMS_NAME, packaged_manifest, packaged_sources, safe_relpath
 from .registry import _SPECS
 
 ARCHIVE_EXTS = (".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip")

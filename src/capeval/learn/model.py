@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from ..digests import sha256_file
 from ..errors import InputError
 from . import mlp
 from .features import Feature, FeatureMatrix, MinMax, extract, label
 from .refsets import DEFAULT_K, POLICIES
-from .weights import load_npz, save_npz, sha256_file
+from .model_files import load_npz, save_npz
 
 KINDS = ("mlp", "linear")
 FORMAT = "capeval-learned-model/1"

@@ -99,7 +99,7 @@ class NNEval(Metric):
         not reused for the same file)."""
         from .model import LearnedModel
         from .nneval import default_model_path
-        from .weights import sha256_file
+        from ..digests import sha256_file
 
         model = options.get("model")
         if isinstance(model, LearnedModel):

@@ -14,14 +14,13 @@ reference length (both after the model's tokenizer).
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
+from ..outputs import atomic_open
 from .features import Feature, FeatureMatrix, extract, label
 
 LENGTH = "length"
@@ -82,15 +81,8 @@ def _embprod(cands: Sequence[str], refs: Sequence[Sequence[str]], cache=None) ->
             except (OSError, ValueError):
                 pass  # a damaged file is recomputed
         arr = _embprod(cands, refs)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.save(fh, arr, allow_pickle=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_open(path, "wb") as fh:
+            np.save(fh, arr, allow_pickle=False)
         return arr
     from ..metrics.sentsim import embed
     from ..resources.encoders import load_encoder, resolve_encoder

@@ -2,7 +2,7 @@
 
 The file records which benchmarks (and how many units of each) it was trained on and which
 it was selected on, so ``capeval bench`` can refuse to report a learned model on data it saw.
-No pickle: arrays plus one JSON string (``capeval.learn.weights``).
+No pickle: arrays plus one JSON string (``capeval.learn.model_files``).
 """
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from ..digests import sha256_file
 from ..errors import InputError
 from . import ranker
 from . import ranker_features as rf
 from .features import Feature, label
-from .weights import load_npz, save_npz, sha256_file
+from .model_files import load_npz, save_npz
 
 FORMAT = "capeval-ranker/1"
 KINDS = ("linear", "pairwise_ls", "ridge", "mlp")

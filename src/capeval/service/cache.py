@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
+from ..outputs import atomic_open
 from ..paths import cache_root
 
 
@@ -134,17 +133,9 @@ class ScoreCache:
     def put(self, key: str, scores: CachedScores) -> None:
         if not self.enabled:
             return
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                per_unit = np.asarray(scores.per_unit, dtype=float)
-                digest = _content_digest(key, scores.metric, per_unit, float(scores.corpus), scores.signature)
-                np.savez(fh, metric=np.array(scores.metric), per_unit=per_unit,
-                         corpus=np.array(scores.corpus, dtype=float), signature=np.array(scores.signature),
-                         key=np.array(key), digest=np.array(digest))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        per_unit = np.asarray(scores.per_unit, dtype=float)
+        digest = _content_digest(key, scores.metric, per_unit, float(scores.corpus), scores.signature)
+        with atomic_open(self._path(key), "wb") as fh:
+            np.savez(fh, metric=np.array(scores.metric), per_unit=per_unit,
+                     corpus=np.array(scores.corpus, dtype=float), signature=np.array(scores.signature),
+                     key=np.array(key), digest=np.array(digest))

@@ -8,11 +8,8 @@ unicode array, not an object array), so no pickle is ever involved.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
-import os
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..digests import sha256_file
 from ..errors import InputError, ResourceNotFound
+from ..outputs import atomic_open
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip header can hold
 META_KEY = "meta_json"
@@ -36,24 +35,15 @@ def save_npz(path: Path | str, arrays: Mapping[str, np.ndarray], meta: Mapping[s
             raise InputError(f"array {k!r} has dtype object; model files never hold pickled objects")
     members[META_KEY] = np.array(json.dumps(meta, sort_keys=True, ensure_ascii=True))
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
-            for name in sorted(members):
-                buf = io.BytesIO()
-                # np.ascontiguousarray would turn 0-d arrays (the metadata, a bias) into 1-d ones.
-                np.lib.format.write_array(buf, np.array(members[name], order="C"), allow_pickle=False)
-                info = zipfile.ZipInfo(f"{name}.npy", date_time=_EPOCH)
-                info.external_attr = 0o644 << 16
-                zf.writestr(info, buf.getvalue())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a shipped or shared model must be readable
-        with open(tmp, "rb") as fh:  # on disk before the rename: a crash never leaves a truncated model
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # atomic_open: on disk before the rename, so a crash never leaves a truncated model.
+    with atomic_open(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+        for name in sorted(members):
+            buf = io.BytesIO()
+            # np.ascontiguousarray would turn 0-d arrays (the metadata, a bias) into 1-d ones.
+            np.lib.format.write_array(buf, np.array(members[name], order="C"), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=_EPOCH)
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, buf.getvalue())
     return sha256_file(path)
 
 
@@ -74,10 +64,3 @@ def load_npz(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         raise InputError(f"{path}: metadata is not valid JSON: {e}") from None
     return arrays, meta
 
-
-def sha256_file(path: Path | str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

@@ -6,7 +6,8 @@ import pytest
 from capeval.errors import InputError, ResourceNotFound
 from capeval.learn.features import Feature, MinMax
 from capeval.learn.model import LearnedModel
-from capeval.learn.weights import load_npz, save_npz, sha256_file
+from capeval.digests import sha256_file
+from capeval.learn.model_files import load_npz, save_npz
 
 
 def _model(kind="mlp"):
