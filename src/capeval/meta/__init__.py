@@ -5,8 +5,11 @@
 - :mod:`.bootstrap` — seeded row bootstrap, paired bootstrap;
 - :mod:`.pairwise` — pairwise / distractor accuracy with explicit tie policies;
 - :mod:`.system` — system-level correlation and rankings;
-- :mod:`.combination` — normalised metric combinations;
-- :mod:`.experiments` — the above applied to benchmark record types.
+- :mod:`.combination` — normalised metric combinations and their search;
+- :mod:`.distractors` — distractor accuracy per task, mean and worst task (the items
+  themselves are built in :mod:`capeval.data.distractor_rules`);
+- :mod:`.experiments` — the above applied to benchmark record types, and the metric–metric
+  agreement / Williams matrices of a correlation table.
 """
 from .bootstrap import bootstrap_correlation, paired_bootstrap_correlation
 from .combination import combine, search_combinations
