@@ -21,6 +21,8 @@ from itertools import chain, repeat
 
 import numpy as np
 
+from .. import _compiled
+
 MAX_ORDER = 4
 
 
@@ -126,13 +128,16 @@ class NgramIndex:
         if len(self.sid) != len(self.sentences):
             raise ValueError("NgramIndex needs distinct sentences")
         n = len(self.sentences)
+        self.space_clean = _all_space_clean(self.sentences)
+        core = _compiled.core
+        if core is not None and self._build_compiled(core):
+            return
         # Words of all sentences in one split of the joined text (whitespace never joins two
         # sentences' words); per-sentence counts from counting spaces when every sentence is
         # space-clean. This makes one list, not one per sentence: 10^5 live lists made
         # Python's cyclic GC rescan the heap again and again (the split took 1.5 us/sentence).
         joined = " ".join(self.sentences)
         flat = joined.split()
-        self.space_clean = _all_space_clean(self.sentences)
         if self.space_clean:
             lens = np.fromiter(map(str.count, self.sentences, repeat(" ")), dtype=np.int64, count=n) + 1
         else:
@@ -237,6 +242,35 @@ class NgramIndex:
         dropped = np.flatnonzero(~keep)
         self.e_start = occ_start - np.searchsorted(dropped, occ_start)
 
+    def _build_compiled(self, core) -> bool:
+        """The same tables from the compiled core (capeval._speedups.build_index), in one pass
+        with hash tables instead of sorts. n-gram ids are dense and exact as above but numbered
+        in order of first appearance instead of by rank; nothing depends on that numbering
+        (sums follow the entries' insertion order, which is the same). False when the corpus is
+        too large for its 32-bit counters (the numpy build then runs)."""
+        try:
+            vocab, words, lens, sizes, parents, lasts, e_start, e_gram, e_order, e_count = core.build_index(
+                self.sentences)
+        except OverflowError:
+            return False
+        i64 = np.int64
+        self.vocab = vocab
+        self.words = np.frombuffer(words, dtype=i64)
+        self.n_words = np.frombuffer(lens, dtype=i64)
+        self.w_start = np.zeros(len(self.sentences) + 1, dtype=i64)
+        np.cumsum(self.n_words, out=self.w_start[1:])
+        self._parent = [np.frombuffer(b, dtype=i64) for b in parents]
+        self._last = [np.arange(max(sizes[0], 1), dtype=i64)] + [np.frombuffer(b, dtype=i64) for b in lasts[1:]]
+        offsets = np.zeros(MAX_ORDER + 1, dtype=i64)
+        np.cumsum(sizes, out=offsets[1:])
+        self.g_off = offsets
+        self.n_grams = int(offsets[-1])
+        self.e_start = np.frombuffer(e_start, dtype=i64)
+        self.e_gram = np.frombuffer(e_gram, dtype=i64)
+        self.e_order = np.frombuffer(e_order, dtype=np.int8)
+        self.e_count = np.frombuffer(e_count, dtype=np.int32)
+        return True
+
     def __len__(self) -> int:
         return len(self.sentences)
 
@@ -270,6 +304,14 @@ class NgramIndex:
                 s = s + " " + vocab[w[:, j]]
             out[sel] = s
         return out.tolist()
+
+
+def index_arrays(index: NgramIndex) -> tuple:
+    """The entry tables the compiled core reads (``e_start, e_gram, e_order, e_count, n_words,
+    n_grams``), C-contiguous in the dtypes it expects (no copy when they already are)."""
+    c = np.ascontiguousarray
+    return (c(index.e_start, dtype=np.int64), c(index.e_gram, dtype=np.int64), c(index.e_order, dtype=np.int8),
+            c(index.e_count, dtype=np.int32), c(index.n_words, dtype=np.int64), index.n_grams)
 
 
 def refset_matrix(index: NgramIndex, refsets: Sequence[Sequence[str]]):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result import MetricScores
-from ._ngrams import NgramIndex, bit_length, index_for, ranges, refset_matrix
+from .. import _compiled
+from ._ngrams import MAX_ORDER, NgramIndex, bit_length, index_arrays, index_for, ranges, refset_matrix
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -52,6 +53,16 @@ def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarra
     csid = index.sids(units.cands)[units.unit_cand]
     n_rs = len(units.refsets)
     ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, units.refsets)
+    core = _compiled.core
+    if core is not None and n == MAX_ORDER:
+        # The same integers from the compiled core, one unit at a time with a per-unit table of
+        # the references' maximum counts (capeval._speedups.bleu_units).
+        b_reflen, b_correct = core.bleu_units(*index_arrays(index), csid, np.ascontiguousarray(units.unit_refset),
+                                              ref_sid, ref_sid.shape[1])
+        testlen = index.n_words[csid]
+        return {"testlen": testlen, "reflen": np.frombuffer(b_reflen, dtype=np.int64).copy(),
+                "guess": np.maximum(testlen[:, None] - np.arange(n)[None, :], 0),
+                "correct": np.frombuffer(b_correct, dtype=np.int64).reshape(n_units, n).copy()}
 
     # Max count of each n-gram over a refset's references: sort packed (refset, n-gram, count)
     # and keep the last of each (refset, n-gram) run.

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _compiled
 from ..errors import InputError
 from ..result import MetricScores
-from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, refset_matrix, sorted_unique
+from ._ngrams import NgramIndex, argsort_bounded, index_arrays, index_for, ranges, refset_matrix, sorted_unique
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -221,8 +222,11 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     laid out in the reference's order. Terms of n-grams absent from a reference are exact
     zeros in the reference and are skipped here, which cannot change a sum.
     """
-    # 1. Entries of every distinct sentence, in insertion order (the index lists them so).
     index = index if index is not None else index_for(units.cands, units.refsets)
+    core = _compiled.core
+    if core is not None:
+        return _unit_scores_compiled(core, units, dfo, clipped, sigma, index)
+    # 1. Entries of every distinct sentence, in insertion order (the index lists them so).
     n_sent = len(index)
     n_gram = max(index.n_grams, 1)
     gram, order = index.e_gram, index.e_order
@@ -310,6 +314,40 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     avg = (((score[:, 0] + score[:, 1]) + score[:, 2]) + score[:, 3]) / N_ORDER
     avg = avg / valid.sum(axis=1)
     return avg * 10.0
+
+
+def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: NgramIndex) -> np.ndarray:
+    """:func:`unit_scores` by the compiled core (capeval._speedups.cider_units): the same
+    operations in the same order, one unit at a time. The values that involve numpy's or
+    Python's own math are computed here exactly as above and passed in as tables: ln of each
+    distinct df value (numpy's scalar log), and the length penalty of each possible length
+    difference (Python's float power of e)."""
+    arrays = index_arrays(index)
+    ref_sid = refset_matrix(index, units.refsets)[0]
+    max_k = ref_sid.shape[1]
+    if dfo is None:
+        # df(g) = summed rows of the refsets whose union holds g: integers, exact.
+        df = np.frombuffer(core.refset_df(*arrays, ref_sid, max_k, units.refset_rows.astype(np.int64)),
+                           dtype=np.int64)
+        ref_len = float(np.log(float(units.n_rows)))
+        uniq = np.flatnonzero(np.bincount(df, minlength=1))
+        lut = np.zeros(len(uniq) and int(uniq[-1]) + 1, dtype=np.int64)
+        lut[uniq] = np.arange(len(uniq), dtype=np.int64)
+        dfi = lut[df]
+    else:
+        df_of_gram = dfo.lookup_ids(index)
+        ref_len = float(dfo.ref_len)
+        uniq = sorted_unique(df_of_gram)
+        dfi = np.searchsorted(uniq, df_of_gram)
+    logs = np.array([float(np.log(max(1.0, float(u)))) for u in uniq.tolist()], dtype=np.float64)
+    lw = ref_len - logs
+    # Length penalty of every bigram-length difference that can occur, as unit_scores computes it.
+    m = int(max(int(index.n_words.max(initial=0)) - 1, 0))
+    pens = np.array([np.e ** (-(d**2) / (2 * sigma**2)) for d in map(float, range(-m, m + 1))], dtype=np.float64)
+    u_sid = index.sids(units.cands)[units.unit_cand]
+    out = core.cider_units(*arrays, u_sid, np.ascontiguousarray(units.unit_refset, dtype=np.int64), ref_sid, max_k,
+                           np.ascontiguousarray(dfi, dtype=np.int64), lw, pens, m, clipped)
+    return np.frombuffer(out, dtype=np.float64).copy()
 
 
 class _CiderBase(Metric):

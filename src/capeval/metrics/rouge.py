@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import _compiled
 from ..result import MetricScores
 from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, refset_matrix, sorted_unique
 from ..units import dedupe
@@ -87,6 +88,12 @@ def _lcs_pairs(index: NgramIndex, c_sid: np.ndarray, r_sid: np.ndarray) -> np.nd
     """LCS length of each (candidate, reference) sentence pair, bit-parallel in uint64 lanes
     (the same algorithm as :func:`_lcs_with_masks`, one lane per pair; references must have
     1..64 words). Integers, so exactly the reference's values."""
+    core = _compiled.core
+    if core is not None:  # the same integers, pair by pair in C (capeval._speedups.lcs_pairs)
+        c = np.ascontiguousarray
+        out = core.lcs_pairs(c(index.words, dtype=np.int64), c(index.w_start, dtype=np.int64), len(index.vocab),
+                             c(c_sid, dtype=np.int64), c(r_sid, dtype=np.int64))
+        return np.frombuffer(out, dtype=np.int64).copy()
     V = max(len(index.vocab), 1)
     # Match masks of each (reference sentence, word): OR of 1 << position.
     refs = sorted_unique(r_sid)

@@ -54,6 +54,13 @@ _LETTER_EXTRA = (
 )
 
 
+#: The classes restricted to ASCII. On ASCII text they match exactly what the full classes match
+#: (their only ASCII members are these; _LETTER_EXTRA has none; the (?i) groups add no ASCII
+#: character either), and compiling the rules with them takes a fraction of the time: most
+#: captions are ASCII, and compiling the full grammar is most of the general path's first call.
+_ASCII_CLASSES = {"L": "[A-Za-z]", "A": "[A-Za-z]", "D": "[0-9]", "AD": "[A-Za-z0-9]"}
+
+
 @lru_cache(maxsize=1)
 def _classes() -> dict[str, str]:
     alpha = _ranges(str.isalpha)
@@ -162,8 +169,8 @@ def _push(k: int):
 # hence the many (?ai:...) groups.
 
 
-def _rules() -> list[tuple[str, str | None, object]]:
-    c = _classes()
+def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
+    c = _ASCII_CLASSES if ascii_only else _classes()
     L, A, D, AD = c["L"], c["A"], c["D"], c["AD"]
     SPLET = r"&[aeiouAEIOU](?ai:acute|grave|uml);"
     LETTER = f"(?:{L}|{SPLET})"
@@ -393,25 +400,25 @@ class _Rule:
         self.first = re.compile(first) if first is not None else None
 
 
-@lru_cache(maxsize=1)
-def _compiled() -> tuple[_Rule, ...]:
-    return tuple(_Rule(*r) for r in _rules())
+@lru_cache(maxsize=2)
+def _compiled(ascii_only: bool = False) -> tuple[_Rule, ...]:
+    return tuple(_Rule(*r) for r in _rules(ascii_only))
 
 
-_CANDIDATES: dict[str, tuple[_Rule, ...]] = {}
+_CANDIDATES: dict[tuple[str, bool], tuple[_Rule, ...]] = {}
 
 
-def _candidates(ch: str) -> tuple[_Rule, ...]:
+def _candidates(ch: str, ascii_only: bool = False) -> tuple[_Rule, ...]:
     """The rules whose match can start with ``ch``, in grammar order (cached per character)."""
-    cand = _CANDIDATES.get(ch)
+    cand = _CANDIDATES.get((ch, ascii_only))
     if cand is None:
-        cand = tuple(r for r in _compiled() if r.first is None or r.first.match(ch))
+        cand = tuple(r for r in _compiled(ascii_only) if r.first is None or r.first.match(ch))
         if len(_CANDIDATES) < 8192:
-            _CANDIDATES[ch] = cand
+            _CANDIDATES[ch, ascii_only] = cand
     return cand
 
 
-def lex(text: str, *, prefilter: bool = True) -> list[str]:
+def lex(text: str, *, prefilter: bool = True, ascii_rules: bool = True) -> list[str]:
     """PTB tokens of one line, before lower-casing and the coco punctuation filter.
 
     ``text`` is lexed as if followed by a newline, as every caption but the last of a batch
@@ -419,7 +426,10 @@ def lex(text: str, *, prefilter: bool = True) -> list[str]:
     ``prefilter=False`` tries every rule at every position (a check on the first-character
     classes, used by the tests).
     """
-    all_rules = _compiled()
+    # ASCII text is lexed with the rules compiled from ASCII classes (same matches, see
+    # _ASCII_CLASSES); ascii_rules=False forces the full ones (the tests compare both).
+    ascii_only = ascii_rules and text.isascii()
+    all_rules = _compiled(ascii_only)
     s = text + "\n"
     n = len(text)
     pos = 0
@@ -428,7 +438,7 @@ def lex(text: str, *, prefilter: bool = True) -> list[str]:
         best = None
         best_len = 0
         best_end = pos
-        for rule in _candidates(s[pos]) if prefilter else all_rules:
+        for rule in _candidates(s[pos], ascii_only) if prefilter else all_rules:
             m = rule.rx.match(s, pos)
             if m is None:
                 continue

@@ -19,6 +19,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
+from .. import _compiled
 from ..errors import InputError
 from ..validation import space_line_breaks
 from . import _ptb_lexer
@@ -112,6 +113,9 @@ def _fast_many(captions: list[str]) -> list[str | None]:
     n = len(captions)
     if n == 0:
         return []
+    core = _compiled.core
+    if core is not None:  # the same decisions, caption by caption in C (capeval._speedups.ptb_fast)
+        return core.ptb_fast(captions, _ABBREVIATIONS)
     joined = "\n".join(captions)
     # A line is emptied by the substitution exactly when it has the fast shape.
     slow = {i for i, rest in enumerate(_FAST_LINE.sub("", joined).split("\n")) if rest}

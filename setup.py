@@ -1,0 +1,18 @@
+"""Build of the optional compiled core; everything else is configured in pyproject.toml.
+
+The extension is optional: without a C compiler the build prints a warning and installs
+capeval without it, and the same results come from the numpy/Python code
+(capeval/_compiled.py decides which runs)."""
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "capeval._speedups",
+            ["src/capeval/_speedups.c"],
+            optional=True,
+            # No fused multiply-add: every product and sum is rounded as the reference's are.
+            extra_compile_args=["-ffp-contract=off"],
+        )
+    ]
+)

@@ -1,0 +1,866 @@
+/* Optional compiled core of the per-caption metrics (loaded by capeval/_compiled.py).
+ *
+ * Every function here has a pure-Python/numpy twin that gives the same results; the tests run
+ * both and compare with ==. Nothing here does floating-point arithmetic in another order than
+ * the reference: sums are built left to right in the reference's order, squares and powers go
+ * through libm's pow() as Python's float ** does (called through a volatile pointer so that
+ * the compiler cannot rewrite pow(v, 2) as v * v, which differs in the last bit), and the
+ * module is compiled with -ffp-contract=off (no fused multiply-add).
+ *
+ * Data crosses the boundary as bytearrays of int64/int32/int8/float64 (numpy views them with
+ * np.frombuffer), so the build needs no numpy headers.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double (*volatile pow_fn)(double, double) = pow;
+
+/* ------------------------------------------------------------------------------------------ */
+/* buffers                                                                                     */
+
+static int get_buf(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->len % itemsize) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: buffer length %zd is not a multiple of %zd", what, view->len, itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *new_bytes(Py_ssize_t n, void **data) {
+    PyObject *b = PyByteArray_FromStringAndSize(NULL, n > 0 ? n : 0);
+    if (b) *data = PyByteArray_AS_STRING(b);
+    return b;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* hash tables                                                                                 */
+
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* uint64 key -> int64 value, key and value side by side (one cache line per probe); key 0 marks
+ * an empty slot, so callers store key + 1. */
+typedef struct { uint64_t key; int64_t val; } Slot;
+typedef struct { Slot *s; size_t mask, n; } U64Map;
+
+static int map_init(U64Map *m, size_t hint) {
+    size_t cap = 1024;
+    while (cap < hint * 2) cap <<= 1;
+    m->s = calloc(cap, sizeof(Slot));
+    m->mask = cap - 1; m->n = 0;
+    return m->s ? 0 : -1;
+}
+
+static void map_free(U64Map *m) { free(m->s); m->s = NULL; }
+
+static int map_grow(U64Map *m) {
+    size_t cap = (m->mask + 1) * 2;
+    Slot *t = calloc(cap, sizeof(Slot));
+    if (!t) return -1;
+    for (size_t i = 0; i <= m->mask; i++) {
+        if (!m->s[i].key) continue;
+        size_t h = mix64(m->s[i].key) & (cap - 1);
+        while (t[h].key) h = (h + 1) & (cap - 1);
+        t[h] = m->s[i];
+    }
+    free(m->s);
+    m->s = t; m->mask = cap - 1;
+    return 0;
+}
+
+/* Value of key (>= 1), inserting `next` when absent; *added tells which. -1 on memory error. */
+static inline int64_t map_get_or_add(U64Map *m, uint64_t key, int64_t next, int *added) {
+    size_t h = mix64(key) & m->mask;
+    while (m->s[h].key) {
+        if (m->s[h].key == key) { *added = 0; return m->s[h].val; }
+        h = (h + 1) & m->mask;
+    }
+    m->s[h].key = key; m->s[h].val = next; m->n++; *added = 1;
+    if (m->n * 2 > m->mask + 1 && map_grow(m) < 0) return -1;
+    return next;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* n-gram index                                                                                */
+
+typedef struct { const void *data; int kind; Py_ssize_t start, len; } WordRef;
+
+static inline int words_equal(const WordRef *a, const void *data, int kind, Py_ssize_t start, Py_ssize_t len) {
+    if (a->len != len) return 0;
+    if (a->kind == kind)
+        return memcmp((const char *)a->data + a->start * kind, (const char *)data + start * kind, (size_t)len * kind) == 0;
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (PyUnicode_READ(a->kind, a->data, a->start + i) != PyUnicode_READ(kind, data, start + i)) return 0;
+    return 1;
+}
+
+#define MAX_ORDER 4
+
+/* Growable int64 array. */
+typedef struct { int64_t *a; size_t n, cap; } Vec64;
+static inline int vec_push(Vec64 *v, int64_t x) {
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 4096;
+        int64_t *a = realloc(v->a, cap * sizeof(int64_t));
+        if (!a) return -1;
+        v->a = a; v->cap = cap;
+    }
+    v->a[v->n++] = x;
+    return 0;
+}
+
+static PyObject *bytes_from(const void *data, size_t nbytes) {
+    void *d;
+    PyObject *b = new_bytes((Py_ssize_t)nbytes, &d);
+    if (b && nbytes) memcpy(d, data, nbytes);
+    return b;
+}
+
+PyDoc_STRVAR(build_index_doc,
+"build_index(sentences) -> (vocab, words, lens, sizes, parents, lasts, e_start, e_gram, e_order, e_count)\n\n"
+"Words (str.split() of each sentence), word ids in first-appearance order, n-gram ids of orders\n"
+"2-4 as (parent id, last word) in first-appearance order, and each sentence's distinct n-grams\n"
+"in insertion order (unigrams left to right, then bigrams, ...) with counts. OverflowError when\n"
+"the corpus exceeds the 32-bit counters used here.");
+
+static PyObject *build_index(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "build_index needs a sequence of str");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *vocab = NULL, *result = NULL;
+    WordRef *wrefs = NULL; size_t wref_cap = 0;
+    U64Map wmap = {0}, gmap = {0};
+    Vec64 parents[MAX_ORDER] = {{0}}, lasts[MAX_ORDER] = {{0}};
+    int64_t *words = NULL, *lens = NULL, *w_start = NULL, *e_start = NULL, *e_gram = NULL;
+    int8_t *e_order = NULL;
+    int32_t *e_count = NULL, *ids[MAX_ORDER] = {0}, *loc = NULL;
+    int64_t sizes[MAX_ORDER] = {0};
+    size_t W = 0, cap_w = 0, maxL = 0;
+    int added;
+
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_Check(items[i])) {
+            PyErr_Format(PyExc_TypeError, "sentence %zd is not a str", i);
+            goto done;
+        }
+        cap_w += (size_t)(PyUnicode_GET_LENGTH(items[i]) + 1) / 2; /* a word and a separator: >= 2 chars */
+    }
+    if (cap_w >= ((size_t)1 << 31) || n >= ((Py_ssize_t)1 << 31)) {
+        PyErr_SetString(PyExc_OverflowError, "build_index: corpus too large for the compiled index");
+        goto done;
+    }
+    vocab = PyList_New(0);
+    words = malloc((cap_w ? cap_w : 1) * sizeof(int64_t));
+    lens = malloc((n ? n : 1) * sizeof(int64_t));
+    w_start = malloc((n + 1) * sizeof(int64_t));
+    if (!vocab || !words || !lens || !w_start || map_init(&wmap, 4096) < 0) goto nomem;
+
+    /* 1. words, as str.split() splits them, interned in order of first appearance */
+    w_start[0] = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        PyObject *str = items[s];
+        int kind = PyUnicode_KIND(str);
+        const void *data = PyUnicode_DATA(str);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(str), i = 0;
+        size_t w0 = W;
+        while (i < len) {
+            while (i < len && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i))) i++;
+            if (i >= len) break;
+            Py_ssize_t b = i;
+            uint64_t h = 1469598103934665603ULL;
+            while (i < len) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, i);
+                if (Py_UNICODE_ISSPACE(c)) break;
+                h = (h ^ c) * 1099511628211ULL;
+                i++;
+            }
+            h |= 1; /* 0 marks an empty slot */
+            size_t slot = mix64(h) & wmap.mask;
+            int64_t wid = -1;
+            while (wmap.s[slot].key) {
+                if (wmap.s[slot].key == h && words_equal(&wrefs[wmap.s[slot].val], data, kind, b, i - b)) {
+                    wid = wmap.s[slot].val;
+                    break;
+                }
+                slot = (slot + 1) & wmap.mask;
+            }
+            if (wid < 0) {
+                wid = (int64_t)wmap.n;
+                if ((size_t)wid == wref_cap) {
+                    wref_cap = wref_cap ? wref_cap * 2 : 4096;
+                    WordRef *nw = realloc(wrefs, wref_cap * sizeof(WordRef));
+                    if (!nw) goto nomem;
+                    wrefs = nw;
+                }
+                wrefs[wid].data = data; wrefs[wid].kind = kind; wrefs[wid].start = b; wrefs[wid].len = i - b;
+                PyObject *w = PyUnicode_Substring(str, b, i);
+                if (!w) goto done;
+                int rc = PyList_Append(vocab, w);
+                Py_DECREF(w);
+                if (rc < 0) goto done;
+                wmap.s[slot].key = h; wmap.s[slot].val = wid; wmap.n++;
+                if (wmap.n * 2 > wmap.mask + 1 && map_grow(&wmap) < 0) goto nomem;
+            }
+            words[W++] = wid;
+        }
+        lens[s] = (int64_t)(W - w0);
+        w_start[s + 1] = (int64_t)W;
+        if (W - w0 > maxL) maxL = W - w0;
+    }
+    sizes[0] = (int64_t)wmap.n;
+
+    /* 2. n-gram ids, one order at a time (one hash table in use at a time): the id of the
+       order-k n-gram at position p is that of (order k-1 id at p, word at p + k). */
+    for (int k = 0; k < MAX_ORDER; k++) {
+        ids[k] = malloc((W ? W : 1) * sizeof(int32_t));
+        if (!ids[k]) goto nomem;
+    }
+    for (size_t p = 0; p < W; p++) ids[0][p] = (int32_t)words[p];
+    for (int k = 1; k < MAX_ORDER; k++) {
+        size_t npos = 0;
+        for (Py_ssize_t s = 0; s < n; s++) if (lens[s] > k) npos += (size_t)(lens[s] - k);
+        if (map_init(&gmap, npos / 2) < 0) goto nomem;
+        for (Py_ssize_t s = 0; s < n; s++) {
+            int64_t w0 = w_start[s], L = lens[s];
+            for (int64_t p = w0; p + k < w0 + L; p++) {
+                uint64_t parent = (uint64_t)ids[k - 1][p], last = (uint64_t)words[p + k];
+                int64_t id = map_get_or_add(&gmap, ((parent << 31) | last) + 1, sizes[k], &added);
+                if (id < 0) goto nomem;
+                if (added) {
+                    if (sizes[k] >= INT32_MAX) {
+                        PyErr_SetString(PyExc_OverflowError, "build_index: too many distinct n-grams");
+                        goto done;
+                    }
+                    sizes[k]++;
+                    if (vec_push(&parents[k], (int64_t)parent) < 0 || vec_push(&lasts[k], (int64_t)last) < 0) goto nomem;
+                }
+                ids[k][p] = (int32_t)id;
+            }
+        }
+        map_free(&gmap);
+    }
+
+    /* 3. each sentence's distinct n-grams in insertion order, with counts; repeats are found
+       with a small table per sentence (slot -> entry), cleared after each order */
+    size_t cap_e = 0;
+    for (int k = 0; k < MAX_ORDER; k++)
+        for (Py_ssize_t s = 0; s < n; s++) if (lens[s] > k) cap_e += (size_t)(lens[s] - k);
+    size_t lcap = 16;
+    while (lcap < 2 * maxL) lcap <<= 1;
+    e_start = malloc((n + 1) * sizeof(int64_t));
+    e_gram = malloc((cap_e ? cap_e : 1) * sizeof(int64_t));
+    e_order = malloc(cap_e ? cap_e : 1);
+    e_count = malloc((cap_e ? cap_e : 1) * sizeof(int32_t));
+    loc = malloc(lcap * sizeof(int32_t));
+    if (!e_start || !e_gram || !e_order || !e_count || !loc) goto nomem;
+    for (size_t i = 0; i < lcap; i++) loc[i] = -1;
+    int64_t off[MAX_ORDER] = {0};
+    for (int k = 1; k < MAX_ORDER; k++) off[k] = off[k - 1] + sizes[k - 1];
+    size_t E = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        e_start[s] = (int64_t)E;
+        int64_t w0 = w_start[s], L = lens[s];
+        size_t mask = 16;
+        while (mask < 2 * (size_t)L) mask <<= 1;
+        mask -= 1;
+        for (int k = 0; k < MAX_ORDER && k < L; k++) {
+            for (int64_t p = w0; p + k < w0 + L; p++) {
+                int32_t id = ids[k][p];
+                size_t h = (size_t)mix64((uint64_t)id + 1) & mask;
+                while (loc[h] >= 0 && e_gram[loc[h]] != off[k] + id) h = (h + 1) & mask;
+                if (loc[h] >= 0) {
+                    e_count[loc[h]]++;
+                } else {
+                    loc[h] = (int32_t)E;
+                    e_gram[E] = off[k] + id; e_order[E] = (int8_t)k; e_count[E] = 1;
+                    E++;
+                }
+            }
+            /* clear this sentence's table (a few dozen slots) */
+            for (size_t i = 0; i <= mask; i++) loc[i] = -1;
+        }
+    }
+    e_start[n] = (int64_t)E;
+    if (E >= ((size_t)1 << 31)) {
+        PyErr_SetString(PyExc_OverflowError, "build_index: corpus too large for the compiled index");
+        goto done;
+    }
+    {
+        PyObject *plist = PyList_New(MAX_ORDER), *llist = PyList_New(MAX_ORDER);
+        PyObject *szt = Py_BuildValue("(LLLL)", (long long)sizes[0], (long long)sizes[1], (long long)sizes[2],
+                                      (long long)sizes[3]);
+        if (!plist || !llist || !szt) { Py_XDECREF(plist); Py_XDECREF(llist); Py_XDECREF(szt); goto done; }
+        for (int k = 0; k < MAX_ORDER; k++) {
+            PyList_SET_ITEM(plist, k, bytes_from(parents[k].a, parents[k].n * 8));
+            PyList_SET_ITEM(llist, k, bytes_from(lasts[k].a, lasts[k].n * 8));
+        }
+        result = Py_BuildValue("(ONNNNNNNNN)", vocab, bytes_from(words, W * 8), bytes_from(lens, n * 8), szt, plist,
+                               llist, bytes_from(e_start, (n + 1) * 8), bytes_from(e_gram, E * 8),
+                               bytes_from(e_order, E), bytes_from(e_count, E * 4));
+    }
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    Py_XDECREF(vocab);
+    Py_DECREF(seq);
+    free(wrefs);
+    map_free(&wmap); map_free(&gmap);
+    for (int k = 0; k < MAX_ORDER; k++) { free(parents[k].a); free(lasts[k].a); free(ids[k]); }
+    free(words); free(lens); free(w_start); free(e_start); free(e_gram); free(e_order); free(e_count); free(loc);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* shared view of an index                                                                     */
+
+typedef struct {
+    Py_buffer b_es, b_eg, b_eo, b_ec, b_nw;
+    const int64_t *e_start, *e_gram, *n_words;
+    const int8_t *e_order;
+    const int32_t *e_count;
+    Py_ssize_t n_sent, n_entries;
+} IndexView;
+
+static void index_release(IndexView *v) {
+    if (v->e_start) PyBuffer_Release(&v->b_es);
+    if (v->e_gram) PyBuffer_Release(&v->b_eg);
+    if (v->e_order) PyBuffer_Release(&v->b_eo);
+    if (v->e_count) PyBuffer_Release(&v->b_ec);
+    if (v->n_words) PyBuffer_Release(&v->b_nw);
+}
+
+static int index_view(IndexView *v, PyObject *es, PyObject *eg, PyObject *eo, PyObject *ec, PyObject *nw) {
+    memset(v, 0, sizeof(*v));
+    if (get_buf(es, &v->b_es, 8, "e_start") < 0) return -1;
+    v->e_start = v->b_es.buf;
+    if (get_buf(eg, &v->b_eg, 8, "e_gram") < 0) return -1;
+    v->e_gram = v->b_eg.buf;
+    if (get_buf(eo, &v->b_eo, 1, "e_order") < 0) return -1;
+    v->e_order = v->b_eo.buf;
+    if (get_buf(ec, &v->b_ec, 4, "e_count") < 0) return -1;
+    v->e_count = v->b_ec.buf;
+    if (get_buf(nw, &v->b_nw, 8, "n_words") < 0) return -1;
+    v->n_words = v->b_nw.buf;
+    v->n_sent = v->b_nw.len / 8;
+    v->n_entries = v->b_eg.len / 8;
+    if (v->b_es.len / 8 != v->n_sent + 1 || v->b_eo.len != v->n_entries || v->b_ec.len / 4 != v->n_entries) {
+        PyErr_SetString(PyExc_ValueError, "index arrays of inconsistent lengths");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_ids(const int64_t *a, Py_ssize_t n, int64_t lo, int64_t hi, const char *what) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (a[i] < lo || a[i] >= hi) {
+            PyErr_Format(PyExc_IndexError, "%s[%zd] = %lld out of range", what, i, (long long)a[i]);
+            return -1;
+        }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* CIDEr document frequency over reference sets                                                */
+
+PyDoc_STRVAR(refset_df_doc,
+"refset_df(e_start, e_gram, e_order, e_count, n_words, n_grams, ref_sid, max_k, weights) -> bytearray int64\n\n"
+"df of every n-gram id: the summed weights of the reference sets (rows of ref_sid, padded\n"
+"with -1) whose union holds it.");
+
+static PyObject *refset_df(PyObject *self, PyObject *args) {
+    PyObject *es, *eg, *eo, *ec, *nw, *rs_obj, *w_obj;
+    Py_ssize_t n_grams, max_k;
+    if (!PyArg_ParseTuple(args, "OOOOOnOnO", &es, &eg, &eo, &ec, &nw, &n_grams, &rs_obj, &max_k, &w_obj)) return NULL;
+    IndexView v;
+    Py_buffer b_rs = {0}, b_w = {0};
+    PyObject *out = NULL;
+    int64_t *stamp = NULL;
+    if (index_view(&v, es, eg, eo, ec, nw) < 0) goto done;
+    if (get_buf(rs_obj, &b_rs, 8, "ref_sid") < 0) { b_rs.buf = NULL; goto done; }
+    if (get_buf(w_obj, &b_w, 8, "weights") < 0) { b_w.buf = NULL; goto done; }
+    Py_ssize_t n_rs = b_w.len / 8;
+    if (max_k < 1 || b_rs.len / 8 != n_rs * max_k) { PyErr_SetString(PyExc_ValueError, "ref_sid shape"); goto done; }
+    const int64_t *ref_sid = b_rs.buf, *w = b_w.buf;
+    if (check_ids(ref_sid, n_rs * max_k, -1, v.n_sent, "ref_sid") < 0) goto done;
+    if (check_ids(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0) goto done;
+    void *d;
+    out = new_bytes(n_grams * 8, &d);
+    if (!out) goto done;
+    int64_t *df = d;
+    memset(df, 0, n_grams * 8);
+    stamp = malloc((n_grams ? n_grams : 1) * sizeof(int64_t));
+    if (!stamp) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t g = 0; g < n_grams; g++) stamp[g] = -1;
+    for (Py_ssize_t r = 0; r < n_rs; r++)
+        for (Py_ssize_t j = 0; j < max_k; j++) {
+            int64_t s = ref_sid[r * max_k + j];
+            if (s < 0) continue;
+            for (int64_t e = v.e_start[s]; e < v.e_start[s + 1]; e++) {
+                int64_t g = v.e_gram[e];
+                if (stamp[g] != r) { stamp[g] = r; df[g] += w[r]; }
+            }
+        }
+done:
+    free(stamp);
+    if (b_rs.buf) PyBuffer_Release(&b_rs);
+    if (b_w.buf) PyBuffer_Release(&b_w);
+    index_release(&v);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* CIDEr(-D) per unit                                                                          */
+
+PyDoc_STRVAR(cider_units_doc,
+"cider_units(e_start, e_gram, e_order, e_count, n_words, n_grams, u_sid, u_rs, ref_sid, max_k,\n"
+"            dfi, lw, pens, pen_off, clipped) -> bytearray float64\n\n"
+"CIDEr-D (clipped=1) or CIDEr (clipped=0) of every unit, in the reference's operation order.\n"
+"dfi: per n-gram id, index into lw; lw[i] = rho - ln(max(1, df)) of that df value;\n"
+"pens[pen_off + delta]: the length penalty of a bigram-length difference delta.");
+
+#define SQ_CAP 16
+
+static PyObject *cider_units(PyObject *self, PyObject *args) {
+    PyObject *es, *eg, *eo, *ec, *nw, *us_obj, *urs_obj, *rs_obj, *dfi_obj, *lw_obj, *pen_obj;
+    Py_ssize_t n_grams, max_k, pen_off;
+    int clipped;
+    if (!PyArg_ParseTuple(args, "OOOOOnOOOnOOOnp", &es, &eg, &eo, &ec, &nw, &n_grams, &us_obj, &urs_obj, &rs_obj,
+                          &max_k, &dfi_obj, &lw_obj, &pen_obj, &pen_off, &clipped))
+        return NULL;
+    IndexView v;
+    Py_buffer bu = {0}, burs = {0}, brs = {0}, bdfi = {0}, blw = {0}, bpen = {0};
+    PyObject *out = NULL;
+    double *vals = NULL, *sq = NULL, *norms = NULL, *rv = NULL, *sqtab = NULL;
+    int64_t *pos = NULL, *mark = NULL;
+    if (index_view(&v, es, eg, eo, ec, nw) < 0) goto done;
+#define GET(obj, b, sz, name) if (get_buf(obj, &b, sz, name) < 0) { b.buf = NULL; goto done; }
+    GET(us_obj, bu, 8, "u_sid") GET(urs_obj, burs, 8, "u_rs") GET(rs_obj, brs, 8, "ref_sid")
+    GET(dfi_obj, bdfi, 8, "dfi") GET(lw_obj, blw, 8, "lw") GET(pen_obj, bpen, 8, "pens")
+#undef GET
+    Py_ssize_t n_units = bu.len / 8, n_rs = max_k > 0 ? brs.len / 8 / max_k : 0, n_lw = blw.len / 8;
+    Py_ssize_t n_pen = bpen.len / 8;
+    const int64_t *u_sid = bu.buf, *u_rs = burs.buf, *ref_sid = brs.buf, *dfi = bdfi.buf;
+    const double *lw = blw.buf, *pens = bpen.buf;
+    if (max_k < 1 || brs.len / 8 != n_rs * max_k || burs.len / 8 != n_units || bdfi.len / 8 != n_grams) {
+        PyErr_SetString(PyExc_ValueError, "cider_units: array shapes");
+        goto done;
+    }
+    if (check_ids(u_sid, n_units, 0, v.n_sent, "u_sid") < 0 || check_ids(u_rs, n_units, 0, n_rs, "u_rs") < 0
+        || check_ids(ref_sid, n_rs * max_k, -1, v.n_sent, "ref_sid") < 0
+        || check_ids(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0
+        || check_ids(dfi, n_grams, 0, n_lw, "dfi") < 0)
+        goto done;
+    Py_ssize_t E = v.n_entries, S = v.n_sent;
+    vals = malloc((E ? E : 1) * sizeof(double));
+    sq = malloc((E ? E : 1) * sizeof(double));
+    norms = malloc((S ? S : 1) * MAX_ORDER * sizeof(double));
+    pos = malloc((n_grams ? n_grams : 1) * sizeof(int64_t));
+    sqtab = malloc((n_lw ? n_lw : 1) * SQ_CAP * sizeof(double));
+    if (!vals || !sq || !norms || !pos || !sqtab) { PyErr_NoMemory(); goto done; }
+    /* tf-idf of every entry: float(count) * (rho - ln(max(1, df))), squared with libm pow as the
+       reference's pow(v, 2); a square depends only on (count, df), so small counts are cached. */
+    for (Py_ssize_t i = 0; i < n_lw * SQ_CAP; i++) sqtab[i] = -1.0;
+    for (Py_ssize_t e = 0; e < E; e++) {
+        int64_t d = dfi[v.e_gram[e]];
+        int32_t c = v.e_count[e];
+        double x = (double)c * lw[d];
+        vals[e] = x;
+        if (c < SQ_CAP) {
+            double *t = &sqtab[d * SQ_CAP + c];
+            if (*t < 0) *t = pow_fn(x, 2.0);
+            sq[e] = *t;
+        } else {
+            sq[e] = pow_fn(x, 2.0);
+        }
+    }
+    /* norms per sentence and order: sequential sums from 0.0 in insertion order, then sqrt */
+    for (Py_ssize_t s = 0; s < S; s++) {
+        double acc[MAX_ORDER] = {0.0, 0.0, 0.0, 0.0};
+        for (int64_t e = v.e_start[s]; e < v.e_start[s + 1]; e++) acc[v.e_order[e]] += sq[e];
+        for (int k = 0; k < MAX_ORDER; k++) norms[s * MAX_ORDER + k] = sqrt(acc[k]);
+    }
+    void *d;
+    out = new_bytes(n_units * 8, &d);
+    if (!out) goto done;
+    double *score_out = d;
+    for (Py_ssize_t g = 0; g < n_grams; g++) pos[g] = -1;
+    int64_t max_h = 0;
+    for (Py_ssize_t s = 0; s < S; s++)
+        if (v.e_start[s + 1] - v.e_start[s] > max_h) max_h = v.e_start[s + 1] - v.e_start[s];
+    rv = malloc((max_h ? max_h : 1) * sizeof(double));
+    mark = malloc((max_h ? max_h : 1) * sizeof(int64_t));
+    if (!rv || !mark) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
+    for (int64_t i = 0; i < max_h; i++) mark[i] = -1;
+    int64_t stamp = 0;
+    for (Py_ssize_t u = 0; u < n_units; u++) {
+        int64_t h = u_sid[u], h0 = v.e_start[h], h1 = v.e_start[h + 1];
+        const double *hn = &norms[h * MAX_ORDER];
+        int64_t h_len = v.n_words[h] > 0 ? v.n_words[h] - 1 : 0;
+        for (int64_t e = h0; e < h1; e++) pos[v.e_gram[e]] = e - h0;
+        double score[MAX_ORDER] = {0.0, 0.0, 0.0, 0.0};
+        int64_t nref = 0;
+        for (Py_ssize_t j = 0; j < max_k; j++) {
+            int64_t r = ref_sid[u_rs[u] * max_k + j];
+            if (r < 0) continue;
+            nref++;
+            stamp++;
+            for (int64_t e = v.e_start[r]; e < v.e_start[r + 1]; e++) {
+                int64_t p = pos[v.e_gram[e]];
+                if (p >= 0) { rv[p] = vals[e]; mark[p] = stamp; }
+            }
+            double val[MAX_ORDER] = {0.0, 0.0, 0.0, 0.0};
+            for (int64_t e = h0; e < h1; e++) {
+                if (mark[e - h0] != stamp) continue; /* absent from the reference: an exact 0 term */
+                double hv = vals[e], r_v = rv[e - h0];
+                double m = clipped ? (r_v < hv ? r_v : hv) : hv;
+                val[v.e_order[e]] += m * r_v;
+            }
+            const double *rn = &norms[r * MAX_ORDER];
+            int64_t r_len = v.n_words[r] > 0 ? v.n_words[r] - 1 : 0;
+            int64_t delta = h_len - r_len;
+            double pen = 1.0;
+            if (clipped) {
+                Py_ssize_t pi = pen_off + (Py_ssize_t)delta;
+                if (pi < 0 || pi >= n_pen) {
+                    PyErr_SetString(PyExc_IndexError, "cider_units: length penalty table too short");
+                    Py_CLEAR(out);
+                    goto done;
+                }
+                pen = pens[pi];
+            }
+            for (int k = 0; k < MAX_ORDER; k++) {
+                if (hn[k] != 0 && rn[k] != 0) val[k] /= (hn[k] * rn[k]);
+                if (clipped) val[k] *= pen;
+                score[k] += val[k];
+            }
+        }
+        for (int64_t e = h0; e < h1; e++) pos[v.e_gram[e]] = -1;
+        double avg = (((score[0] + score[1]) + score[2]) + score[3]) / MAX_ORDER;
+        avg = avg / (double)nref;
+        score_out[u] = avg * 10.0;
+    }
+done:
+    free(vals); free(sq); free(norms); free(pos); free(rv); free(mark); free(sqtab);
+    if (bu.buf) PyBuffer_Release(&bu);
+    if (burs.buf) PyBuffer_Release(&burs);
+    if (brs.buf) PyBuffer_Release(&brs);
+    if (bdfi.buf) PyBuffer_Release(&bdfi);
+    if (blw.buf) PyBuffer_Release(&blw);
+    if (bpen.buf) PyBuffer_Release(&bpen);
+    index_release(&v);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* BLEU statistics per unit                                                                    */
+
+PyDoc_STRVAR(bleu_units_doc,
+"bleu_units(e_start, e_gram, e_order, e_count, n_words, n_grams, u_sid, u_rs, ref_sid, max_k)\n"
+"    -> (reflen, correct) bytearrays: int64 (units,) and int64 (units, 4)\n\n"
+"Closest reference length (ties to the shorter) and clipped n-gram matches per order.");
+
+static PyObject *bleu_units(PyObject *self, PyObject *args) {
+    PyObject *es, *eg, *eo, *ec, *nw, *us_obj, *urs_obj, *rs_obj;
+    Py_ssize_t n_grams, max_k;
+    if (!PyArg_ParseTuple(args, "OOOOOnOOOn", &es, &eg, &eo, &ec, &nw, &n_grams, &us_obj, &urs_obj, &rs_obj, &max_k))
+        return NULL;
+    IndexView v;
+    Py_buffer bu = {0}, burs = {0}, brs = {0};
+    PyObject *b_reflen = NULL, *b_correct = NULL, *out = NULL;
+    int64_t *stamp = NULL, *maxc = NULL;
+    if (index_view(&v, es, eg, eo, ec, nw) < 0) goto done;
+#define GET(obj, b, sz, name) if (get_buf(obj, &b, sz, name) < 0) { b.buf = NULL; goto done; }
+    GET(us_obj, bu, 8, "u_sid") GET(urs_obj, burs, 8, "u_rs") GET(rs_obj, brs, 8, "ref_sid")
+#undef GET
+    Py_ssize_t n_units = bu.len / 8, n_rs = max_k > 0 ? brs.len / 8 / max_k : 0;
+    const int64_t *u_sid = bu.buf, *u_rs = burs.buf, *ref_sid = brs.buf;
+    if (max_k < 1 || brs.len / 8 != n_rs * max_k || burs.len / 8 != n_units) {
+        PyErr_SetString(PyExc_ValueError, "bleu_units: array shapes");
+        goto done;
+    }
+    if (check_ids(u_sid, n_units, 0, v.n_sent, "u_sid") < 0 || check_ids(u_rs, n_units, 0, n_rs, "u_rs") < 0
+        || check_ids(ref_sid, n_rs * max_k, -1, v.n_sent, "ref_sid") < 0
+        || check_ids(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0)
+        goto done;
+    void *d1 = NULL, *d2 = NULL;
+    b_reflen = new_bytes(n_units * 8, &d1);
+    b_correct = new_bytes(n_units * 8 * MAX_ORDER, &d2);
+    stamp = malloc((n_grams ? n_grams : 1) * sizeof(int64_t));
+    maxc = malloc((n_grams ? n_grams : 1) * sizeof(int64_t));
+    if (!b_reflen || !b_correct || !stamp || !maxc) { if (!PyErr_Occurred()) PyErr_NoMemory(); goto done; }
+    int64_t *reflen = d1, *correct = d2;
+    for (Py_ssize_t g = 0; g < n_grams; g++) stamp[g] = -1;
+    for (Py_ssize_t u = 0; u < n_units; u++) {
+        int64_t h = u_sid[u], testlen = v.n_words[h];
+        int64_t best = -1, best_cost_d = 0;
+        for (Py_ssize_t j = 0; j < max_k; j++) {
+            int64_t r = ref_sid[u_rs[u] * max_k + j];
+            if (r < 0) continue;
+            int64_t l = v.n_words[r], dd = l > testlen ? l - testlen : testlen - l;
+            /* min over (|l - L|, l): ties go to the shorter reference */
+            if (best < 0 || dd < best_cost_d || (dd == best_cost_d && l < best)) { best = l; best_cost_d = dd; }
+            for (int64_t e = v.e_start[r]; e < v.e_start[r + 1]; e++) {
+                int64_t g = v.e_gram[e];
+                if (stamp[g] != u) { stamp[g] = u; maxc[g] = v.e_count[e]; }
+                else if (v.e_count[e] > maxc[g]) maxc[g] = v.e_count[e];
+            }
+        }
+        reflen[u] = best;
+        int64_t c[MAX_ORDER] = {0, 0, 0, 0};
+        for (int64_t e = v.e_start[h]; e < v.e_start[h + 1]; e++) {
+            int64_t g = v.e_gram[e];
+            if (stamp[g] == u) c[v.e_order[e]] += v.e_count[e] < maxc[g] ? v.e_count[e] : maxc[g];
+        }
+        for (int k = 0; k < MAX_ORDER; k++) correct[u * MAX_ORDER + k] = c[k];
+    }
+    out = PyTuple_Pack(2, b_reflen, b_correct);
+done:
+    Py_XDECREF(b_reflen); Py_XDECREF(b_correct);
+    free(stamp); free(maxc);
+    if (bu.buf) PyBuffer_Release(&bu);
+    if (burs.buf) PyBuffer_Release(&burs);
+    if (brs.buf) PyBuffer_Release(&brs);
+    index_release(&v);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* ROUGE-L: LCS lengths of sentence pairs                                                      */
+
+PyDoc_STRVAR(lcs_pairs_doc,
+"lcs_pairs(words, w_start, n_vocab, c_sid, r_sid) -> bytearray int64\n\n"
+"Length of the longest common subsequence of the word-id sequences of each (c_sid[i], r_sid[i])\n"
+"pair: bit-parallel (Allison-Dix / Hyyro) over the reference when it has at most 64 words, the\n"
+"dynamic-programming table otherwise. Integers, so any algorithm gives the same values.");
+
+static PyObject *lcs_pairs(PyObject *self, PyObject *args) {
+    PyObject *w_obj, *ws_obj, *c_obj, *r_obj;
+    Py_ssize_t n_vocab;
+    if (!PyArg_ParseTuple(args, "OOnOO", &w_obj, &ws_obj, &n_vocab, &c_obj, &r_obj)) return NULL;
+    Py_buffer bw = {0}, bws = {0}, bc = {0}, br = {0};
+    PyObject *out = NULL;
+    uint64_t *mask = NULL;
+    int64_t *row = NULL;
+#define GET(obj, b, sz, name) if (get_buf(obj, &b, sz, name) < 0) { b.buf = NULL; goto done; }
+    GET(w_obj, bw, 8, "words") GET(ws_obj, bws, 8, "w_start") GET(c_obj, bc, 8, "c_sid") GET(r_obj, br, 8, "r_sid")
+#undef GET
+    const int64_t *words = bw.buf, *w_start = bws.buf, *c_sid = bc.buf, *r_sid = br.buf;
+    Py_ssize_t n_sent = bws.len / 8 - 1, n_pairs = bc.len / 8, W = bw.len / 8;
+    if (n_sent < 0 || br.len != bc.len) { PyErr_SetString(PyExc_ValueError, "lcs_pairs: array shapes"); goto done; }
+    if (check_ids(c_sid, n_pairs, 0, n_sent, "c_sid") < 0 || check_ids(r_sid, n_pairs, 0, n_sent, "r_sid") < 0
+        || check_ids(words, W, 0, n_vocab, "words") < 0)
+        goto done;
+    for (Py_ssize_t s = 0; s < n_sent; s++)
+        if (w_start[s] < 0 || w_start[s] > w_start[s + 1] || w_start[s + 1] > W) {
+            PyErr_SetString(PyExc_ValueError, "lcs_pairs: w_start is not a partition of words");
+            goto done;
+        }
+    void *d;
+    out = new_bytes(n_pairs * 8, &d);
+    mask = calloc(n_vocab ? n_vocab : 1, sizeof(uint64_t));
+    if (!out || !mask) { Py_CLEAR(out); if (!PyErr_Occurred()) PyErr_NoMemory(); goto done; }
+    int64_t *lcs = d;
+    size_t row_cap = 0;
+    for (Py_ssize_t i = 0; i < n_pairs; i++) {
+        const int64_t *c = words + w_start[c_sid[i]], *r = words + w_start[r_sid[i]];
+        int64_t nc = w_start[c_sid[i] + 1] - w_start[c_sid[i]], nr = w_start[r_sid[i] + 1] - w_start[r_sid[i]];
+        if (nr <= 64) {
+            for (int64_t j = 0; j < nr; j++) mask[r[j]] |= (uint64_t)1 << j;
+            uint64_t full = nr == 64 ? ~(uint64_t)0 : (((uint64_t)1 << nr) - 1), v = full;
+            for (int64_t t = 0; t < nc; t++) {
+                uint64_t m = mask[c[t]];
+                if (!m) continue;
+                uint64_t u = v & m;
+                v = ((v + u) | (v - u)) & full;
+            }
+            lcs[i] = nr - __builtin_popcountll(v);
+            for (int64_t j = 0; j < nr; j++) mask[r[j]] = 0;
+        } else {
+            if ((size_t)nr + 1 > row_cap) {
+                row_cap = (size_t)nr + 1;
+                int64_t *nrow = realloc(row, 2 * row_cap * sizeof(int64_t));
+                if (!nrow) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
+                row = nrow;
+            }
+            int64_t *prev = row, *cur = row + row_cap;
+            for (int64_t j = 0; j <= nr; j++) prev[j] = 0;
+            for (int64_t a = 0; a < nc; a++) {
+                cur[0] = 0;
+                for (int64_t j = 1; j <= nr; j++)
+                    cur[j] = c[a] == r[j - 1] ? prev[j - 1] + 1 : (prev[j] > cur[j - 1] ? prev[j] : cur[j - 1]);
+                int64_t *tmp = prev; prev = cur; cur = tmp;
+            }
+            lcs[i] = prev[nr];
+        }
+    }
+done:
+    free(mask); free(row);
+    if (bw.buf) PyBuffer_Release(&bw);
+    if (bws.buf) PyBuffer_Release(&bws);
+    if (bc.buf) PyBuffer_Release(&bc);
+    if (br.buf) PyBuffer_Release(&br);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* PTB tokenizer fast path                                                                     */
+
+static inline int is_alnum_a(Py_UCS1 c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* Does token t[0:n) (no spaces) match one chunk of capeval.text.ptb's fast shape? */
+static int chunk_ok(const Py_UCS1 *t, Py_ssize_t n) {
+    if (n == 1 && strchr(".,;:!?\"", t[0]) && t[0]) return 1;
+    Py_ssize_t p = 0;
+    if (p < n && t[p] == '"') p++;
+    if (p + 1 < n && t[p] == '\'' && t[p + 1] == 's') {
+        p += 2;
+    } else if (p < n && is_alnum_a(t[p])) {
+        while (p < n && is_alnum_a(t[p])) p++;
+        while (p + 1 < n && t[p] == '-' && is_alnum_a(t[p + 1])) {
+            p++;
+            while (p < n && is_alnum_a(t[p])) p++;
+        }
+        if (p + 1 < n && t[p] == '\'' && t[p + 1] == 's') p += 2;
+    } else {
+        return 0;
+    }
+    if (p < n && t[p] && strchr(",;:!?", t[p])) p++;
+    else if (p < n && t[p] == '.' && (p + 1 == n || t[p + 1] == '"')) p++;
+    if (p < n && t[p] == '"') p++;
+    return p == n;
+}
+
+static const char *SPLIT_WORDS[] = {"cannot", "gonna", "gotta", "lemme", "gimme", "wanna", NULL};
+
+/* One caption: its tokens (str), or None when it needs the general lexer. low: scratch. */
+static PyObject *fast_one(PyObject *cap, PyObject *abbrev, char *low, char *out) {
+    if (!PyUnicode_IS_ASCII(cap)) Py_RETURN_NONE;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(cap);
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(cap);
+    /* shape: space-separated chunks */
+    for (Py_ssize_t i = 0; i < n;) {
+        if (s[i] == ' ') { i++; continue; }
+        Py_ssize_t j = i;
+        while (j < n && s[j] != ' ') j++;
+        if (!chunk_ok(s + i, j - i)) Py_RETURN_NONE;
+        i = j;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) low[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] + 32) : (char)s[i];
+    low[n] = 0;
+    /* vetoes: split contractions anywhere, digits across spaces */
+    for (const char **w = SPLIT_WORDS; *w; w++)
+        if (strstr(low, *w)) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (low[i] >= '0' && low[i] <= '9') {
+            Py_ssize_t j = i + 1;
+            while (j < n && low[j] == ' ') j++;
+            if (j > i + 1 && j < n && low[j] >= '0' && low[j] <= '9') Py_RETURN_NONE;
+        }
+    }
+    /* abbreviations and one-letter initials before a period */
+    for (Py_ssize_t i = 0; i < n;) {
+        if (low[i] == ' ') { i++; continue; }
+        Py_ssize_t j = i, dot = 0;
+        while (j < n && low[j] != ' ') { if (low[j] == '.') dot = 1; j++; }
+        if (dot && !(j - i == 1)) {
+            Py_ssize_t b = i, e = j;
+            while (e > b && strchr(".,;:!?\"", low[e - 1])) e--;
+            while (b < e && low[b] == '"') b++;
+            for (Py_ssize_t k = e; k > b; k--)
+                if (low[k - 1] == '-') { b = k; break; }
+            int skip = (e - b >= 2 && low[e - 2] == '\'' && low[e - 1] == 's');
+            if (!skip) {
+                if (e - b == 1 && low[b] >= 'a' && low[b] <= 'z') Py_RETURN_NONE;
+                PyObject *w = PyUnicode_FromStringAndSize(low + b, e - b);
+                if (!w) return NULL;
+                int hit = PySet_Contains(abbrev, w);
+                Py_DECREF(w);
+                if (hit < 0) return NULL;
+                if (hit) Py_RETURN_NONE;
+            }
+        }
+        i = j;
+    }
+    /* output: drop . , ; : ! ? ", split "'" off, single spaces */
+    Py_ssize_t o = 0;
+    int pending = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char c = low[i];
+        if (c == ' ') { pending = 1; continue; }
+        if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?' || c == '"') continue;
+        if (c == '\'') pending = 1;
+        if (pending && o) out[o++] = ' ';
+        pending = 0;
+        out[o++] = c;
+    }
+    return PyUnicode_FromStringAndSize(out, o);
+}
+
+PyDoc_STRVAR(ptb_fast_doc,
+"ptb_fast(captions, abbreviations) -> list of str or None\n\n"
+"capeval.text.ptb._fast of each caption: its PTB tokens when it has the fast shape and no veto,\n"
+"else None.");
+
+static PyObject *ptb_fast(PyObject *self, PyObject *args) {
+    PyObject *caps, *abbrev;
+    if (!PyArg_ParseTuple(args, "OO", &caps, &abbrev)) return NULL;
+    if (!PyAnySet_Check(abbrev)) { PyErr_SetString(PyExc_TypeError, "abbreviations must be a set"); return NULL; }
+    PyObject *seq = PySequence_Fast(caps, "ptb_fast needs a sequence of str");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), maxlen = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_Check(items[i])) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_TypeError, "caption %zd is not a str", i);
+            return NULL;
+        }
+        if (PyUnicode_GET_LENGTH(items[i]) > maxlen) maxlen = PyUnicode_GET_LENGTH(items[i]);
+    }
+    char *low = malloc(maxlen + 1), *buf = malloc(2 * maxlen + 1);
+    PyObject *out = PyList_New(n);
+    if (!low || !buf || !out) {
+        free(low); free(buf); Py_XDECREF(out); Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = fast_one(items[i], abbrev, low, buf);
+        if (!t) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, i, t);
+    }
+    free(low); free(buf);
+    Py_DECREF(seq);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static PyMethodDef methods[] = {
+    {"build_index", build_index, METH_O, build_index_doc},
+    {"refset_df", refset_df, METH_VARARGS, refset_df_doc},
+    {"cider_units", cider_units, METH_VARARGS, cider_units_doc},
+    {"bleu_units", bleu_units, METH_VARARGS, bleu_units_doc},
+    {"lcs_pairs", lcs_pairs, METH_VARARGS, lcs_pairs_doc},
+    {"ptb_fast", ptb_fast, METH_VARARGS, ptb_fast_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, "_speedups", "Optional compiled core of capeval's per-caption metrics.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&moddef); }

@@ -1,0 +1,167 @@
+"""The optional compiled core (capeval._speedups) against the numpy/Python code it replaces:
+both paths run and must agree with ``==`` — the n-gram index (up to the numbering of n-gram
+ids, which nothing reads), BLEU statistics, ROUGE-L and CIDEr(-D) per caption and corpus, the
+fixed-df reward, the PTB fast path, and the ASCII-compiled lexer rules. The numpy/Python path
+itself is checked against pycocoevalcap by test_ngram_oracles.py and the tokenizer tests.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import capeval
+from capeval import _compiled
+from capeval.metrics import _ngrams
+from capeval.metrics.cider import DocumentFrequency
+from capeval.text import _ptb_lexer, ptb
+
+from ..text.test_ptb import caption_like
+
+CORE = _compiled.core
+needs_core = pytest.mark.skipif(CORE is None, reason="capeval._speedups not built (no C compiler at install)")
+pytestmark = needs_core
+
+METRICS = ["bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d", "cider"]
+
+
+def _with(core, fn, *args, **kw):
+    """fn(*args) with the compiled core switched on (core) or off (None), caches cleared."""
+    saved = _compiled.core
+    _compiled.core = core
+    _ngrams.clear_cache()
+    try:
+        return fn(*args, **kw)
+    finally:
+        _compiled.core = saved
+        _ngrams.clear_cache()
+
+
+def _canonical(ix: _ngrams.NgramIndex):
+    # n-gram ids are exact but numbered differently by the two builds: compare them as strings
+    return (ix.vocab, ix.words.tolist(), ix.n_words.tolist(), ix.w_start.tolist(), ix.e_start.tolist(),
+            ix.gram_strings(ix.e_gram), ix.e_order.tolist(), ix.e_count.tolist(), ix.g_off.tolist(), ix.n_grams,
+            ix.space_clean, sorted(ix.gram_strings(np.arange(ix.n_grams))))
+
+
+def _assert_same_scores(cands, refs, tokenizer="none", metrics=METRICS, **kw):
+    a = _with(CORE, capeval.score, cands, refs, metrics, tokenizer=tokenizer, allow_empty=True, **kw)
+    b = _with(None, capeval.score, cands, refs, metrics, tokenizer=tokenizer, allow_empty=True, **kw)
+    for m in metrics:
+        assert a.corpus[m] == b.corpus[m], m
+        assert a.per_caption[m].tolist() == b.per_caption[m].tolist(), m
+
+
+WORD = st.sampled_from(["a", "dog", "cat", "runs", "on", "the", "grass", "red", "ball", "is", "two", "é", "x-y"])
+SENT = st.lists(WORD, min_size=0, max_size=14).map(" ".join)
+# Sentences whose split() differs from split(" "): several spaces, tabs, other Unicode spaces.
+ODD = st.lists(st.one_of(WORD, st.sampled_from(["  ", "\t", "\u3000", " \u00a0 ", "\x1c"])), max_size=10).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(SENT, ODD), max_size=12, unique=True))
+def test_index_equals_numpy_build(sentences):
+    a = _with(CORE, _ngrams.NgramIndex, sentences)
+    b = _with(None, _ngrams.NgramIndex, sentences)
+    assert _canonical(a) == _canonical(b)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.one_of(SENT, ODD), st.lists(st.one_of(SENT.filter(bool), ODD.filter(str.strip)),
+                                                          min_size=1, max_size=5)),
+                min_size=2, max_size=8))
+def test_scores_equal_numpy_path(units):
+    _assert_same_scores([u[0] for u in units], [u[1] for u in units])
+
+
+def test_long_references_and_repeats():
+    # references over 64 words (ROUGE-L's other path), a word repeated many times (counts > the
+    # compiled squares cache), units sharing reference sets
+    long = " ".join(["a", "b", "a", "c"] * 30)
+    cands = ["a a a a a a a a a a a a a a a a a a a", long, "a b c", "c b a"]
+    refs = [[long, "a a a"], ["a b"], [long, "c b a", "a"], [long, "a a a"]]
+    _assert_same_scores(cands, refs)
+
+
+def test_fixed_df_and_reward_equal_numpy_path():
+    train = [["a dog runs on the grass", "a red ball"], ["two cats", "a cat is on the grass"], ["the dog"]]
+    df = DocumentFrequency.from_references(train, [1, 2, 1])
+    cands = ["a dog on the grass", "two red cats", "nothing matches here", ""]
+    refs = [["a dog runs"], ["two cats", "a red ball"], ["the grass is red"], ["a dog"]]
+    _assert_same_scores(cands, refs, metrics=["cider_d", "cider"],
+                        options={"cider_d": {"df": df}, "cider": {"df": df}})
+    reward = capeval.CiderDReward(df)
+    assert _with(CORE, reward, cands, refs).tolist() == _with(None, reward, cands, refs).tolist()
+
+
+@pytest.mark.data
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["flickr8k-expert", "composite", "pascal50s", "tanti-coco"])
+def test_shared_data_equal_numpy_path(name, data_dir):
+    from capeval import data
+
+    t = data.load(name, root=data_dir)
+    if hasattr(t, "candidates_a"):
+        cands, refs = list(t.candidates_a) + list(t.candidates_b), list(t.references) * 2
+    elif getattr(t, "systems", None):
+        cands = [c for s in sorted(t.systems) for c in t.systems[s]]
+        refs = list(t.references) * len(t.systems)
+    else:
+        cands, refs = t.candidates, t.references
+    _assert_same_scores(list(cands), [list(r) for r in refs], tokenizer="ptb")
+
+
+# --- tokenizer ---------------------------------------------------------------------------------
+_EDGE = ["Mr. Smith", "a dog's.", "Dog's. ", "x-a. y", '"a."', "at 3 4 pm", "wannabe", "Cannot", "", " ",
+         "  A  b  ", "etc.", "no.", "No.", "St.", "5.", "a. b.", "e.g. it", "ok .", "'s.", "a-", "-a", "a--b",
+         "'s", "dog's's", '""', '"', "a\tb", "a\nb", "caf\u00e9", "x'sy", "a.\"", "a,\"", "a.b", "A-B-C's,\""]
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(caption_like, st.sampled_from(_EDGE)), max_size=30))
+def test_ptb_fast_equals_python(texts):
+    assert CORE.ptb_fast(texts, ptb._ABBREVIATIONS) == [ptb._fast(t) for t in texts]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.one_of(caption_like, st.sampled_from(_EDGE)))
+def test_ascii_rules_lex_like_the_full_rules(text):
+    if not text.isascii():
+        text = text.encode("ascii", "ignore").decode()
+    assert _ptb_lexer.lex(text) == _ptb_lexer.lex(text, ascii_rules=False)
+
+
+@pytest.mark.data
+def test_ptb_fast_and_ascii_rules_on_all_shared_captions(data_dir):
+    from capeval import data
+
+    texts: set[str] = set()
+    for name in ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s", "tanti-coco",
+                 "tanti-flickr8k", "tanti-flickr30k"):
+        t = data.load(name, root=data_dir)
+        for attr in ("candidates", "candidates_a", "candidates_b"):
+            texts.update(getattr(t, attr, None) or [])
+        for refs in t.references:
+            texts.update(refs)
+        for caps in (getattr(t, "systems", None) or {}).values():
+            texts.update(caps)
+    texts_l = sorted(texts)
+    fast = CORE.ptb_fast(texts_l, ptb._ABBREVIATIONS)
+    assert fast == [ptb._fast(t) for t in texts_l]
+    slow_ascii = [t for t, f in zip(texts_l, fast) if f is None and t.isascii()]
+    assert len(slow_ascii) > 100
+    assert [_ptb_lexer.lex(t) for t in slow_ascii] == [_ptb_lexer.lex(t, ascii_rules=False) for t in slow_ascii]
+
+
+def test_bad_arguments_raise_named_errors():
+    with pytest.raises(TypeError, match="sentence 1"):
+        CORE.build_index(["a", 3])
+    with pytest.raises(TypeError, match="caption 0"):
+        CORE.ptb_fast([None], ptb._ABBREVIATIONS)
+    ix = _with(CORE, _ngrams.NgramIndex, ["a b", "b"])
+    from capeval.metrics._ngrams import index_arrays
+
+    with pytest.raises(IndexError, match="u_sid"):
+        CORE.bleu_units(*index_arrays(ix), np.array([5], dtype=np.int64), np.zeros(1, dtype=np.int64),
+                        np.zeros((1, 1), dtype=np.int64), 1)
