@@ -11,7 +11,7 @@ from .metrics import bleu as _bleu, cider as _cider, rouge as _rouge  # noqa: F4
 from .metrics.registry import family_for, get_family
 from .progress import reporting
 from .result import Result
-from .signature import Signature, nrefs_field
+from .signature import nrefs_field
 from .text import tokenize_corpus, tokenizer_id
 from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus
 
@@ -147,7 +147,7 @@ def score(
     groups = _group_by_family(metrics)
     # Families that build on other metrics (``learned``) run last and reuse what this call
     # already computed with default options, so no metric runs twice.
-    groups = dict(sorted(groups.items(), key=lambda kv: bool(getattr(kv[0], "reuses_scores", False))))
+    groups = dict(sorted(groups.items(), key=lambda kv: kv[0].reuses_scores))
     shared: dict[str, tuple[np.ndarray, float, str]] = {}
 
     tokenized = None
@@ -170,7 +170,7 @@ def score(
             def chunk(done: int, total: int, _family: str = cls.family) -> None:
                 on_chunk(_family, done, total)
             chunk(0, len(cands))
-        if getattr(cls, "reuses_scores", False):
+        if cls.reuses_scores:
             metric.reuse(shared, tokenizer=tokenizer)
         try:
             with reporting(chunk):
@@ -187,7 +187,7 @@ def score(
         for name in out.per_caption:
             if name not in names and (options.get(cls.family) or name not in shareable_outputs(cls)):
                 continue
-            sig = str(Signature.make(metric.variant, out=name, tok=tok_field, nrefs=nrefs, **out.signature_fields))
+            sig = metric.signature(name, out.signature_fields, tok=tok_field, nrefs=nrefs)
             if name in names:
                 corpus[name] = float(out.corpus[name])
                 per_caption[name] = np.asarray(out.per_caption[name], dtype=float)

@@ -31,11 +31,6 @@ class Signature:
         items = tuple((k, _fmt(v)) for k, v in fields.items() if v is not None)
         return cls(name=name, fields=items)
 
-    def with_fields(self, **fields: object) -> "Signature":
-        merged = dict(self.fields)
-        merged.update({k: _fmt(v) for k, v in fields.items() if v is not None})
-        return Signature(self.name, tuple(merged.items()), self.version)
-
     def as_dict(self) -> dict[str, str]:
         out = {"name": self.name}
         out.update(dict(self.fields))

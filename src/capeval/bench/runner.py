@@ -277,9 +277,5 @@ def resolve_names(name: str) -> list[str]:
     return [n.strip() for n in name.split(",") if n.strip()]
 
 
-def run_benchmarks(names: Sequence[str], metrics: Sequence[str] = DEFAULT_METRICS, **kw) -> list[BenchResult]:
-    return [run_benchmark(n, metrics, **kw) for n in names]
-
-
 __all__ = ["BenchResult", "CORE_BENCHMARKS", "DEFAULT_METRICS", "DEFAULT_RESAMPLES", "run_benchmark",
-           "run_benchmarks", "resolve_names", "higher_is_better", "ReportStatistics", "report_statistics"]
+           "resolve_names", "higher_is_better", "ReportStatistics", "report_statistics"]

@@ -20,8 +20,6 @@ _ROLES = (("trained_on", "trained"), ("selected_on", "selected"), ("design_chose
 
 def provenance_of(metric: str, options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any] | None:
     cls = family_for(metric)
-    if not hasattr(cls, "provenance"):
-        return None
     return cls.provenance(dict((options or {}).get(cls.family) or {}))
 
 

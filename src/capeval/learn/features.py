@@ -34,10 +34,6 @@ class Feature:
     options: tuple[tuple[str, Any], ...] = ()
     scale: float = 1.0
 
-    @property
-    def options_dict(self) -> dict[str, Any]:
-        return dict(self.options)
-
     def to_json(self) -> dict[str, Any]:
         return {"metric": self.metric, "options": dict(self.options), "scale": self.scale}
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from ..result import MetricScores
+from ..signature import Signature
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,16 @@ class Metric(ABC):
         pycocoevalcap does. ``"raw"``: receives the validated original text (model metrics).
     corpus_dependent : bool
         True when a caption's score depends on the other captions scored with it (CIDEr's df).
+    aggregates_statistics : bool
+        True when ``compute`` returns per-row sufficient statistics in ``details["stats"]`` and
+        :meth:`evaluate` scores any subset of those rows from them (METEOR's corpus score comes
+        from summed statistics), so a subset need not be recomputed.
+    reuses_scores : bool
+        True for a family built on other metrics' scores (``learned``): ``capeval.score`` runs
+        it last and hands it, through :meth:`reuse`, the scores already computed in that call.
+
+    Callers ask these attributes and the optional hooks below (all with neutral defaults),
+    never ``hasattr``.
     """
 
     family: ClassVar[str]
@@ -55,12 +66,41 @@ class Metric(ABC):
     outputs: ClassVar[tuple[OutputInfo, ...]]
     text_input: ClassVar[Literal["tokenized", "raw"]] = "tokenized"
     corpus_dependent: ClassVar[bool] = False
+    aggregates_statistics: ClassVar[bool] = False
+    reuses_scores: ClassVar[bool] = False
 
     @abstractmethod
     def compute(
         self, candidates: Sequence[str], references: Sequence[Sequence[str]]
     ) -> MetricScores:
         """Score aligned candidates and reference lists (already validated)."""
+
+    def evaluate(self, stats: Sequence) -> tuple[Sequence[float], float]:
+        """Per-row and corpus scores of the rows whose statistics are ``stats`` (families with
+        ``aggregates_statistics`` only)."""
+        raise NotImplementedError(f"{self.family} does not score from sufficient statistics")
+
+    def reuse(self, shared: dict, *, tokenizer: str) -> None:
+        """Scores computed earlier in the same ``capeval.score`` call, name -> (per-caption,
+        corpus, signature) (families with ``reuses_scores`` only)."""
+
+    @classmethod
+    def cache_token(cls, options: dict) -> str | None:
+        """A digest of whatever file the numbers depend on beyond the options (a learned
+        model's weights), for score-cache keys; None when there is none."""
+        return None
+
+    @classmethod
+    def provenance(cls, options: dict) -> dict | None:
+        """What a learned family's model saw (``trained_on``, ``selected_on``...), so benchmark
+        runs can refuse to report it on seen data; None for every other family."""
+        return None
+
+    def signature(self, output: str, fields: dict, *, tok: str, nrefs: str) -> str:
+        """The signature of one output: this instance's variant (SPICE's depends on its
+        backend), then output, tokenizer, reference count, the metric's own fields and the
+        capeval version (sacrebleu-style ``k:v|...``)."""
+        return str(Signature.make(self.variant, out=output, tok=tok, nrefs=nrefs, **fields))
 
     def close(self) -> None:
         """Release external resources (subprocesses, models). Safe to call twice."""

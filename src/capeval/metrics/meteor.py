@@ -225,6 +225,7 @@ class Meteor(Metric):
     )
     text_input = "tokenized"
     corpus_dependent = False
+    aggregates_statistics = True  # compute's details["stats"] + evaluate(): the jar's EVAL
 
     def __init__(
         self,

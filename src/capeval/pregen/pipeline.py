@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import InputError
 from ..metrics.registry import family_for
-from ..signature import Signature, nrefs_field
+from ..signature import nrefs_field
 from ..validation import validate_corpus
 from .stratify import MAX_STRATA, image_order, strata
 from .tiers import column_names, compute
@@ -70,7 +70,7 @@ class PostgenScorer:
         for cls, metric in self._families.items():
             names = [(col, out) for col, out in self.postgen.items() if family_for(out) is cls]
             stats = None
-            if hasattr(metric, "evaluate"):
+            if cls.aggregates_statistics:
                 full = metric.compute(cands, refs)
                 stats = full.details.get("stats")
                 fields = full.signature_fields
@@ -89,9 +89,7 @@ class PostgenScorer:
                 for col, out in names:
                     results[k][col] = float(corpus[out])
             for col, out in names:
-                self.signatures[col] = str(
-                    Signature.make(cls.variant, out=out, tok="none", nrefs=nrefs, **fields)
-                )
+                self.signatures[col] = metric.signature(out, fields, tok="none", nrefs=nrefs)
         return [{col: r[col] for col in self.postgen} for r in results]
 
     def close(self) -> None:

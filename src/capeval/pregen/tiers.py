@@ -168,17 +168,6 @@ def caption_scores(ts: TokenScores) -> dict[tuple[str, str], np.ndarray]:
     return out
 
 
-def image_scores(ts: TokenScores) -> dict[tuple[str, str, str], np.ndarray]:
-    """Per-image values (per-caption for ``join``) keyed by (image agg, sentence, filter)."""
-    caps = caption_scores(ts)
-    return {
-        (i, s, f): _image_values(ts, caps[(s, f)], i)
-        for i in IMAGE_AGGREGATIONS
-        for s in SENTENCE_SCORES
-        for f in FILTERS
-    }
-
-
 def compute(ts: TokenScores, names: Iterable[str] | None = None) -> dict[str, float]:
     """Pre-gen values by name (all 504, in the reference order, when ``names`` is None)."""
     wanted = column_names() if names is None else list(names)

@@ -105,10 +105,6 @@ class ResolvedEncoder:
     default_layer: int | None
     layer_source: str
 
-    @property
-    def is_local(self) -> bool:
-        return Path(self.location).is_dir()
-
 
 def _spec_for(name: str) -> EncoderSpec | None:
     key = _ALIASES.get(name.lower(), name)

@@ -418,7 +418,3 @@ def load_vectors(
         return _load_cached(_kind_of_dir(path), str(path.resolve()), "auto", None)
     return _load_cached("file", str(path.resolve()), format, limit)
 
-
-def clear_cache() -> None:
-    """Forget loaded sets (tests; or to free memory)."""
-    _load_cached.cache_clear()

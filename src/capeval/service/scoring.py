@@ -46,7 +46,7 @@ def score_units(
         cls = family_for(m)
         fam_opts = options.get(cls.family)
         # A family whose numbers depend on a file (a learned model's weights) names its content.
-        token = cls.cache_token(fam_opts or {}) if hasattr(cls, "cache_token") else None
+        token = cls.cache_token(fam_opts or {})
         keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer,
                             options={**(fam_opts or {}), "_content": token} if token else fam_opts,
                             resources=resources)
