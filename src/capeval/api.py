@@ -8,14 +8,14 @@ import numpy as np
 
 from .errors import InputError
 from .metrics import bleu as _bleu, cider as _cider, rouge as _rouge  # noqa: F401  (register the coco families)
-from .metrics.registry import family_for, get_family
+from .metrics.registry import METRIC_SETS, family_for, get_family
 from .progress import reporting
 from .result import Result
 from .signature import nrefs_field
 from .text import tokenize_corpus, tokenizer_id
 from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus
 
-DEFAULT_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cider_d")
+DEFAULT_METRICS = METRIC_SETS["coco"]
 
 
 def shareable_outputs(cls) -> set[str]:

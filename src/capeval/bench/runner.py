@@ -18,7 +18,7 @@ from ..meta.experiments import (CorrelationExperiment, MetricAgreement, Pairwise
                                 correlation_experiment, correlation_units, defined_mask, metric_agreement,
                                 pairwise_experiment, pairwise_units, system_experiment, system_units)
 from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
-from ..metrics.registry import family_for
+from ..metrics.registry import METRIC_SETS, family_for
 from ..signature import Signature
 from ..service.cache import ScoreCache
 from ..service.scoring import REF_MODES, score_units, score_units_each_ref
@@ -26,7 +26,7 @@ from ..service.scoring import REF_MODES, score_units, score_units_each_ref
 #: ``capeval bench all`` runs these (the stable contract names).
 CORE_BENCHMARKS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s")
 #: n-gram metrics: no Java, no models; the default metric set.
-DEFAULT_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d")
+DEFAULT_METRICS = METRIC_SETS["ngram"]
 AGGREGATES = ("corpus", "mean")
 
 

@@ -7,12 +7,13 @@ from pathlib import Path
 import typer
 
 from ..errors import CapevalError
+from ..metrics.registry import METRIC_SETS
 
 
 def bench_cmd(
     name: str = typer.Argument(..., help="Benchmark name (flickr8k-expert, flickr8k-cf, composite, pascal50s, "
                                "abstract50s, tanti-coco, ...), a comma-separated list, or 'all' (the first five)."),
-    metrics: str = typer.Option("bleu1,bleu2,bleu3,bleu4,rouge_l,cider_d", "--metrics", "-m",
+    metrics: str = typer.Option(",".join(METRIC_SETS["ngram"]), "--metrics", "-m",
                                 help="Comma-separated metric output names (see `capeval metrics`)."),
     json_out: Path | None = typer.Option(None, "--json", help="Write results (stable JSON contract) here."),
     markdown_out: Path | None = typer.Option(None, "--markdown", help="Write Markdown tables here."),

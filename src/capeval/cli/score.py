@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import CapevalError
+from ..metrics.registry import METRIC_SETS
 
 console = Console()
 err = Console(stderr=True)
@@ -61,7 +62,7 @@ def _score_with_progress(score, families: list[str], cands, refs, names, **kwarg
 def score_cmd(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV or TSV (header: id, candidate, ref1, ref2, ...; strict: unknown columns and ragged rows are errors), or COCO results .json with --annotations."),
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
-    metrics: str = typer.Option("bleu1,bleu2,bleu3,bleu4,meteor,rouge_l,cider_d", "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`)."),
+    metrics: str = typer.Option(",".join(METRIC_SETS["coco"]), "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids) or .csv."),
     tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar) or none."),
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),

@@ -39,6 +39,15 @@ OUTPUT_MODULES: dict[str, str] = {
                     "capeval.qace.metric"),
 }
 
+#: Named metric sets, the one home of every default list: ``coco`` is what pycocoevalcap's
+#: COCOEvalCap reports without SPICE (``capeval.score`` and ``capeval score``); ``ngram`` drops
+#: METEOR, leaving the families that stream and need neither Java nor resources (``capeval
+#: bench`` and ``score_stream`` defaults).
+METRIC_SETS: dict[str, tuple[str, ...]] = {
+    "coco": ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rouge_l", "cider_d"),
+    "ngram": ("bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"),
+}
+
 _FAMILIES: dict[str, type[Metric]] = {}
 _OUTPUTS: dict[str, type[Metric]] = {}
 _discovered = False

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import InputError
+from ..metrics.registry import METRIC_SETS
 from ..result import Result
 from .chunks import CIDER_FAMILIES, DEFAULT_CHUNK, STREAM_FAMILIES, DfHandle, Settings, df_pass, score_pass
 from .readers import Chunk, chunks, open_rows
@@ -140,7 +141,7 @@ def _source_id(source) -> str | None:
 
 def score_stream(
     rows,
-    metrics: Iterable[str] = ("bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"),
+    metrics: Iterable[str] = METRIC_SETS["ngram"],
     *,
     output: str | Path | None = None,
     tokenizer: str = "ptb",
