@@ -20,12 +20,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .align import Line, align_stats
+from .align import (Line, _singles_of, align_stats, candidate_matches, is_same, match_weights,
+                    paraphrase_matches)
 from .java import tokens, trim
 from .normalize import normalize_lower
 from .phrases import positions, prefixes, reference_phrases
 from .resources import MeteorResources, load
-from .score import aggregate, scores
+from .score import aggregate, score_one, scores, upper_bound
 from .words import WordTable
 
 __all__ = ["NativeMeteor", "load"]
@@ -87,12 +88,13 @@ class NativeMeteor:
         wanted_prefixes, wanted_max = prefixes(wanted)
         lines: dict[tuple[str, ...], Line] = {}
         for ws, x, occ in zip(distinct, para_ids, found):
-            lines[ws] = Line([info[w] for w in ws],
+            lines[ws] = Line(ws, [info[w] for w in ws],
                              [(start, length, par) for start, length, g in occ for par in table[g]],
                              positions(x, wanted, wanted_prefixes, wanted_max))
         line = lines.__getitem__
+        # Distinct (hypothesis, reference) pairs, and each unit's pairs in reference order.
         pair_index: dict[tuple, int] = {}
-        pair_stats: list[tuple] = []
+        pairs: list[tuple[Line, Line]] = []
         unit_pairs: list[list[int]] = []
         for hw, rws in zip(hyp_w, ref_w):
             ids = []
@@ -100,21 +102,67 @@ class NativeMeteor:
                 key = (hw, rw)
                 k = pair_index.get(key)
                 if k is None:
-                    k = pair_index[key] = len(pair_stats)
-                    pair_stats.append(align_stats(line(hw), line(rw)))
+                    k = pair_index[key] = len(pairs)
+                    pairs.append((line(hw), line(rw)))
                 ids.append(k)
             unit_pairs.append(ids)
-        stats = np.asarray(pair_stats, dtype=np.float64).reshape(len(pair_stats), 23)
+        pair_stats = self._pair_stats(pairs, unit_pairs)
+        # Pairs left unaligned cannot be their unit's best (below); their rows stay zero.
+        aligned = np.array([st is not None for st in pair_stats], dtype=bool)
+        stats = np.zeros((len(pairs), 23), dtype=np.float64)
+        if aligned.any():
+            stats[aligned] = np.asarray([st for st in pair_stats if st is not None], dtype=np.float64)
         pair_scores = scores(stats)
         best = np.empty(len(unit_pairs), dtype=np.int64)
         for u, ids in enumerate(unit_pairs):
             # MeteorScorer keeps the first reference unless a later one scores strictly higher
-            b = ids[0]
-            for k in ids[1:]:
-                if pair_scores[k] > pair_scores[b]:
+            b = -1
+            for k in ids:
+                if aligned[k] and (b < 0 or pair_scores[k] > pair_scores[b]):
                     b = k
             best[u] = b
         return stats[best]
+
+    @staticmethod
+    def _pair_stats(pairs: list[tuple[Line, Line]], unit_pairs: list[list[int]]) -> list[tuple | None]:
+        """The jar's statistics of every pair some unit may pick; None for the others.
+
+        Only a unit's best reference counts, so a pair whose score cannot reach the best
+        score already found for its unit is not aligned at all: a unit's pairs are visited
+        by decreasing upper bound of their score (:func:`.score.upper_bound`, from the
+        candidate matches alone) and the search stops at the first bound below the best
+        score so far. The margin dwarfs rounding in the bound and the plain-float score,
+        so a pair skipped scores strictly below the unit's best and the jar's choice (the
+        first reference with the highest score) is unchanged."""
+        found: list = [None] * len(pairs)
+        bounds: list[float] = [0.0] * len(pairs)
+        for k, (l1, l2) in enumerate(pairs):
+            same = is_same(l1, l2)
+            singles = _singles_of(l1, l2, same)
+            para = [] if same else paraphrase_matches(l1, l2)
+            found[k] = (singles, para)
+            w1, w2 = match_weights(l1, l2, singles, para)
+            bounds[k] = upper_bound(l1.functions, l2.functions, w1, w2)
+        out: list[tuple | None] = [None] * len(pairs)
+        score_of: dict[int, float] = {}
+        for ids in unit_pairs:
+            best = -1.0
+            for k in sorted(dict.fromkeys(ids), key=bounds.__getitem__, reverse=True):
+                if bounds[k] < best - _BOUND_MARGIN:
+                    break
+                got = score_of.get(k)
+                if got is None:
+                    l1, l2 = pairs[k]
+                    st = out[k] = align_stats(l1, l2, candidate_matches(l1, l2, *found[k]))
+                    got = score_of[k] = score_one(st)
+                if got > best:
+                    best = got
+        return out
+
+
+#: How far below a unit's best score a pair's upper bound must be for the pair to be
+#: skipped; rounding in either is below 1e-15.
+_BOUND_MARGIN = 1e-9
 
 
 def score_rows(stats: np.ndarray, row_unit: np.ndarray) -> tuple[np.ndarray, float]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import itemgetter
 
+from .score import MODULE_WEIGHTS
 from .words import WordInfo
 
 EXACT, STEM, SYNONYM, PARAPHRASE = 0, 1, 2, 3
@@ -44,100 +45,178 @@ Match = tuple  # (start, length, match_start, match_length, module)
 class Line:
     """One word sequence with everything the matchers need about it."""
 
-    __slots__ = ("n", "keys", "functions", "key_pos", "stem_pos", "syn_pos", "synsets", "stem_keys",
-                 "phrases", "ngrams", "by_par")
+    __slots__ = ("n", "words", "keys", "functions", "n_functions", "stem_keys", "synsets", "phrases",
+                 "ngrams", "by_par", "_index", "_singles")
 
-    def __init__(self, infos: Sequence[WordInfo], phrases: list, ngrams: dict) -> None:
-        """``phrases``: ``(start, length, paraphrase)`` for each paraphrase of each reference
-        phrase in the line, in the order the jar's transducer reports them; ``ngrams``: the
-        start positions of every paraphrase the line contains (at least those)
-        (:mod:`.phrases`)."""
+    def __init__(self, words: Sequence[str], infos: Sequence[WordInfo], phrases: list, ngrams: dict) -> None:
+        """``words`` and their facts; ``phrases``: ``(start, length, paraphrase)`` for each
+        paraphrase of each reference phrase in the line, in the order the jar's transducer
+        reports them; ``ngrams``: the start positions of every paraphrase the line contains
+        (at least those) (:mod:`.phrases`)."""
         self.n = len(infos)
+        self.words = words
         self.keys = [w.key for w in infos]
         self.stem_keys = [w.stem_key for w in infos]
         self.synsets = [w.synsets for w in infos]
         self.functions = [w.function for w in infos]
-        key_pos: dict[int, list[int]] = {}
-        stem_pos: dict[int, list[int]] = {}
-        syn_pos: dict[int, list[int]] = {}
-        for i, w in enumerate(infos):
-            key_pos.setdefault(w.key, []).append(i)
-            stem_pos.setdefault(w.stem_key, []).append(i)
-            for s in w.synsets:
-                syn_pos.setdefault(s, []).append(i)
-        self.key_pos, self.stem_pos, self.syn_pos = key_pos, stem_pos, syn_pos
+        self.n_functions = sum(self.functions)
         self.phrases = phrases
         self.ngrams = ngrams
         by_par: dict[tuple[int, ...], list[int]] = {}
         for k, (_, _, par) in enumerate(phrases):
             by_par.setdefault(par, []).append(k)
         self.by_par = by_par  # paraphrase → indices into ``phrases``
+        self._index = None  # positions by key, stem and synset: built when first a hypothesis
+        self._singles: dict[str, tuple] = {}  # reference word → its one-word matches here
 
     def where(self, words: tuple[int, ...]) -> Sequence[int]:
         if not words:  # an empty paraphrase matches at every position, as in the jar
             return range(self.n)
         return self.ngrams.get(words, ())
 
-
-def candidate_matches(line1: Line, line2: Line):
-    """Per reference position, the jar's list of matches; and word coverage counts."""
-    n1, n2 = line1.n, line2.n
-    matches: list[list[Match]] = [[] for _ in range(n2)]
-    cov1 = [0] * n1
-    cov2 = [0] * n2
-    k1, k2 = line1.keys, line2.keys
-    for j in range(n2):
-        for i in line1.key_pos.get(k2[j], ()):
-            matches[j].append((j, 1, i, 1, EXACT))
-            cov1[i] += 1
-            cov2[j] += 1
-    if n1 == n2 and k1 == k2:
-        return matches, cov1, cov2
-    for j in range(n2):
-        kj = k2[j]
-        for i in line1.stem_pos.get(line2.stem_keys[j], ()):
-            if k1[i] != kj:
-                matches[j].append((j, 1, i, 1, STEM))
-                cov1[i] += 1
-                cov2[j] += 1
-    syn_pos = line1.syn_pos
-    if syn_pos:
-        for j in range(n2):
-            syn_j = line2.synsets[j]
-            if not syn_j:
-                continue
+    def singles(self, word: str, key: int, stem_key: int, synsets: frozenset[int]) -> tuple:
+        """The one-word matches of a reference word (``word`` and its facts) in this line as
+        hypothesis, as ``(exact only, all modules)``; each ``(matches, ref_weight,
+        hyp_weights)``: matches a tuple of ``(position, module)`` in the jar's order (exact,
+        then stem, then synonym, each by position), the highest scoring weight among them
+        (0.0: none), and ``(position, highest weight there)`` pairs. Memoised per word: a
+        hypothesis meets the same reference words again and again."""
+        if self._index is None:
+            key_pos: dict[int, list[int]] = {}
+            stem_pos: dict[int, list[int]] = {}
+            syn_pos: dict[int, list[int]] = {}
+            for i, (k, sk, syn) in enumerate(zip(self.keys, self.stem_keys, self.synsets)):
+                key_pos.setdefault(k, []).append(i)
+                stem_pos.setdefault(sk, []).append(i)
+                for x in syn:
+                    syn_pos.setdefault(x, []).append(i)
+            self._index = (key_pos, stem_pos, syn_pos)
+        key_pos, stem_pos, syn_pos = self._index
+        if key not in key_pos and stem_key not in stem_pos and syn_pos.keys().isdisjoint(synsets):
+            got = self._singles[word] = _NO_SINGLES  # most words: nothing in common
+            return got
+        k1 = self.keys
+        exact = tuple((i, EXACT) for i in key_pos.get(key, ()))
+        rest = [(i, STEM) for i in stem_pos.get(stem_key, ()) if k1[i] != key]
+        if synsets and syn_pos:
             hits: set[int] = set()
-            for s in syn_j:
-                got = syn_pos.get(s)
+            for x in synsets:
+                got = syn_pos.get(x)
                 if got:
                     hits.update(got)
-            if hits:
-                kj = k2[j]
-                for i in sorted(hits):
-                    if k1[i] != kj:
-                        matches[j].append((j, 1, i, 1, SYNONYM))
-                        cov1[i] += 1
-                        cov2[j] += 1
+            rest.extend((i, SYNONYM) for i in sorted(hits) if k1[i] != key)
+        every = exact + tuple(rest)
+        got = self._singles[word] = (_weighed(exact), _weighed(every))
+        return got
 
-    def add(m: Match) -> None:
-        matches[m[0]].append(m)
-        for k in range(m[2], m[2] + m[3]):
-            cov1[k] += 1
-        for k in range(m[0], m[0] + m[1]):
-            cov2[k] += 1
 
+_NO_SINGLES = (((), 0.0, ()), ((), 0.0, ()))
+
+
+def _weighed(matches: tuple) -> tuple:
+    best: dict[int, float] = {}
+    for i, mod in matches:
+        w = MODULE_WEIGHTS[mod]
+        if best.get(i, 0.0) < w:
+            best[i] = w
+    return matches, max(best.values(), default=0.0), tuple(best.items())
+
+
+def is_same(line1: Line, line2: Line) -> bool:
+    """Identical word sequences (by the jar's word identity): the exact module alone aligns them."""
+    return line1.n == line2.n and line1.keys == line2.keys
+
+
+def paraphrase_matches(line1: Line, line2: Line) -> list[Match]:
+    """The paraphrase matches of a pair (not identical sequences), in the jar's order:
+    paraphrases of reference phrases found in the hypothesis, then of hypothesis phrases
+    found in the reference."""
+    out: list[Match] = []
     # Only paraphrases that occur in the other line can match; visit those phrase entries in
     # the jar's order.
     for this, other, forward in ((line2, line1, True), (line1, line2, False)):
-        hits = [k for par in this.by_par.keys() & other.ngrams.keys() for k in this.by_par[par]]
+        common = this.by_par.keys() & other.ngrams.keys()
         if () in this.by_par:
-            hits.extend(this.by_par[()])
+            common.add(())
+        if not common:
+            continue
+        hits = [k for par in common for k in this.by_par[par]]
         hits.sort()
         for k in hits:
             at, length, words = this.phrases[k]
             n = len(words)
             for pos in other.where(words):
-                add((at, length, pos, n, PARAPHRASE) if forward else (pos, n, at, length, PARAPHRASE))
+                out.append((at, length, pos, n, PARAPHRASE) if forward else (pos, n, at, length, PARAPHRASE))
+    return out
+
+
+def _singles_of(line1: Line, line2: Line, same: bool) -> list[tuple]:
+    """:meth:`Line.singles` of each reference word (exact only for identical sequences)."""
+    memo = line1._singles
+    which = 0 if same else 1
+    out = []
+    j = 0
+    for w in line2.words:
+        got = memo.get(w)
+        if got is None:
+            got = line1.singles(w, line2.keys[j], line2.stem_keys[j], line2.synsets[j])
+        out.append(got[which])
+        j += 1
+    return out
+
+
+def match_weights(line1: Line, line2: Line, singles: list[tuple], para: list[Match]):
+    """Per word of each line, the highest scoring weight among the candidate matches that
+    cover it (0.0: no match can cover it): whatever the search picks, a word counts at most
+    that much (:func:`.score.upper_bound`)."""
+    w1 = [0.0] * line1.n
+    w2 = [rec[1] for rec in singles]
+    for rec in singles:
+        for i, w in rec[2]:
+            if w1[i] < w:
+                w1[i] = w
+    if para:
+        w = MODULE_WEIGHTS[PARAPHRASE]
+        for s, ln, st1, ml, _ in para:
+            for k in range(s, s + ln):
+                if w2[k] < w:
+                    w2[k] = w
+            for k in range(st1, st1 + ml):
+                if w1[k] < w:
+                    w1[k] = w
+    return w1, w2
+
+
+def candidate_matches(line1: Line, line2: Line, singles: list[tuple] | None = None,
+                      para: list[Match] | None = None):
+    """Per reference position, the jar's list of matches; and word coverage counts.
+    ``singles``, ``para``: :func:`_singles_of` and :func:`paraphrase_matches` of the pair,
+    if already at hand."""
+    same = is_same(line1, line2)
+    if singles is None:
+        singles = _singles_of(line1, line2, same)
+    if para is None:
+        para = [] if same else paraphrase_matches(line1, line2)
+    matches: list[list[Match]] = []
+    cov1 = [0] * line1.n
+    cov2 = [0] * line2.n
+    j = 0
+    for rec in singles:
+        got = rec[0]
+        if got:
+            matches.append([(j, 1, i, 1, mod) for i, mod in got])
+            for i, _ in got:
+                cov1[i] += 1
+            cov2[j] = len(got)
+        else:
+            matches.append([])
+        j += 1
+    for m in para:
+        matches[m[0]].append(m)
+        for k in range(m[2], m[2] + m[3]):
+            cov1[k] += 1
+        for k in range(m[0], m[0] + m[1]):
+            cov2[k] += 1
     return matches, cov1, cov2
 
 
@@ -145,20 +224,124 @@ def _bits(start: int, length: int) -> int:
     return ((1 << length) - 1) << start
 
 
-# A search path is a tuple (key, idx, last_end, used1, used2, chosen). The jar ranks by more
-# weighted matches, then fewer chunks, then smaller distance; key packs that into one integer
-# (smaller first): (-weighted * S + chunks) * S + distance. used1/used2 are bit masks; chosen
-# is a linked list (match, previous) of the matches this path picked.
+# A search path is a tuple (key, idx, last_end, used, chosen). The jar ranks by more weighted
+# matches, then fewer chunks, then smaller distance; key packs that into one integer (smaller
+# first): (-weighted * S + chunks) * S + distance. used is a bit mask of the hypothesis words
+# (low n1 bits) and the reference words (above them) in matches; chosen is a linked list
+# (match, previous) of the matches this path picked.
 _S = 1 << 20  # chunks and distance stay far below this
 _CHUNK = _S
 _MATCH = _S * _S
 
 
 _first = itemgetter(0)
+_first_two = itemgetter(0, 1)
 
 
-def _resolve(matches: list[list[Match]], fixed: list[Match | None], used1: int, used2: int,
+def _resolve(matches: list[list[Match]], fixed: list[Match | None], n1: int, used: int,
              weights=SEARCH_WEIGHTS, beam: int = BEAM_SIZE):
+    """The jar's beam search (:func:`_resolve_stepwise`), visiting only the reference positions
+    with matches.
+
+    At a position without matches (a gap) a path either sits inside a match it chose (it is
+    carried unchanged) or skips the position: its chunk is closed (one more chunk if it was
+    open) and nothing else changes. So a run of gaps changes each path's key at most once,
+    no path is added, and the beam is already cut to size on entering the run; the jar's
+    per-position re-sorts within the run only reorder paths whose keys become equal, which
+    :func:`_catch_up` reproduces in one sort. Anything outside those conditions (the jar's
+    "no path left" fallback, a path dropped in a gap) hands the search to
+    :func:`_resolve_stepwise`, which equals the jar step for step.
+    """
+    n2 = len(matches)
+    next_paths = [(0, 0, -1, used, None)]
+    prev = -1
+    for current in [j for j in range(n2) if matches[j]] + [n2]:
+        paths = sorted(next_paths, key=_first) if len(next_paths) > 1 else next_paths
+        if len(paths) > beam:
+            paths = paths[:beam]
+        if current > prev + 1:
+            paths = _catch_up(paths, current, n1)
+            if paths is None:
+                return None
+        prev = current
+        if current == n2:  # the end closes every open chunk
+            next_paths = [(p[0] + _CHUNK, *p[1:]) if p[2] != -1 else p for p in paths]
+            break
+        next_paths = []
+        append = next_paths.append
+        bit = 1 << (current + n1)
+        row = None
+        for path in paths:
+            key, idx, last_end, u, chosen = path
+            if u & bit:
+                if current < idx:
+                    append(path)
+                else:
+                    m = fixed[idx]
+                    if m is not None:  # a fixed match starts here
+                        s, ln, st1, ml, mod = m
+                        w = weights[mod]
+                        key -= (int(ml * w) + int(ln * w)) * _MATCH
+                        if last_end != -1 and st1 != last_end:
+                            key += _CHUNK
+                        append((key + abs(s - st1), s + ln, st1 + ml, u, chosen))
+                continue
+            if row is None:
+                row = []
+                for m in matches[current]:
+                    s, ln, st1, ml, mod = m
+                    w = weights[mod]
+                    row.append((st1, _bits(st1, ml) | _bits(s + n1, ln), -(int(ml * w) + int(ln * w)) * _MATCH,
+                                s + ln, st1 + ml, abs(s - st1), m))
+            for st1, b, inc, new_idx, new_end, dist, m in row:
+                if u & b:
+                    continue
+                append((key + inc + (_CHUNK if last_end != -1 and st1 != last_end else 0),
+                        new_idx, new_end, u | b, (m, chosen)))
+                key += dist  # distance goes to the parent, as the jar does
+            if last_end != -1:
+                key += _CHUNK
+            append((key, idx + 1, -1, u, chosen))
+        if not next_paths:  # the jar's fallback: left to the step-by-step search
+            return None
+    next_paths.sort(key=_first)
+    return next_paths[0]
+
+
+def _catch_up(paths: list, current: int, n1: int) -> list | None:
+    """``paths`` (sorted, cut to the beam) moved through the gap positions before
+    ``current``, in the order the jar's per-position stable sorts leave them; None when a
+    path would be dropped in a gap (the step-by-step search then decides).
+
+    A path at ``idx < current`` skips the gaps ``idx .. current - 1``; if its chunk is open,
+    its key grows by one chunk at ``idx``. Among paths whose keys end up equal, a path whose
+    key grew comes before one whose key did not (its key was smaller in between), a later
+    growth before an earlier one (likewise), and otherwise the previous order stands."""
+    out = []
+    changed = False
+    for path in paths:
+        idx = path[1]
+        if idx >= current:  # inside a chosen or fixed match all along
+            out.append((path[0], 0, path))
+            continue
+        key, idx, last_end, u, chosen = path
+        if (u >> (n1 + idx)) & ((1 << (current - idx)) - 1):
+            return None  # a used reference word where the path stands: dropped
+        if last_end != -1:
+            key += _CHUNK
+            changed = True
+            out.append((key, -1 - idx, (key, current, -1, u, chosen)))
+        else:
+            out.append((key, 0, (key, current, -1, u, chosen)))
+    if changed:
+        out.sort(key=_first_two)
+    return [x[2] for x in out]
+
+
+def _resolve_stepwise(matches: list[list[Match]], fixed: list[Match | None], used1: int, used2: int,
+             weights=SEARCH_WEIGHTS, beam: int = BEAM_SIZE):
+    """The search exactly as the jar runs it, one reference position at a time: the
+    specification :func:`_resolve` is tested against, and its fallback."""
     n2 = len(matches)
     options = []  # per position: (match_start, bits1, bits2, key increment, idx, last_end, distance, match)
     for ms in matches:
@@ -235,12 +418,13 @@ def _count_chunks(matches: Sequence[Match | None]) -> int:
     return chunks
 
 
-def align_stats(line1: Line, line2: Line) -> tuple:
+def align_stats(line1: Line, line2: Line, candidates=None) -> tuple:
     """The jar's sufficient statistics for hypothesis ``line1`` against reference ``line2``:
     ``(test_len, ref_len, test_function, ref_function, [tc, rc, tf, rf] * 4, chunks,
-    test_word_matches, ref_word_matches)`` as integers (23 values)."""
+    test_word_matches, ref_word_matches)`` as integers (23 values). ``candidates``: what
+    :func:`candidate_matches` gives for the pair, if already at hand."""
     n1, n2 = line1.n, line2.n
-    matches, cov1, cov2 = candidate_matches(line1, line2)
+    matches, cov1, cov2 = candidate_matches(line1, line2) if candidates is None else candidates
     fixed: list[Match | None] = [None] * n2
     used1 = used2 = 0
     open_choice = False
@@ -257,9 +441,9 @@ def align_stats(line1: Line, line2: Line) -> tuple:
             open_choice = True
     final = fixed
     if open_choice:
-        best = _resolve(matches, fixed, used1, used2)
+        best = _resolve(matches, fixed, n1, used1 | (used2 << n1))
+        chosen = best[4] if best is not None else _resolve_stepwise(matches, fixed, used1, used2)[5]
         final = fixed[:]
-        chosen = best[5]
         while chosen is not None:
             m, chosen = chosen
             final[m[0]] = m
@@ -277,4 +461,4 @@ def align_stats(line1: Line, line2: Line) -> tuple:
     chunks = _count_chunks(final)
     test_matches = sum(counts[0::4]) + sum(counts[2::4])
     ref_matches = sum(counts[1::4]) + sum(counts[3::4])
-    return (n1, n2, sum(fw1), sum(fw2), *counts, chunks, test_matches, ref_matches)
+    return (n1, n2, line1.n_functions, line2.n_functions, *counts, chunks, test_matches, ref_matches)

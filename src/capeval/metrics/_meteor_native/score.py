@@ -12,6 +12,7 @@ word of both sides in one chunk.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -69,6 +70,66 @@ def scores(stats: np.ndarray) -> np.ndarray:
         score = f_mean * (1.0 - penalty)
     score = np.where(np.isnan(score), 0.0, score)
     return np.maximum(score, 0.0)
+
+
+def score_one(row: Sequence[float]) -> float:
+    """:func:`scores` of one row of statistics, in plain floats (the same operations in the
+    same order)."""
+    t_len, r_len, t_fun, r_fun = row[0], row[1], row[2], row[3]
+    chunks, t_words, r_words = row[20], row[21], row[22]
+    t_wlen = DELTA * (t_len - t_fun) + (1.0 - DELTA) * t_fun
+    r_wlen = DELTA * (r_len - r_fun) + (1.0 - DELTA) * r_fun
+    t_wm = r_wm = 0.0
+    for i, w in enumerate(MODULE_WEIGHTS):
+        t_wm = t_wm + row[4 + 4 * i] * w * DELTA
+    for i, w in enumerate(MODULE_WEIGHTS):
+        r_wm = r_wm + row[5 + 4 * i] * w * DELTA
+    for i, w in enumerate(MODULE_WEIGHTS):
+        t_wm = t_wm + row[6 + 4 * i] * w * (1.0 - DELTA)
+    for i, w in enumerate(MODULE_WEIGHTS):
+        r_wm = r_wm + row[7 + 4 * i] * w * (1.0 - DELTA)
+    if t_wm == 0.0 or r_wm == 0.0:
+        return 0.0  # precision or recall 0: the score is 0 (or NaN, which counts as 0)
+    f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / t_wlen)) + (ALPHA / (r_wm / r_wlen)))
+    t_total = sum(row[4:20:4]) + sum(row[6:20:4])
+    r_total = sum(row[5:20:4]) + sum(row[7:20:4])
+    if t_total == t_len and r_total == r_len and chunks == 1:
+        frag = 0.0
+    else:
+        frag = chunks / ((t_words + r_words) / 2)
+    return max(f_mean * (1.0 - GAMMA * math.pow(frag, BETA)), 0.0)
+
+
+def upper_bound(fun1: Sequence[bool], fun2: Sequence[bool], w1: Sequence[float], w2: Sequence[float]) -> float:
+    """An upper bound on the score of any alignment of a hypothesis and a reference whose
+    words (function word or not: ``fun1``, ``fun2``) can be matched with weights at most
+    ``w1``, ``w2`` (0: never matched).
+
+    Precision and recall are at most those of every word matched at its highest weight,
+    and the F-mean grows with both; the penalty is at least that of one chunk over all
+    matchable words, or none if every word of both sides is matchable. Exact in real
+    numbers; callers leave a margin for rounding."""
+    n1, n2 = len(w1), len(w2)
+    t_wm = r_wm = 0.0
+    t_wlen = r_wlen = 0.0
+    tw = rw = 0
+    for w, f in zip(w1, fun1):
+        d = (1.0 - DELTA) if f else DELTA
+        t_wlen += d
+        if w:
+            t_wm += w * d
+            tw += 1
+    for w, f in zip(w2, fun2):
+        d = (1.0 - DELTA) if f else DELTA
+        r_wlen += d
+        if w:
+            r_wm += w * d
+            rw += 1
+    if t_wm == 0.0 or r_wm == 0.0:
+        return 0.0
+    f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / t_wlen)) + (ALPHA / (r_wm / r_wlen)))
+    penalty = 0.0 if tw == n1 and rw == n2 else GAMMA * math.pow(2.0 / (tw + rw), BETA)
+    return max(f_mean * (1.0 - penalty), 0.0)
 
 
 def aggregate(stats: np.ndarray) -> np.ndarray:
