@@ -54,7 +54,7 @@ def load_flickr8k(root: Path):
 
 
 def bag_of_words(caps, images, vocab):
-    from capeval.pregen.vocab import UNKNOWN_INDEX
+    from demo_captioners.vocab import UNKNOWN_INDEX
 
     feats = np.zeros((len(images), len(vocab)), dtype=np.float32)
     for r, img in enumerate(images):
@@ -86,13 +86,13 @@ def main(argv=None) -> int:
     from capeval.pregen import tiers
     from capeval.pregen.adapters import TorchModuleAdapter, score_references
     from capeval.pregen.analysis import correlate
-    from capeval.pregen.beam import beam_search
-    from capeval.pregen.models import ARCHITECTURES, Captioner, scaled_hyperparams
+    from demo_captioners.beam import beam_search
+    from demo_captioners.models import ARCHITECTURES, Captioner, scaled_hyperparams
     from capeval.pregen.pipeline import PostgenScorer, model_rows
     from capeval.pregen.signature import RANK_RULE_ADAPTER, pregen_signature
     from capeval.pregen.results import ResultsTable, write_results
-    from capeval.pregen.train import train
-    from capeval.pregen.vocab import EDGE_INDEX, Vocabulary
+    from demo_captioners.train import train
+    from demo_captioners.vocab import EDGE_INDEX, Vocabulary
 
     torch.set_num_threads(args.threads)
     root = data_root(required=True)

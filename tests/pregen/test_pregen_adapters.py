@@ -11,7 +11,7 @@ from capeval.pregen.adapters import (  # noqa: E402
     score_references,
     target_prob_and_rank,
 )
-from capeval.pregen.models import Captioner, scaled_hyperparams  # noqa: E402
+from benchmarks.demo_captioners.models import Captioner, scaled_hyperparams  # noqa: E402
 
 V = 23
 

@@ -6,10 +6,11 @@ the reference tokens under teacher forcing, without generating captions.
   ``score`` returns them with their signature;
 - ``adapters``: teacher-forced records from PyTorch / Hugging Face models (imports torch);
 - ``stratify``, ``pipeline``: the reference's CIDEr strata and per-stratum scoring;
-- ``results``, ``analysis``: the data.txt table and the R² analysis with the drop rule;
-- ``models``, ``beam``, ``train``, ``vocab``: the where-image2 generators for demonstrations.
+- ``results``, ``analysis``: the data.txt table and the R² analysis with the drop rule.
 
-Only the numpy parts are imported here; torch loads with ``adapters``/``models``.
+The where-image2 generators of the demonstration live outside the package, in
+``benchmarks/demo_captioners/``. Only the numpy parts are imported here; torch loads with
+``adapters``.
 """
 from .scoring import PregenResult, score
 from .tiers import BEST, column_names, compute

@@ -1,3 +1,4 @@
+"""The demo where-image2 captioners of benchmarks/pregen_demo.py: shapes, beam search, training."""
 import itertools
 import math
 
@@ -9,15 +10,15 @@ torch = pytest.importorskip("torch")
 from capeval.errors import InputError  # noqa: E402
 from capeval.pregen import tiers  # noqa: E402
 from capeval.pregen.adapters import TorchModuleAdapter, score_references  # noqa: E402
-from capeval.pregen.beam import beam_search  # noqa: E402
-from capeval.pregen.models import (  # noqa: E402
+from benchmarks.demo_captioners.beam import beam_search  # noqa: E402
+from benchmarks.demo_captioners.models import (  # noqa: E402
     ARCHITECTURES,
     PAPER_HYPERPARAMS,
     Captioner,
     scaled_hyperparams,
 )
-from capeval.pregen.train import train  # noqa: E402
-from capeval.pregen.vocab import EDGE_INDEX, UNKNOWN_INDEX, Vocabulary  # noqa: E402
+from benchmarks.demo_captioners.train import train  # noqa: E402
+from benchmarks.demo_captioners.vocab import EDGE_INDEX, UNKNOWN_INDEX, Vocabulary  # noqa: E402
 
 
 def _model(arch, V=9, seed=0, spread=1.5):

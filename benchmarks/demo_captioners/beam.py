@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import InputError
+from capeval.errors import InputError
 from .vocab import EDGE_INDEX, UNKNOWN_INDEX
 
 

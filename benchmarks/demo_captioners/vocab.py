@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..errors import InputError
+from capeval.errors import InputError
 
 EDGE = "<EDG>"
 UNKNOWN = "<UNK>"

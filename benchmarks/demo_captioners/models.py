@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from ..errors import InputError
+from capeval.errors import InputError
 
 ARCHITECTURES = ("init", "pre", "par", "merge")
 
