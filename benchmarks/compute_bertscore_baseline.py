@@ -34,7 +34,7 @@ import numpy as np
 from capeval import __version__
 from capeval.paths import data_root
 from capeval.metrics._bertscore_baselines import BASELINE_DIR, baseline_filename, write_baseline
-from capeval.metrics.bertscore import score_rows
+from capeval.metrics._bertscore_core import score_rows
 from capeval.resources.encoders import load_encoder, num_hidden_layers, resolve_encoder, weights_revision
 
 CHUNK = 1000  # pairs per bert_score call in the recipe

