@@ -1,10 +1,12 @@
-"""Benchmark orchestration: which metrics on which benchmark, the score cache, tables.
+"""Benchmark orchestration: which metrics on which benchmark, tables and reports.
 
 - :mod:`.runner` — ``run_benchmark(name, metrics)`` loads a table (``capeval.data``), scores
-  its units once (:mod:`.scoring`, through the content-hash :mod:`.cache`) and applies the
-  statistics of ``capeval.meta``;
-- :mod:`.tables` — the stable JSON contract, Markdown/LaTeX/rich tables, and
-  :func:`.tables.report_data`, the plain-data hook for the HTML report;
+  its units once (``capeval.service``: ``score_units`` through the content-hash score cache)
+  and applies the statistics of ``capeval.meta``; ``report_statistics`` computes what a
+  report shows;
+- :mod:`.tables` — the stable JSON contract and Markdown/LaTeX/rich tables;
+- :mod:`.report` — the HTML report, which only renders;
+- :mod:`.seen` — refuses or marks numbers of a learned metric on data it saw;
 - :mod:`.combination` — metric combination search on a correlation benchmark.
 
 Nothing here reimplements a statistic; the CLI is ``capeval bench`` / ``capeval combine``.

@@ -254,24 +254,3 @@ def combination_markdown(run: CombinationRun, *, top: int = 10) -> str:
     lines.append(f"- `benchmark: {run.signature()}`")
     lines.extend(f"- `{m}: {sig}`" for m, sig in run.metric_signatures.items())
     return "\n".join(lines) + "\n"
-
-
-# ---- hook for the HTML report ----------------------------------------------------------
-
-def report_data(results: Sequence[BenchResult]) -> dict[str, Any]:
-    """Plain-data view of bench results for a renderer (HTML report, figures).
-
-    One entry per benchmark with the display table (numbers unformatted), the contract JSON,
-    signatures, and per-kind raw material: per-category tie counts, system rankings, the
-    metric agreement matrix, bootstrap intervals.
-    """
-    out = []
-    for r in results:
-        t = build_table(r)
-        out.append({
-            "name": r.name, "kind": r.kind, "title": t.title, "scale": t.scale,
-            "columns": t.columns, "rows": t.rows, "notes": t.notes,
-            "signature": str(r.signature()), "metric_signatures": dict(r.metric_signatures),
-            "json": to_json_dict(r),
-        })
-    return {"benchmarks": out}

@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import ExternalToolError, InputError
 from ..digests import sha256_file
+from ..outputs import atomic_write
 from .checksums import SUMS_NAME, packaged_manifest, packaged_sources, safe_relpath
 from .registry import _SPECS
 
@@ -169,12 +170,6 @@ def _stage_archive(base_url: str, folder: str, archive: str, stage: Path, timeou
     return staged
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def download(
     name: str | None,
     to: Path,
@@ -256,7 +251,7 @@ def download(
             if (to / folder).is_dir():
                 # Written from the packaged checksums, for people and tools that look for it;
                 # capeval itself never reads it back.
-                _write_atomic(to / folder / SUMS_NAME, "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())))
+                atomic_write(to / folder / SUMS_NAME, "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())))
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     if bad:
