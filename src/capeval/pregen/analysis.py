@@ -1,4 +1,4 @@
-"""R² of every pre-gen column against each post-gen metric (METHODS.md §1.8).
+"""R² of every pre-gen column against each post-gen metric (docs/PREGEN.md, Exactness).
 
 Per post-gen metric, per group (each dataset, then ``all`` rows), per pre-gen column:
 (R, p) = Pearson's r with its two-sided p-value, reported as R², R, p. A column is dropped

@@ -1,6 +1,6 @@
-"""One model's rows of the pre-gen study (METHODS.md §1.7): rank its test images by per-image
-CIDEr-D, form the 15 strata, and score every stratum with post-gen metrics (capeval's metric
-families) and with all pre-gen metrics (the tier engine)."""
+"""One model's rows of the pre-gen study (docs/PREGEN.md, The four tiers): rank its test
+images by per-image CIDEr-D, form the 15 strata, and score every stratum with post-gen metrics
+(capeval's metric families) and with all pre-gen metrics (the tier engine)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

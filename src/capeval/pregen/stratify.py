@@ -1,4 +1,4 @@
-"""CIDEr-ranked strata of a test set (METHODS.md §1.7).
+"""CIDEr-ranked strata of a test set (docs/PREGEN.md, The four tiers and Exactness, Strata).
 
 One model's test images are sorted by the per-image CIDEr-D of its generated caption
 (lowest first). For k = 1..K strata, stratum s holds sorted[⌊n/k⌋·s : ⌊n/k⌋·(s+1)]; the n mod k

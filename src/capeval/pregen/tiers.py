@@ -1,4 +1,4 @@
-"""The four-tier pre-gen engine (Tanti, Gatt & Muscat 2018; METHODS.md §1.2-1.5).
+"""The four-tier pre-gen engine (Tanti, Gatt & Muscat 2018; docs/PREGEN.md, The four tiers).
 
 filter → sentence score → image aggregation → dataset aggregation, 3 × 4 × 7 × 6 = 504
 values. Everything is computed on whole arrays, but each reduction is applied to exactly the
