@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("scenegraph", "text"),
     ("resources",),
     ("io",),
-    ("rowfiles",),
+    ("rowfiles", "dffile"),
     ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "_compiled"),
     ("errors", "_version", "_speedups"),
 ]

@@ -2,7 +2,10 @@
 
 A *family* (``bleu``) computes one or more *outputs* (``bleu1``..``bleu4``) in one pass;
 ``capeval.score`` groups requested output names by family so shared work happens once.
-Subclasses keep sufficient statistics apart from scoring, read no files and print nothing.
+Subclasses keep sufficient statistics apart from scoring and print nothing. ``compute`` reads
+no files: what a family needs (a model, a resource, CIDEr's df file) is loaded at construction,
+and an output a user asked for (CIDEr's ``save_df``) is written through a format module
+(:mod:`capeval.dffile`).
 """
 from __future__ import annotations
 

@@ -15,8 +15,6 @@ so the results are bit-identical; only zero terms are skipped, which cannot chan
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from itertools import repeat
 from pathlib import Path
@@ -24,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _compiled
+from ..dffile import read_df_file, write_df_file
 from ..errors import InputError
 from ..result import MetricScores
 from ._ngrams import NgramIndex, argsort_bounded, index_arrays, index_for, ranges, refset_matrix, sorted_unique
@@ -79,44 +78,14 @@ class DocumentFrequency:
         return self.lookup(index.gram_strings(np.arange(index.n_grams)))
 
     def save(self, path: str | Path) -> str:
-        """Write a portable JSON df file; returns its sha256."""
-        payload = {
-            "format": "capeval-cider-df/1",
-            "n_units": self.n_units,
-            "df": dict(self.df),
-        }
-        data = json.dumps(payload, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        from ..outputs import atomic_write
-
-        atomic_write(path, data)
-        return hashlib.sha256(data).hexdigest()
+        """Write a portable df file (:mod:`capeval.dffile`); returns its sha256."""
+        return write_df_file(path, self.df, self.n_units)
 
     @classmethod
     def load(cls, path: str | Path) -> "DocumentFrequency":
-        data = Path(path).read_bytes()
-        try:
-            payload = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise InputError(f"CIDEr df file {path} is not valid UTF-8 JSON: {e}") from None
-        if not isinstance(payload, dict) or payload.get("format") != "capeval-cider-df/1":
-            got = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-            raise InputError(f"CIDEr df file {path}: unknown format {got!r}")
-        n_units, raw = payload.get("n_units"), payload.get("df")
-        # rho = ln(n_units): 0 units gives -inf and NaN scores, 1 unit gives every score 0.
-        if isinstance(n_units, bool) or not isinstance(n_units, int) or n_units < 2:
-            raise InputError(f"CIDEr df file {path}: n_units must be an integer >= 2 (ln of it weights every "
-                             f"n-gram), got {n_units!r}")
-        if not isinstance(raw, dict):
-            raise InputError(f"CIDEr df file {path}: 'df' must be an object mapping n-grams to counts")
-        df: dict[str, float] = {}
-        for k, v in raw.items():
-            # A df counts the units whose references hold the n-gram: 0 <= df <= n_units.
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v <= n_units):
-                raise InputError(f"CIDEr df file {path}: df of n-gram {k!r} is {v!r}; it must be a finite "
-                                 f"count between 0 and n_units ({n_units})")
-            df[str(k)] = float(v)
-        digest = hashlib.sha256(data).hexdigest()[:16]
-        return cls(df, n_units, f"file:{digest}:{n_units}")
+        """Read a df file written by :meth:`save`; its source names the file's content."""
+        df, n_units, sha = read_df_file(path)
+        return cls(df, n_units, f"file:{sha[:16]}:{n_units}")
 
 
 class _PackedDf:
@@ -362,6 +331,8 @@ class _CiderBase(Metric):
         self.df_source = df
         self.sigma = float(sigma)
         self.save_df = save_df
+        # A df file is read here, once, so compute() reads no file (and a bad file fails early).
+        self._given_df = self._external_df()
 
     def _external_df(self) -> DocumentFrequency | None:
         """The df given by the user, or None for df from the scored set."""
@@ -374,7 +345,7 @@ class _CiderBase(Metric):
     def compute(self, candidates, references) -> MetricScores:
         units = dedupe(candidates, references)
         index = index_for(units.cands, units.refsets)
-        dfo = self._external_df()
+        dfo = self._given_df
         if dfo is None:
             n = units.n_rows
             if n < 2:
