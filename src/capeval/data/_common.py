@@ -9,7 +9,8 @@ from ..paths import data_root
 from ..errors import InputError, ResourceNotFound
 from ..validation import LINE_BREAKS
 
-#: the Tanti image lists that align the Karpathy-test reference files (DATA.md §7)
+#: the Tanti image lists that align the Karpathy-test reference files
+#: (docs/DATA_FORMATS.md, Karpathy-test references)
 TANTI_RESULTS = "machine_captions/tanti2018_where-image2/results"
 KARPATHY_REFS = {
     "coco": ("references_karpathy_test/coco_precomp/testall_caps.txt", "imgs_mscoco.txt"),
@@ -58,7 +59,7 @@ def ws(text: str) -> str:
 
 
 def loose_key(text: str) -> str:
-    """Lower-case and delete every non-alphanumeric: the matching rule of DATA.md §2.3."""
+    """Lower-case and delete every non-alphanumeric: the loose match (docs/DATA_FORMATS.md, COMPOSITE)."""
     return _NON_ALNUM.sub("", text.lower())
 
 

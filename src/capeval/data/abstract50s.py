@@ -1,5 +1,5 @@
 """ABSTRACT-50S (Vedantam et al. 2015): 400 pairs with 48 reference triplets each
-(DATA.md §4, PROTOCOLS.md §14.6)."""
+(docs/DATA_FORMATS.md, ABSTRACT-50S)."""
 from __future__ import annotations
 
 from pathlib import Path

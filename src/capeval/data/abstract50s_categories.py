@@ -1,6 +1,7 @@
 """ABSTRACT-50S pair categories (HC / HI) derived from the pairs themselves.
 
-The files do not mark the categories (DATA.md §4). What the data does show:
+The files do not mark the categories (docs/DATA_FORMATS.md, ABSTRACT-50S; docs/ABSTRACT50S.md).
+What the data does show:
 
 * every target scene (identified by its 48 reference sentences, which are exactly one
   ``abs_sent`` entry of ``abstract50S.mat``) has exactly two pairs, and they share one

@@ -1,4 +1,4 @@
-"""COMPOSITE (Aditya et al. 2015) from UMIC's decoded copy (DATA.md §2, PROTOCOLS.md §14.4)."""
+"""COMPOSITE (Aditya et al. 2015) from UMIC's decoded copy (docs/DATA_FORMATS.md, COMPOSITE)."""
 from __future__ import annotations
 
 import json

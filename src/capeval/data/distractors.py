@@ -1,5 +1,6 @@
 """The ``distractors`` benchmark: Hodosh & Hockenmaier (2016)-style forced-choice tasks rebuilt
-from Flickr8k and Flickr30k captions (their task files are not available; DATA.md §0).
+from Flickr8k and Flickr30k captions (their task files are not available; docs/DATA_FORMATS.md,
+Not available).
 
 The generator (rules, seeding) is :mod:`capeval.data.distractor_rules`; this module reads the
 captions, parses them with spaCy (cached on disk: parsing is the slow step) and returns a

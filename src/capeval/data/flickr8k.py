@@ -1,5 +1,5 @@
 """Flickr8k-Expert and Flickr8k-CF (Hodosh et al. 2013) in the CLIPScore protocols
-(PROTOCOLS.md §14.2, §14.3, §14.8; DATA.md §1)."""
+(docs/DATA_FORMATS.md, Flickr8k-Expert and Flickr8k-CF)."""
 from __future__ import annotations
 
 import csv

@@ -1,7 +1,8 @@
-"""FOIL-COCO (Shekhar et al. 2017) — only the format samples are available (DATA.md §5).
+"""FOIL-COCO (Shekhar et al. 2017) — only the format samples are available
+(docs/DATA_FORMATS.md, FOIL-COCO samples).
 
-The protocol pairs each foil with its original through the annotation ``id`` (PROTOCOLS.md
-§14.7). In the samples foils and originals never share an id, so pairs fall back to every
+The protocol pairs each foil with its original through the annotation ``id``. In the
+samples foils and originals never share an id, so pairs fall back to every
 (original, foil) of the same image, and the protocol says which rule was used. References
 should be the image's COCO captions minus the original; COCO captions are not provided, so
 without ``coco_captions`` they are the image's *other* originals in the file, and pairs left

@@ -1,4 +1,5 @@
-"""PASCAL-50S (Vedantam et al. 2015): 4,000 caption pairs, HC/HI/HM/MM (DATA.md §3, PROTOCOLS.md §14.5).
+"""PASCAL-50S (Vedantam et al. 2015): 4,000 caption pairs, HC/HI/HM/MM
+(docs/DATA_FORMATS.md, PASCAL-50S).
 
 ``consensus_pascal.mat`` (the 48-vote labels of the published tables) is not available, so
 the default labels come from the EXPERT-processed file; the alternative is the majority of
@@ -98,7 +99,7 @@ def _from_pairs(root: Path, k, seed: int, ties: str) -> PairwiseTable:
             raise InputError(f"{where}: category code {code} not in 1..4")
         if str(inp.name) not in pool:
             raise InputError(f"{where}: image has no references in {REFS_MAT}")
-        # pair_pascal.mat sentences carry a leading space (DATA.md §3.1)
+        # pair_pascal.mat sentences carry a leading space (docs/DATA_FORMATS.md, PASCAL-50S)
         a.append(ws(str(inp.sent1)))
         b.append(ws(str(inp.sent2)))
         full = pool[str(inp.name)]

@@ -1,5 +1,6 @@
 """Tanti et al. (2018) where-image2 captions (SystemTable per test set), the 200-image human
-evaluation of Tanti's thesis, and the per-image training pool (DATA.md §6)."""
+evaluation of Tanti's thesis, and the per-image training pool (docs/DATA_FORMATS.md,
+where-image2 captions and Tanti's human evaluation)."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,4 @@
-"""Seeded bootstrap over judgment rows (PROTOCOLS §16, sacrebleu's defaults).
+"""Seeded bootstrap over judgment rows (docs/STATISTICS.md, Bootstrap; sacrebleu's defaults).
 
 Metric scores are computed once on the full table and only the *rows* are resampled, so a
 corpus-dependent metric (CIDEr's df) is never recomputed. All resamples are drawn as index

@@ -4,7 +4,8 @@ Scores on different scales (CIDEr in [0, 10], METEOR in [0, 1], WMD similarity�
 normalised before summing — z-scores or min–max over the table — with error metrics
 sign-flipped first so "higher is better" holds for every term. Each combination is compared
 with the best single metric by a Williams test on Pearson r, the only correlation the
-test is defined for (PROTOCOLS §15); the ranking itself uses the chosen statistic.
+test is defined for (docs/STATISTICS.md, Williams test); the ranking itself uses the chosen
+statistic.
 """
 from __future__ import annotations
 

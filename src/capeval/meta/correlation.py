@@ -1,4 +1,5 @@
-"""Correlation coefficients between metric scores and human judgments (PROTOCOLS §14.1).
+"""Correlation coefficients between metric scores and human judgments (docs/STATISTICS.md,
+Correlation).
 
 Thin, checked wrappers over SciPy so every number carries its statistic, n and p-value;
 the batched forms (one coefficient per row of a 2-D array) serve the bootstrap.
@@ -17,7 +18,7 @@ from ._arrays import as_vector, same_length
 #: Canonical statistic names; the JSON contract of ``capeval bench`` uses these keys.
 STATISTICS = ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman", "r2")
 
-#: Short names for signatures, as PROTOCOLS §17 writes them.
+#: Short names for signatures (docs/STATISTICS.md).
 SHORT = {
     "kendall_tau_c": "tau-c",
     "kendall_tau_b": "tau-b",

@@ -2,7 +2,7 @@
 
 A metric "prefers" the candidate with the higher score (lower, for error metrics). What
 happens when it scores both the same is a protocol choice that moves numbers, so it is an
-explicit ``tie_policy`` and tie counts are always reported (PROTOCOLS §14.5, §14.7):
+explicit ``tie_policy`` and tie counts are always reported (docs/STATISTICS.md, Pairwise accuracy):
 
 - ``"half"`` (default): a metric tie earns 0.5 credit;
 - ``"random"``: a metric tie picks a side at random from ``seed``;

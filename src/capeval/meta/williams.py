@@ -1,4 +1,5 @@
-"""Williams test for a difference between two dependent correlations (PROTOCOLS §15).
+"""Williams test for a difference between two dependent correlations (docs/STATISTICS.md,
+Williams test).
 
 Graham & Baldwin (2014) use it to ask whether metric A correlates with humans
 significantly better than metric B, given that A and B are themselves correlated.
