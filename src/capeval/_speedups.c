@@ -53,9 +53,10 @@ static inline uint64_t mix64(uint64_t x) {
 typedef struct { uint64_t key; int64_t val; } Slot;
 typedef struct { Slot *s; size_t mask, n; } U64Map;
 
+/* Room for `hint` keys at a load of at most 2/3. */
 static int map_init(U64Map *m, size_t hint) {
     size_t cap = 1024;
-    while (cap < hint * 2) cap <<= 1;
+    while (cap < hint + hint / 2) cap <<= 1;
     m->s = calloc(cap, sizeof(Slot));
     m->mask = cap - 1; m->n = 0;
     return m->s ? 0 : -1;
@@ -78,15 +79,16 @@ static int map_grow(U64Map *m) {
     return 0;
 }
 
-/* Value of key (>= 1), inserting `next` when absent; *added tells which. -1 on memory error. */
-static inline int64_t map_get_or_add(U64Map *m, uint64_t key, int64_t next, int *added) {
-    size_t h = mix64(key) & m->mask;
+/* Value of key (>= 1, hash mix64(key)), inserting `next` when absent; *added tells which.
+   -1 on memory error. The table grows past a load of 3/4. */
+static inline int64_t map_get_or_add_h(U64Map *m, uint64_t key, uint64_t hash, int64_t next, int *added) {
+    size_t h = hash & m->mask;
     while (m->s[h].key) {
         if (m->s[h].key == key) { *added = 0; return m->s[h].val; }
         h = (h + 1) & m->mask;
     }
     m->s[h].key = key; m->s[h].val = next; m->n++; *added = 1;
-    if (m->n * 2 > m->mask + 1 && map_grow(m) < 0) return -1;
+    if (m->n * 4 > (m->mask + 1) * 3 && map_grow(m) < 0) return -1;
     return next;
 }
 
@@ -106,48 +108,35 @@ static inline int words_equal(const WordRef *a, const void *data, int kind, Py_s
 
 #define MAX_ORDER 4
 
-/* Growable int64 array. */
-typedef struct { int64_t *a; size_t n, cap; } Vec64;
-static inline int vec_push(Vec64 *v, int64_t x) {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 4096;
-        int64_t *a = realloc(v->a, cap * sizeof(int64_t));
-        if (!a) return -1;
-        v->a = a; v->cap = cap;
-    }
-    v->a[v->n++] = x;
-    return 0;
-}
-
-static PyObject *bytes_from(const void *data, size_t nbytes) {
-    void *d;
-    PyObject *b = new_bytes((Py_ssize_t)nbytes, &d);
-    if (b && nbytes) memcpy(d, data, nbytes);
-    return b;
-}
-
 PyDoc_STRVAR(build_index_doc,
-"build_index(sentences) -> (vocab, words, lens, sizes, parents, lasts, e_start, e_gram, e_order, e_count)\n\n"
+"build_index(sentences) -> (vocab, words, lens, sizes, parents, lasts, e_start, e_gram, e_order, e_count,\n"
+"                            space_clean, w_start)\n\n"
 "Words (str.split() of each sentence), word ids in first-appearance order, n-gram ids of orders\n"
 "2-4 as (parent id, last word) in first-appearance order, and each sentence's distinct n-grams\n"
-"in insertion order (unigrams left to right, then bigrams, ...) with counts. OverflowError when\n"
+"in insertion order (unigrams left to right, then bigrams, ...) with counts; space_clean: every\n"
+"sentence is non-empty words joined by single spaces. OverflowError when\n"
 "the corpus exceeds the 32-bit counters used here.");
+
+/* The output arrays are bytearrays allocated at an upper bound of their size and shrunk at the
+ * end: pages never written are never touched, and nothing is copied. In a fresh process, fresh
+ * memory (page faults) is a large part of the cost, so the temporaries are few and reused. */
+enum { B_WORDS, B_LENS, B_WSTART, B_ESTART, B_EGRAM, B_EORDER, B_ECOUNT, B_PAR, B_LAST = B_PAR + MAX_ORDER,
+       B_N = B_LAST + MAX_ORDER };
 
 static PyObject *build_index(PyObject *self, PyObject *arg) {
     PyObject *seq = PySequence_Fast(arg, "build_index needs a sequence of str");
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
-    PyObject *vocab = NULL, *result = NULL;
+    PyObject *vocab = NULL, *result = NULL, *B[B_N] = {0};
+    void *P[B_N] = {0};
     WordRef *wrefs = NULL; size_t wref_cap = 0;
     U64Map wmap = {0}, gmap = {0};
-    Vec64 parents[MAX_ORDER] = {{0}}, lasts[MAX_ORDER] = {{0}};
-    int64_t *words = NULL, *lens = NULL, *w_start = NULL, *e_start = NULL, *e_gram = NULL;
-    int8_t *e_order = NULL;
-    int32_t *e_count = NULL, *ids[MAX_ORDER] = {0}, *loc = NULL;
+    int32_t *ids[MAX_ORDER] = {0}, *loc = NULL;
+    uint64_t *keys = NULL;
     int64_t sizes[MAX_ORDER] = {0};
-    size_t W = 0, cap_w = 0, maxL = 0;
-    int added;
+    size_t W = 0, cap_w = 0, maxL = 0, npos[MAX_ORDER] = {0}, E = 0;
+    int added, clean = 1; /* clean: every sentence is non-empty words joined by single spaces */
 
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!PyUnicode_Check(items[i])) {
@@ -161,10 +150,11 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
         goto done;
     }
     vocab = PyList_New(0);
-    words = malloc((cap_w ? cap_w : 1) * sizeof(int64_t));
-    lens = malloc((n ? n : 1) * sizeof(int64_t));
-    w_start = malloc((n + 1) * sizeof(int64_t));
-    if (!vocab || !words || !lens || !w_start || map_init(&wmap, 4096) < 0) goto nomem;
+    if (!vocab) goto done;
+#define ALLOC(i, nbytes) if (!(B[i] = new_bytes((Py_ssize_t)(nbytes), &P[i]))) goto done;
+    ALLOC(B_WORDS, cap_w * 8) ALLOC(B_LENS, n * 8) ALLOC(B_WSTART, (n + 1) * 8) ALLOC(B_ESTART, (n + 1) * 8)
+    int64_t *words = P[B_WORDS], *lens = P[B_LENS], *w_start = P[B_WSTART], *e_start = P[B_ESTART];
+    if (map_init(&wmap, 4096) < 0) goto nomem;
 
     /* 1. words, as str.split() splits them, interned in order of first appearance */
     w_start[0] = 0;
@@ -174,8 +164,15 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
         const void *data = PyUnicode_DATA(str);
         Py_ssize_t len = PyUnicode_GET_LENGTH(str), i = 0;
         size_t w0 = W;
+        if (len == 0) clean = 0;
         while (i < len) {
-            while (i < len && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i))) i++;
+            Py_ssize_t ws = i;
+            Py_UCS4 c0;
+            while (i < len && Py_UNICODE_ISSPACE(c0 = PyUnicode_READ(kind, data, i))) {
+                if (c0 != ' ') clean = 0;
+                i++;
+            }
+            if (i - ws > 1 || (i > ws && (ws == 0 || i >= len))) clean = 0;
             if (i >= len) break;
             Py_ssize_t b = i;
             uint64_t h = 1469598103934665603ULL;
@@ -210,64 +207,89 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
                 Py_DECREF(w);
                 if (rc < 0) goto done;
                 wmap.s[slot].key = h; wmap.s[slot].val = wid; wmap.n++;
-                if (wmap.n * 2 > wmap.mask + 1 && map_grow(&wmap) < 0) goto nomem;
+                if (wmap.n * 4 > (wmap.mask + 1) * 3 && map_grow(&wmap) < 0) goto nomem;
             }
             words[W++] = wid;
         }
-        lens[s] = (int64_t)(W - w0);
+        size_t L = W - w0;
+        lens[s] = (int64_t)L;
         w_start[s + 1] = (int64_t)W;
-        if (W - w0 > maxL) maxL = W - w0;
+        if (L > maxL) maxL = L;
+        for (int k = 0; k < MAX_ORDER && (size_t)k < L; k++) npos[k] += L - (size_t)k;
     }
     sizes[0] = (int64_t)wmap.n;
 
-    /* 2. n-gram ids, one order at a time (one hash table in use at a time): the id of the
-       order-k n-gram at position p is that of (order k-1 id at p, word at p + k). */
+    /* 2. n-gram ids, one order at a time (one hash table in use at a time, its memory reused):
+       the id of the order-k n-gram at position p is that of (order k-1 id at p, word at p + k). */
     for (int k = 0; k < MAX_ORDER; k++) {
         ids[k] = malloc((W ? W : 1) * sizeof(int32_t));
         if (!ids[k]) goto nomem;
     }
+    keys = malloc((W ? W : 1) * sizeof(uint64_t));
+    if (!keys || map_init(&gmap, npos[1] / 2) < 0) goto nomem;
     for (size_t p = 0; p < W; p++) ids[0][p] = (int32_t)words[p];
     for (int k = 1; k < MAX_ORDER; k++) {
-        size_t npos = 0;
-        for (Py_ssize_t s = 0; s < n; s++) if (lens[s] > k) npos += (size_t)(lens[s] - k);
-        if (map_init(&gmap, npos / 2) < 0) goto nomem;
+        ALLOC(B_PAR + k, npos[k] * 8) ALLOC(B_LAST + k, npos[k] * 8)
+        int64_t *par = P[B_PAR + k], *last_w = P[B_LAST + k];
+        if (k > 1) { /* reuse the table: keep its size, empty it */
+            memset(gmap.s, 0, (gmap.mask + 1) * sizeof(Slot));
+            gmap.n = 0;
+        }
+        /* Keys of all positions in order, then lookups with the slot of the key PF ahead
+           prefetched: on big corpora the table is far larger than the caches. */
+        size_t q = 0, nq = npos[k];
         for (Py_ssize_t s = 0; s < n; s++) {
             int64_t w0 = w_start[s], L = lens[s];
-            for (int64_t p = w0; p + k < w0 + L; p++) {
-                uint64_t parent = (uint64_t)ids[k - 1][p], last = (uint64_t)words[p + k];
-                int64_t id = map_get_or_add(&gmap, ((parent << 31) | last) + 1, sizes[k], &added);
+            for (int64_t p = w0; p + k < w0 + L; p++)
+                keys[q++] = ((((uint64_t)ids[k - 1][p]) << 31) | (uint64_t)words[p + k]) + 1;
+        }
+        enum { PF = 16 };
+        uint64_t ring[PF];
+        for (size_t i = 0; i < PF && i < nq; i++) {
+            ring[i] = mix64(keys[i]);
+            __builtin_prefetch(&gmap.s[ring[i] & gmap.mask]);
+        }
+        q = 0;
+        for (Py_ssize_t s = 0; s < n; s++) {
+            int64_t w0 = w_start[s], L = lens[s];
+            for (int64_t p = w0; p + k < w0 + L; p++, q++) {
+                uint64_t key = keys[q], hash = ring[q % PF];
+                if (q + PF < nq) {
+                    ring[q % PF] = mix64(keys[q + PF]);
+                    __builtin_prefetch(&gmap.s[ring[q % PF] & gmap.mask]);
+                }
+                int64_t id = map_get_or_add_h(&gmap, key, hash, sizes[k], &added);
                 if (id < 0) goto nomem;
                 if (added) {
                     if (sizes[k] >= INT32_MAX) {
                         PyErr_SetString(PyExc_OverflowError, "build_index: too many distinct n-grams");
                         goto done;
                     }
+                    par[sizes[k]] = (int64_t)((key - 1) >> 31);
+                    last_w[sizes[k]] = (int64_t)((key - 1) & (((uint64_t)1 << 31) - 1));
                     sizes[k]++;
-                    if (vec_push(&parents[k], (int64_t)parent) < 0 || vec_push(&lasts[k], (int64_t)last) < 0) goto nomem;
                 }
                 ids[k][p] = (int32_t)id;
             }
         }
-        map_free(&gmap);
     }
+    map_free(&gmap);
+    free(keys); keys = NULL;
 
     /* 3. each sentence's distinct n-grams in insertion order, with counts; repeats are found
-       with a small table per sentence (slot -> entry), cleared after each order */
-    size_t cap_e = 0;
-    for (int k = 0; k < MAX_ORDER; k++)
-        for (Py_ssize_t s = 0; s < n; s++) if (lens[s] > k) cap_e += (size_t)(lens[s] - k);
-    size_t lcap = 16;
+       with a small table per sentence (slot -> entry), emptied after each order */
+    size_t cap_e = npos[0] + npos[1] + npos[2] + npos[3], lcap = 16;
     while (lcap < 2 * maxL) lcap <<= 1;
-    e_start = malloc((n + 1) * sizeof(int64_t));
-    e_gram = malloc((cap_e ? cap_e : 1) * sizeof(int64_t));
-    e_order = malloc(cap_e ? cap_e : 1);
-    e_count = malloc((cap_e ? cap_e : 1) * sizeof(int32_t));
+    ALLOC(B_EGRAM, cap_e * 8) ALLOC(B_EORDER, cap_e) ALLOC(B_ECOUNT, cap_e * 4)
+#undef ALLOC
+    int64_t *e_gram = P[B_EGRAM];
+    int8_t *e_order = P[B_EORDER];
+    int32_t *e_count = P[B_ECOUNT];
     loc = malloc(lcap * sizeof(int32_t));
-    if (!e_start || !e_gram || !e_order || !e_count || !loc) goto nomem;
+    if (!loc) goto nomem;
     for (size_t i = 0; i < lcap; i++) loc[i] = -1;
     int64_t off[MAX_ORDER] = {0};
     for (int k = 1; k < MAX_ORDER; k++) off[k] = off[k - 1] + sizes[k - 1];
-    size_t E = 0;
     for (Py_ssize_t s = 0; s < n; s++) {
         e_start[s] = (int64_t)E;
         int64_t w0 = w_start[s], L = lens[s];
@@ -287,7 +309,6 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
                     E++;
                 }
             }
-            /* clear this sentence's table (a few dozen slots) */
             for (size_t i = 0; i <= mask; i++) loc[i] = -1;
         }
     }
@@ -296,29 +317,41 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
         PyErr_SetString(PyExc_OverflowError, "build_index: corpus too large for the compiled index");
         goto done;
     }
+    if (PyByteArray_Resize(B[B_WORDS], (Py_ssize_t)(W * 8)) < 0 || PyByteArray_Resize(B[B_EGRAM], (Py_ssize_t)(E * 8)) < 0
+        || PyByteArray_Resize(B[B_EORDER], (Py_ssize_t)E) < 0 || PyByteArray_Resize(B[B_ECOUNT], (Py_ssize_t)(E * 4)) < 0)
+        goto done;
+    for (int k = 1; k < MAX_ORDER; k++)
+        if (PyByteArray_Resize(B[B_PAR + k], (Py_ssize_t)(sizes[k] * 8)) < 0
+            || PyByteArray_Resize(B[B_LAST + k], (Py_ssize_t)(sizes[k] * 8)) < 0)
+            goto done;
     {
         PyObject *plist = PyList_New(MAX_ORDER), *llist = PyList_New(MAX_ORDER);
         PyObject *szt = Py_BuildValue("(LLLL)", (long long)sizes[0], (long long)sizes[1], (long long)sizes[2],
                                       (long long)sizes[3]);
         if (!plist || !llist || !szt) { Py_XDECREF(plist); Py_XDECREF(llist); Py_XDECREF(szt); goto done; }
         for (int k = 0; k < MAX_ORDER; k++) {
-            PyList_SET_ITEM(plist, k, bytes_from(parents[k].a, parents[k].n * 8));
-            PyList_SET_ITEM(llist, k, bytes_from(lasts[k].a, lasts[k].n * 8));
+            void *d;
+            PyObject *pb = k ? B[B_PAR + k] : new_bytes(0, &d), *lb = k ? B[B_LAST + k] : new_bytes(0, &d);
+            if (k) { B[B_PAR + k] = NULL; B[B_LAST + k] = NULL; }
+            PyList_SET_ITEM(plist, k, pb);
+            PyList_SET_ITEM(llist, k, lb);
         }
-        result = Py_BuildValue("(ONNNNNNNNN)", vocab, bytes_from(words, W * 8), bytes_from(lens, n * 8), szt, plist,
-                               llist, bytes_from(e_start, (n + 1) * 8), bytes_from(e_gram, E * 8),
-                               bytes_from(e_order, E), bytes_from(e_count, E * 4));
+        result = Py_BuildValue("(ONNNNNNNNNOO)", vocab, B[B_WORDS], B[B_LENS], szt, plist, llist, B[B_ESTART],
+                               B[B_EGRAM], B[B_EORDER], B[B_ECOUNT], clean ? Py_True : Py_False, B[B_WSTART]);
+        /* "N" stole the references of the arrays it took (even on failure) */
+        B[B_WORDS] = B[B_LENS] = B[B_ESTART] = B[B_EGRAM] = B[B_EORDER] = B[B_ECOUNT] = NULL;
     }
     goto done;
 nomem:
     PyErr_NoMemory();
 done:
     Py_XDECREF(vocab);
+    for (int i = 0; i < B_N; i++) Py_XDECREF(B[i]);
     Py_DECREF(seq);
     free(wrefs);
     map_free(&wmap); map_free(&gmap);
-    for (int k = 0; k < MAX_ORDER; k++) { free(parents[k].a); free(lasts[k].a); free(ids[k]); }
-    free(words); free(lens); free(w_start); free(e_start); free(e_gram); free(e_order); free(e_count); free(loc);
+    for (int k = 0; k < MAX_ORDER; k++) free(ids[k]);
+    free(loc); free(keys);
     return result;
 }
 

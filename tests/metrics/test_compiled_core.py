@@ -132,6 +132,12 @@ def test_ascii_rules_lex_like_the_full_rules(text):
     assert _ptb_lexer.lex(text) == _ptb_lexer.lex(text, ascii_rules=False)
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.one_of(caption_like, st.sampled_from(_EDGE + ["Cannot go", "gonna", "a b", "x", "Mr Smith", "wannabe x"])))
+def test_letter_run_shortcut_lexes_like_the_rules(text):
+    assert _ptb_lexer.lex(text) == _ptb_lexer.lex(text, letter_runs=False)
+
+
 @pytest.mark.data
 def test_ptb_fast_and_ascii_rules_on_all_shared_captions(data_dir):
     from capeval import data
@@ -152,6 +158,8 @@ def test_ptb_fast_and_ascii_rules_on_all_shared_captions(data_dir):
     slow_ascii = [t for t, f in zip(texts_l, fast) if f is None and t.isascii()]
     assert len(slow_ascii) > 100
     assert [_ptb_lexer.lex(t) for t in slow_ascii] == [_ptb_lexer.lex(t, ascii_rules=False) for t in slow_ascii]
+    slow = [t for t, f in zip(texts_l, fast) if f is None]
+    assert [_ptb_lexer.lex(t) for t in slow] == [_ptb_lexer.lex(t, letter_runs=False) for t in slow]
 
 
 def test_bad_arguments_raise_named_errors():

@@ -128,10 +128,10 @@ class NgramIndex:
         if len(self.sid) != len(self.sentences):
             raise ValueError("NgramIndex needs distinct sentences")
         n = len(self.sentences)
-        self.space_clean = _all_space_clean(self.sentences)
         core = _compiled.core
         if core is not None and self._build_compiled(core):
             return
+        self.space_clean = _all_space_clean(self.sentences)
         # Words of all sentences in one split of the joined text (whitespace never joins two
         # sentences' words); per-sentence counts from counting spaces when every sentence is
         # space-clean. This makes one list, not one per sentence: 10^5 live lists made
@@ -249,16 +249,15 @@ class NgramIndex:
         (sums follow the entries' insertion order, which is the same). False when the corpus is
         too large for its 32-bit counters (the numpy build then runs)."""
         try:
-            vocab, words, lens, sizes, parents, lasts, e_start, e_gram, e_order, e_count = core.build_index(
-                self.sentences)
+            (vocab, words, lens, sizes, parents, lasts, e_start, e_gram, e_order, e_count, self.space_clean,
+             w_start) = core.build_index(self.sentences)
         except OverflowError:
             return False
         i64 = np.int64
         self.vocab = vocab
         self.words = np.frombuffer(words, dtype=i64)
         self.n_words = np.frombuffer(lens, dtype=i64)
-        self.w_start = np.zeros(len(self.sentences) + 1, dtype=i64)
-        np.cumsum(self.n_words, out=self.w_start[1:])
+        self.w_start = np.frombuffer(w_start, dtype=i64)
         self._parent = [np.frombuffer(b, dtype=i64) for b in parents]
         self._last = [np.arange(max(sizes[0], 1), dtype=i64)] + [np.frombuffer(b, dtype=i64) for b in lasts[1:]]
         offsets = np.zeros(MAX_ORDER + 1, dtype=i64)

@@ -388,16 +388,21 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
 
 
 class _Rule:
-    __slots__ = ("rx", "has_trail", "action", "first")
+    """One rule; its regex is compiled when first tried (``match`` replaces itself), because
+    compiling the whole grammar is most of the cost of a first call that lexes a few captions."""
+
+    __slots__ = ("pattern", "match", "has_trail", "action", "first")
 
     def __init__(self, pattern: str, trail: str | None, action, first: str | None) -> None:
-        if trail is None:
-            self.rx = re.compile(pattern)
-        else:
-            self.rx = re.compile(f"(?:{pattern})(?=({trail}))")
+        self.pattern = pattern if trail is None else f"(?:{pattern})(?=({trail}))"
+        self.match = self._compile_and_match
         self.has_trail = trail is not None
         self.action = action
         self.first = re.compile(first) if first is not None else None
+
+    def _compile_and_match(self, s: str, pos: int):
+        self.match = re.compile(self.pattern).match
+        return self.match(s, pos)
 
 
 @lru_cache(maxsize=2)
@@ -418,13 +423,25 @@ def _candidates(ch: str, ascii_only: bool = False) -> tuple[_Rule, ...]:
     return cand
 
 
-def lex(text: str, *, prefilter: bool = True, ascii_rules: bool = True) -> list[str]:
+# A run of ASCII letters that ends at a space or at the end of the text is one token, itself,
+# unless it is one of the words the grammar splits: no rule but WORD, ABBREV4 and ACRO_ can match
+# such a run (the others need a digit, an apostrophe, a period, "&", "+", "-", "/", "<", "@" ...),
+# none can go on across the space (the rules that match spaces begin with a digit, "(", "+", "<"
+# or "."), and the trailing contexts of ABBREV4 (a space) and ACRO_ (a space or line break) win
+# the length comparison but consume the same run and keep it as it is. Taking such runs at once
+# skips trying ~40 rules at most positions of a caption.
+_LETTER_RUN = re.compile(r"[A-Za-z]++(?= |\n\Z)")
+_SPLIT_RUNS = frozenset(("cannot", "gonna", "gotta", "lemme", "gimme", "wanna"))
+
+
+def lex(text: str, *, prefilter: bool = True, ascii_rules: bool = True, letter_runs: bool = True) -> list[str]:
     """PTB tokens of one line, before lower-casing and the coco punctuation filter.
 
     ``text`` is lexed as if followed by a newline, as every caption but the last of a batch
     is in pycocoevalcap's input file (some trailing contexts look at that character).
     ``prefilter=False`` tries every rule at every position (a check on the first-character
-    classes, used by the tests).
+    classes, used by the tests); ``letter_runs=False`` lexes letter runs by the rules too
+    (a check on the shortcut described at ``_LETTER_RUN``).
     """
     # ASCII text is lexed with the rules compiled from ASCII classes (same matches, see
     # _ASCII_CLASSES); ascii_rules=False forces the full ones (the tests compare both).
@@ -434,12 +451,21 @@ def lex(text: str, *, prefilter: bool = True, ascii_rules: bool = True) -> list[
     n = len(text)
     pos = 0
     out: list[str] = []
+    run = _LETTER_RUN.match if letter_runs and prefilter else None
     while pos < n:
+        if run is not None:
+            m = run(s, pos)
+            if m is not None:
+                tok = m.group()
+                if tok.lower() not in _SPLIT_RUNS:
+                    out.append(tok)
+                    pos = m.end()
+                    continue
         best = None
         best_len = 0
         best_end = pos
         for rule in _candidates(s[pos], ascii_only) if prefilter else all_rules:
-            m = rule.rx.match(s, pos)
+            m = rule.match(s, pos)
             if m is None:
                 continue
             total = m.end(1) if rule.has_trail else m.end()
