@@ -86,9 +86,13 @@ def test_synset_counts_match_meteor_wordnet_table(wn):
 
 
 def test_cache_dir_follows_env(tmp_path, monkeypatch):
+    """The converted WordNet goes where every capeval cache goes (capeval.paths)."""
     monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
     assert wnres.cache_root() == tmp_path
     monkeypatch.delenv("CAPEVAL_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert wnres.cache_root() == tmp_path / "xdg" / "capeval"
+    monkeypatch.delenv("XDG_CACHE_HOME")
     assert wnres.cache_root() == Path(os.path.expanduser("~/.cache/capeval"))
 
 

@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 
 from ..errors import ResourceNotFound
+from ..paths import cache_root
 from .resolver import ResourceSpec, register_resource, resolve
 
 WORDNET_VERSION = "3.0"
@@ -84,10 +85,6 @@ def lexnames_text() -> str:
         name, cat = row.split()
         lines.append(f"{i:02d}\t{name}\t{cat}")
     return "\n".join(lines) + "\n"
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("CAPEVAL_CACHE") or "~/.cache/capeval").expanduser()
 
 
 def wordnet_dir(path: str | os.PathLike | None = None) -> Path:
