@@ -1,4 +1,4 @@
-"""Training data for human-vs-machine classifiers (NNEval's recipe, METHODS.md §4.3).
+"""Training data for human-vs-machine classifiers (NNEval's recipe, docs/NNEVAL.md, Training data).
 
 Per image: 3 human candidates and 3 machine candidates, each scored against 4 references of
 that image, label 1 = human, 0 = machine.
@@ -197,7 +197,7 @@ def build_training_set(
 
 def load_training_set(root: Path | str | None = None, *, seed: int = 0, max_images: int | None = None,
                       datasets: Sequence[str] = ("flickr8k", "flickr30k", "coco")) -> TrainingSet:
-    """The Tanti pool minus every evaluation image (DATA.md §6.1, §7)."""
+    """The Tanti pool minus every evaluation image (docs/NNEVAL.md, Training data)."""
     from .. import data
 
     held_out = evaluation_images(root)

@@ -1,7 +1,7 @@
 """Feature vectors for learned metrics, computed by the registered metrics.
 
 A feature is one metric output (``meteor``, ``wmd``, ``bleu1`` ...) with the family options it
-was computed with and a fixed pre-scale (NNEval divides CIDEr by 10, METHODS.md §4.1). The
+was computed with and a fixed pre-scale (NNEval divides CIDEr by 10, docs/NNEVAL.md, Features). The
 list is data, saved inside every model, so a model scores new captions with exactly the
 features it was trained on; each feature's training-time signature is saved next to it.
 
@@ -46,10 +46,10 @@ class Feature:
             raise InputError(f"bad feature description {d!r}: {e}") from None
 
 
-# NNEval uses unit-normalised word vectors for WMD (gensim init_sims, METHODS.md §7.3).
+# NNEval uses unit-normalised word vectors for WMD (gensim init_sims; docs/SEMANTIC.md, WMD).
 _WMD_NNEVAL = (("norm", True),)
 
-#: NNEval's eight features in the paper's order (METHODS.md §4.1).
+#: NNEval's eight features in the paper's order (docs/NNEVAL.md, Features).
 NNEVAL_FEATURES: tuple[Feature, ...] = (
     Feature("meteor"),
     Feature("wmd", _WMD_NNEVAL),
@@ -61,7 +61,7 @@ NNEVAL_FEATURES: tuple[Feature, ...] = (
     Feature("cider_d", scale=0.1),
 )
 
-#: LCEval's features that capeval computes (METHODS.md §5.3): BLEU scores stand in for the
+#: LCEval's features that capeval computes (docs/NNEVAL.md, Model and training): BLEU scores stand in for the
 #: clipped precisions, the always-zero ROUGE-1 and the HWCM columns are left out.
 LCEVAL_FEATURES: tuple[Feature, ...] = (
     Feature("bleu1"), Feature("bleu2"), Feature("bleu3"), Feature("bleu4"),

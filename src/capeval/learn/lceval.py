@@ -1,5 +1,5 @@
 """LCEval-style model (Sharif et al., ACL-SRW 2018): softmax regression, softmax(x·W + b) with
-two classes, on LCEval's features that capeval computes (METHODS.md §5). Adam at lr 5e-4 as in
+two classes, on LCEval's features that capeval computes (docs/NNEVAL.md). Adam at lr 5e-4 as in
 LCEval's configuration; L2 1e-4 on W. Score = P(human).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A small softmax network in numpy: ReLU hidden layers, 2-way softmax, Adam, L2.
 
-NNEval is 8 → 72 → 72 → 2 (METHODS.md §4.2); LCEval is the same with no hidden layer
-(softmax regression, §5.1). numpy instead of a deep-learning framework: the network has
+NNEval is 8 → 72 → 72 → 2; LCEval is the same with no hidden layer (softmax regression;
+docs/NNEVAL.md, Model and training). numpy instead of a deep-learning framework: the network has
 ~6k parameters and trains in seconds on a CPU, float64 numpy with a seeded Generator gives
 the same weights on every run, and capeval gains no dependency.
 

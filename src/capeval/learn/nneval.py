@@ -1,5 +1,5 @@
 """NNEval (Sharif et al., ECCV 2018): an 8 → 72 → 72 → 2 ReLU network telling human
-captions from machine captions by their metric scores; the metric is P(human) (METHODS.md §4).
+captions from machine captions by their metric scores; the metric is P(human) (docs/NNEVAL.md).
 
 The paper's network, loss, initialisation and optimiser are kept (``capeval.learn.mlp``). Its
 learning rate is not published, and its schedule (batch 6,650, ×0.5 every 3 epochs) was set for

@@ -8,7 +8,7 @@ class. The shipped model (``capeval/learn/weights/nneval-default.npz``) is train
 (docs/NNEVAL.md); ``model=<path>`` loads any model written by ``capeval train``.
 
 Corpus dependent: CIDEr-D takes its document frequencies from the captions scored together,
-as in ``capeval.score``. NNEval's authors used a fixed COCO-val df instead (METHODS.md §4.1).
+as in ``capeval.score``. NNEval's authors used a fixed COCO-val df instead (docs/NNEVAL.md, Features).
 
 No silent extrapolation: features are computed under the model's reference policy (at most the
 number of references seen in training, ``capeval.learn.refsets``) and clipped to the training

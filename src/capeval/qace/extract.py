@@ -1,9 +1,10 @@
 """Answer candidates: spaCy noun chunks of the caption, in text order.
 
 The paper's code also takes named entities and deduplicates through a Python set, so its order
-is not deterministic (METHODS.md §3.2); here the order is the chunks' order in the caption and a
-repeated answer keeps its first chunk. Answers are lower-cased lemmas with stop words removed
-(lemmas, so that they compare with the scene-graph answers, which are lemmas).
+is not deterministic (docs/QACE.md, The paper's public code); here the order is the chunks'
+order in the caption and a repeated answer keeps its first chunk. Answers are lower-cased
+lemmas with stop words removed (lemmas, so that they compare with the scene-graph answers,
+which are lemmas).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
   stop words removed; answerability = 1 - softmax(first decoding step)[unanswerable token].
 * :class:`VisualT5Answerer` - QACE-Img's Visual-T5: question tokens padded to 64, two prefix ids,
   region features through ``Linear(2054 -> d_model)`` appended to the encoder input; greedy;
-  answerability from token id 73 by default (METHODS.md §3.2 step 5).
+  answerability from token id 73 by default (docs/QACE.md, The paper's public code).
 
 Answer candidates for the generator are the noun chunks of :mod:`capeval.qace.extract` in text
 order (the notebook's set order is not deterministic). The candidate answer is the lower-cased
