@@ -166,3 +166,20 @@ def test_resource_change_misses(tmp_path, monkeypatch):
     assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).details["cached"]["bleu4"]
     state = C.resource_state()["glove-6b-50d"]
     assert state[0][0] == str(vec_b.resolve()) and any(e[0].endswith("glove_6B_50d_emb.npy") for e in state[1:])
+
+
+def test_cache_revision_invalidates_only_when_bumped():
+    base = dict(variant="cider_d_coco", tokenizer="ptb", options=None)
+    assert C.score_key("x", "cider_d", **base) == C.score_key("x", "cider_d", **base, revision=0)
+    assert C.score_key("x", "cider_d", **base) != C.score_key("x", "cider_d", **base, revision=1)
+
+
+def test_score_units_keys_carry_the_family_revision(tmp_path, monkeypatch):
+    from capeval.metrics.registry import family_for
+
+    cache = C.ScoreCache(tmp_path)
+    score_units(CANDS, REFS, ["cider_d"], tokenizer="none", cache=cache)
+    assert score_units(CANDS, REFS, ["cider_d"], tokenizer="none", cache=cache).details["cached"]["cider_d"]
+    cls = family_for("cider_d")
+    monkeypatch.setattr(cls, "cache_revision", cls.cache_revision + 1)
+    assert not score_units(CANDS, REFS, ["cider_d"], tokenizer="none", cache=cache).details["cached"]["cider_d"]

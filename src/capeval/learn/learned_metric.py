@@ -67,6 +67,7 @@ class Learned(Metric):
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
     corpus_dependent = True
+    cache_revision = 1  # its inputs include CIDEr-D, whose revision 1 changed numbers in the last bit
     #: ``capeval.score`` runs this family last and hands it the scores it already computed.
     reuses_scores = True
 

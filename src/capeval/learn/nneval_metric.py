@@ -70,6 +70,7 @@ class NNEval(Metric):
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
     corpus_dependent = True
+    cache_revision = 1  # its inputs include CIDEr-D, whose revision 1 changed numbers in the last bit
 
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None):
         from ..errors import InputError

@@ -71,6 +71,9 @@ class Metric(ABC):
     corpus_dependent: ClassVar[bool] = False
     aggregates_statistics: ClassVar[bool] = False
     reuses_scores: ClassVar[bool] = False
+    #: Bumped when a fix changes this family's numbers while its signature stays the same, so
+    #: score-cache entries stored before the fix are recomputed (``capeval.service``).
+    cache_revision: ClassVar[int] = 0
 
     @abstractmethod
     def compute(

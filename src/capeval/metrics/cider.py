@@ -321,6 +321,8 @@ def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: 
 
 class _CiderBase(Metric):
     corpus_dependent = True
+    # 1: squares as the reference computes them (pow(v, 2)), which moved some scores in the last bit.
+    cache_revision = 1
     _clipped: bool
 
     def __init__(self, df: str | Path | DocumentFrequency | None = None, sigma: float = SIGMA,

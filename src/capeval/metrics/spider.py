@@ -35,6 +35,7 @@ class Spider(Metric):
     variant = "spider"
     text_input = "tokenized"
     corpus_dependent = True
+    cache_revision = 1  # its inputs include CIDEr-D, whose revision 1 changed numbers in the last bit
     outputs = (
         OutputInfo("spider", "spider", "spider", (0.0, 5.5), True,
                    "(CIDEr-D + SPICE) / 2", CITATION),

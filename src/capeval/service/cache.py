@@ -1,7 +1,8 @@
 """Content-addressed cache of per-unit metric scores (.npz files).
 
 Key = sha256 of the scored texts (candidates and their references, in order), the output
-name, the family's variant, tokenizer, family options and the capeval version. Anything
+name, the family's variant, tokenizer, family options, the capeval version and the family's
+cache revision (bumped by a fix that changes numbers under the same signature). Anything
 that can change a number is in the key, so a hit is always safe to reuse and a new capeval
 version simply misses. Files are written atomically. Every file carries its own key and a
 sha256 over its contents, checked on read: a truncated, empty, bit-flipped or foreign file, or
@@ -61,12 +62,17 @@ def resource_state() -> dict[str, Any]:
 
 
 def score_key(corpus: str, metric: str, *, variant: str, tokenizer: str, options: dict[str, Any] | None,
-              allow_empty: bool = False, resources: dict[str, Any] | None = None) -> str:
+              allow_empty: bool = False, resources: dict[str, Any] | None = None, revision: int = 0) -> str:
+    """``revision`` is the family's ``cache_revision``: a fix that changes numbers under an
+    unchanged signature bumps it, and every entry stored before the fix misses. Revision 0 adds
+    nothing to the payload, so the keys of families never revised stay what they were."""
     payload = {
         "corpus": corpus, "metric": metric, "variant": variant, "tokenizer": tokenizer,
         "options": options or {}, "allow_empty": allow_empty, "capeval": __version__,
         "resources": resources,
     }
+    if revision:
+        payload["revision"] = int(revision)
     blob = json.dumps(payload, sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 

@@ -49,7 +49,7 @@ def score_units(
         token = cls.cache_token(fam_opts or {})
         keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer,
                             options={**(fam_opts or {}), "_content": token} if token else fam_opts,
-                            resources=resources)
+                            resources=resources, revision=cls.cache_revision)
         hit = cache.get(keys[m])
         if hit is not None and hit.metric == m and len(hit.per_unit) == len(candidates):
             per_unit[m], corpus[m], signatures[m] = hit.per_unit, hit.corpus, hit.signature
