@@ -779,8 +779,18 @@ static int chunk_ok(const Py_UCS1 *t, Py_ssize_t n) {
 
 static const char *SPLIT_WORDS[] = {"cannot", "gonna", "gotta", "lemme", "gimme", "wanna", NULL};
 
+/* The abbreviations, as ASCII byte strings (views into the set's str objects). */
+typedef struct { const char *s; Py_ssize_t n; } Abbrev;
+typedef struct { Abbrev *a; Py_ssize_t n; } AbbrevSet;
+
+static int abbrev_has(const AbbrevSet *set, const char *w, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < set->n; i++)
+        if (set->a[i].n == n && set->a[i].s[0] == w[0] && memcmp(set->a[i].s, w, (size_t)n) == 0) return 1;
+    return 0;
+}
+
 /* One caption: its tokens (str), or None when it needs the general lexer. low: scratch. */
-static PyObject *fast_one(PyObject *cap, PyObject *abbrev, char *low, char *out) {
+static PyObject *fast_one(PyObject *cap, const AbbrevSet *abbrev, char *low, char *out) {
     if (!PyUnicode_IS_ASCII(cap)) Py_RETURN_NONE;
     Py_ssize_t n = PyUnicode_GET_LENGTH(cap);
     const Py_UCS1 *s = PyUnicode_1BYTE_DATA(cap);
@@ -818,12 +828,7 @@ static PyObject *fast_one(PyObject *cap, PyObject *abbrev, char *low, char *out)
             int skip = (e - b >= 2 && low[e - 2] == '\'' && low[e - 1] == 's');
             if (!skip) {
                 if (e - b == 1 && low[b] >= 'a' && low[b] <= 'z') Py_RETURN_NONE;
-                PyObject *w = PyUnicode_FromStringAndSize(low + b, e - b);
-                if (!w) return NULL;
-                int hit = PySet_Contains(abbrev, w);
-                Py_DECREF(w);
-                if (hit < 0) return NULL;
-                if (hit) Py_RETURN_NONE;
+                if (e > b && abbrev_has(abbrev, low + b, e - b)) Py_RETURN_NONE;
             }
         }
         i = j;
@@ -865,17 +870,29 @@ static PyObject *ptb_fast(PyObject *self, PyObject *args) {
         if (PyUnicode_GET_LENGTH(items[i]) > maxlen) maxlen = PyUnicode_GET_LENGTH(items[i]);
     }
     char *low = malloc(maxlen + 1), *buf = malloc(2 * maxlen + 1);
+    AbbrevSet aset = {malloc((PySet_GET_SIZE(abbrev) + 1) * sizeof(Abbrev)), 0};
     PyObject *out = PyList_New(n);
-    if (!low || !buf || !out) {
-        free(low); free(buf); Py_XDECREF(out); Py_DECREF(seq);
+    if (!low || !buf || !out || !aset.a) {
+        free(low); free(buf); free(aset.a); Py_XDECREF(out); Py_DECREF(seq);
         return PyErr_NoMemory();
     }
+    /* Only lower-case ASCII words can equal a word of a fast-shaped caption; others never match. */
+    Py_ssize_t pos = 0;
+    PyObject *key;
+    Py_hash_t hash;
+    while (_PySet_NextEntry(abbrev, &pos, &key, &hash)) {
+        if (PyUnicode_Check(key) && PyUnicode_IS_ASCII(key) && PyUnicode_GET_LENGTH(key) > 0) {
+            aset.a[aset.n].s = (const char *)PyUnicode_1BYTE_DATA(key);
+            aset.a[aset.n].n = PyUnicode_GET_LENGTH(key);
+            aset.n++;
+        }
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *t = fast_one(items[i], abbrev, low, buf);
+        PyObject *t = fast_one(items[i], &aset, low, buf);
         if (!t) { Py_CLEAR(out); break; }
         PyList_SET_ITEM(out, i, t);
     }
-    free(low); free(buf);
+    free(low); free(buf); free(aset.a);
     Py_DECREF(seq);
     return out;
 }

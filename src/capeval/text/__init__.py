@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from itertools import accumulate, chain
 
 from .._version import __version__
 from ..errors import InputError
@@ -42,7 +43,7 @@ def tokenize(texts: Sequence[str], tokenizer: str = "ptb") -> list[str]:
     fn = getattr(importlib.import_module(module), attr)
     unique = list(dict.fromkeys(texts))
     mapping = dict(zip(unique, fn(unique)))
-    return [mapping[t] for t in texts]
+    return list(map(mapping.__getitem__, texts))
 
 
 def tokenize_corpus(
@@ -50,14 +51,8 @@ def tokenize_corpus(
 ) -> tuple[list[str], list[list[str]]]:
     """Tokenize candidates and references in one pass over their distinct strings."""
     flat = list(candidates)
-    for refs in references:
-        flat.extend(refs)
+    flat.extend(chain.from_iterable(references))
     toks = tokenize(flat, tokenizer)
     n = len(candidates)
-    cand_t = toks[:n]
-    ref_t: list[list[str]] = []
-    pos = n
-    for refs in references:
-        ref_t.append(toks[pos : pos + len(refs)])
-        pos += len(refs)
-    return cand_t, ref_t
+    ends = list(accumulate(map(len, references), initial=n))
+    return toks[:n], list(map(toks.__getitem__, map(slice, ends[:-1], ends[1:])))
