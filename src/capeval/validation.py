@@ -2,7 +2,7 @@
 
 Line breaks. pycocoevalcap replaces ``\\n`` in a caption by a space before tokenizing; the
 other line-end characters reach the Java PTB tokenizer, which splits the caption there and
-silently shifts every later caption (PROTOCOLS.md §1.4). By default (``line_breaks="space"``)
+silently shifts every later caption (docs/TOKENIZER.md, Known differences). By default (``line_breaks="space"``)
 every line-break character is replaced by a space, which equals pycocoevalcap for ``\\n`` and
 is what it would do for the others had it not misaligned them. ``line_breaks="refuse"``
 (strict mode) raises instead, naming the item.

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import ExternalToolError
 
-#: Flags of pycocoevalcap's wrapper (PROTOCOLS.md §3). The locale properties keep the jar
+#: Flags of pycocoevalcap's wrapper (docs/METRICS.md, METEOR 1.5). The locale properties keep the jar
 #: from printing decimal commas under e.g. a German locale.
 STDIO_ARGS = ("-", "-", "-stdio", "-l", "en", "-norm")
 LOCALE_PROPS = ("-Duser.language=en", "-Duser.country=US")

@@ -1,7 +1,7 @@
 """BERTScore, computed as bert_score 0.3.12/0.3.13 computes it, with less repeated work.
 
 Zhang, Kishore, Wu, Weinberger & Artzi (2020), "BERTScore: Evaluating Text Generation with
-BERT", ICLR. Protocol (PROTOCOLS.md §9): token embeddings from layer L, L2-normalised; each
+BERT", ICLR. Protocol (docs/METRICS.md, BERTScore): token embeddings from layer L, L2-normalised; each
 candidate token takes its best cosine over the reference tokens (precision), each reference
 token its best over the candidate tokens (recall); both are weighted means with weights
 normalised to sum 1 (IDF off: 1 for every token but [CLS]/[SEP], which weigh 0); F = 2PR/(P+R)

@@ -2,8 +2,8 @@
 
 Both parts come from their registered families (``cider_d``, ``spice``), computed on the same
 tokenized text, so SPIDEr inherits CIDEr-D's dependence on the scored set and SPICE's backend.
-The corpus value is the mean of the two corpus values, as aac-metrics computes it (PROTOCOLS.md
-§8); it equals the mean of the per-unit values up to rounding.
+The corpus value is the mean of the two corpus values, as aac-metrics computes it (docs/SPICE.md,
+SPIDEr); it equals the mean of the per-unit values up to rounding.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """WEmbSim: cosine similarity of mean word embeddings (MOWE), Sharif et al.
 
 No WEmbSim code is public; this follows the MOWE feature of LCEval's code, the closest
-source (METHODS.md §6):
+source (docs/SEMANTIC.md, WEmbSim):
 
 1. on the tokenized caption, delete the characters ``. , " '``, lower-case, split on spaces;
 2. drop stop words (NLTK's list; ``nltk-153`` by default) and words without a vector (OOV

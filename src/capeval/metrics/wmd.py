@@ -1,9 +1,9 @@
 """Word Mover's Distance for captions, the Kilickaya et al. (EACL 2017) recipe.
 
-As the coco-caption WMD scorer implements it (METHODS.md §7.1):
+As the coco-caption WMD scorer implements it (docs/SEMANTIC.md, WMD):
 
 1. tokens = the PTB-tokenized caption split on spaces, minus stop words (NLTK's 153-word list);
-2. d = gensim ``KeyedVectors.wmdistance(candidate_tokens, reference_tokens)`` (§7.2);
+2. d = gensim ``KeyedVectors.wmdistance(candidate_tokens, reference_tokens)``;
 3. per reference, similarity = exp(−d / σ) with σ = 1;
 4. per caption, the maximum over references; corpus = mean over captions.
 
@@ -16,7 +16,7 @@ quirk kept for agreement. The transport problem is built as gensim builds it (it
 network simplex with POT's own ``emd2`` preprocessing, so distances match gensim to the bit.
 
 Vectors: Kilickaya used GoogleNews word2vec, raw (``norm=False``); gensim ≥ 4 normalises by
-default and NNEval/LCEval used unit vectors (``norm=True``, §7.3). Offline the default set is
+default and NNEval/LCEval used unit vectors (``norm=True``; docs/SEMANTIC.md, WMD). Offline the default set is
 ``glove-6b-50d``; the signature records the set, its hash, ``norm`` and the stop-word list.
 
 Speed: distances are computed once per distinct (candidate, reference) token multiset pair

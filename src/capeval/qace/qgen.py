@@ -136,7 +136,8 @@ def modifier_questions(span: Span, lemma_fix=None) -> list[Question]:
 
 def questions_from_doc(doc, stopwords: frozenset, lemma_fix=None) -> list[Question]:
     """Entity question per answer span, then its count/attribute questions, in text order;
-    a question text asked twice keeps its first occurrence (paper §3.2 step 4)."""
+    a question text asked twice keeps its first occurrence, as in the paper's code
+    (docs/QACE.md, The paper's public code)."""
     out: list[Question] = []
     seen: set[tuple[str, str]] = set()
     for span in answer_spans(doc, stopwords, lemma_fix):

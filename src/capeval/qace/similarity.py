@@ -1,4 +1,5 @@
-"""Answer similarity: SQuAD token F1 and BERTScore F between answers (QuestEval's recipe, §3.3).
+"""Answer similarity: SQuAD token F1 and BERTScore F between answers (QuestEval's recipe;
+docs/QACE.md, The paper's public code).
 
 An unanswerable answer ("") scores 0 on both against a non-empty candidate answer.
 """

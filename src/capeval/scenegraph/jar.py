@@ -6,7 +6,7 @@ table...), but not Stanford CoreNLP 3.6.0 (``stanford-corenlp-3.6.0.jar`` and
 ``$CAPEVAL_CORENLP_DIR`` at a directory holding them; every jar in it joins the class path, so a
 standalone JavaScript engine (``nashorn-core``) can sit there too.
 
-Hazards handled (PROTOCOLS.md §7):
+Hazards handled (docs/SPICE.md, Jar backend):
 
 * the jar's ``-cache`` (FST serialisation) fails on Java >= 16: the flag is dropped there;
 * the jar writes ``-out`` through a JavaScript engine, which JDK 15+ lacks: without an engine jar
@@ -87,7 +87,7 @@ def jar_sha256(jar: Path) -> str:
 def build_command(java: str, jar: Path, corenlp: Path, in_json: Path, out_json: Path,
                   cache_dir: Path | None, java_version: int, synonyms: bool = True,
                   threads: int | None = None, heap: str = "8G") -> list[str]:
-    """The SPICE command line (PROTOCOLS.md §7): ``-subset -silent``, ``-cache`` only on Java < 16.
+    """The SPICE command line (docs/SPICE.md, Jar backend): ``-subset -silent``, ``-cache`` only on Java < 16.
 
     The class path is spelled out (``-cp``) instead of ``-jar`` so the CoreNLP jars can live
     outside pycocoevalcap's installed ``lib/``.
