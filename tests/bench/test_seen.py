@@ -51,3 +51,9 @@ def test_distractor_tasks_overlap_the_flickr8k_judgment_sets(data_dir):
     reasons = seen_reasons("distractors", {"trained_on": ["flickr8k-expert", "abstract50s"]}, root=data_dir)
     assert reasons == ["overlap=flickr8k-expert"]
     assert seen_reasons("distractors", {"trained_on": ["abstract50s"]}, root=data_dir) == []
+
+
+def test_tanti_system_tables_overlap_the_human_evaluation_images(data_dir):
+    # Tanti-200's human evaluation rated captions of 200 of the COCO test images the system table covers.
+    assert seen_reasons("tanti-coco", {"trained_on": ["tanti-human200"]}, root=data_dir) == ["overlap=tanti-human200"]
+    assert seen_reasons("tanti-coco", {"trained_on": ["abstract50s"]}, root=data_dir) == []

@@ -33,8 +33,9 @@ def seen_reasons(benchmark: str, provenance: Mapping[str, Any], *, root: Path | 
 
 def _overlapping(benchmark: str, trained: Sequence[str], root) -> list[str]:
     """Training benchmarks that share an image or candidate text with ``benchmark``. Checked
-    for the human-judgment benchmarks and the distractor tasks (built from Flickr8k/30k test
-    images, which Flickr8k-Expert and CF also use); other benchmarks' images are not known."""
+    for the human-judgment benchmarks, the distractor tasks (built from Flickr8k/30k test
+    images, which Flickr8k-Expert and CF also use) and the Tanti system tables; other
+    benchmarks' images are not known."""
     from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, touches
 
     found = _images_and_texts(benchmark, root)
@@ -56,4 +57,10 @@ def _images_and_texts(benchmark: str, root) -> tuple[set[str], set[str]] | None:
         items = data.load(benchmark, root).extra["items"]
         return ({canonical_image(it.image) for it in items},
                 {norm_text(t) for it in items for t in (it.correct, it.distractor)})
+    if data.get_spec(benchmark).kind == "system":
+        # The Tanti system tables caption the COCO/Flickr test images that Tanti-200's human
+        # evaluation (a training benchmark of the learned models) was drawn from.
+        table = data.load(benchmark, root)
+        return ({canonical_image(i) for i in table.image_ids},
+                {norm_text(c) for caps in table.systems.values() for c in caps})
     return None
