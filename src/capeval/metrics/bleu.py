@@ -1,7 +1,7 @@
 """BLEU, coco variant (Chiang's ``bleu_scorer.py`` as shipped in pycocoevalcap).
 
 Papineni et al. (2002), "BLEU: a method for automatic evaluation of machine translation".
-Exact behaviour (PROTOCOLS.md §2): ``split()`` tokens; clipped counts against the max count
+Exact behaviour (docs/METRICS.md, BLEU-1..4): ``split()`` tokens; clipped counts against the max count
 in any single reference; effective reference length = closest, ties to the shorter;
 smoothing constants tiny=1e-15 / small=1e-9 in every order; corpus score from summed
 statistics with the sum of per-unit closest lengths.

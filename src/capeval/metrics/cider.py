@@ -1,7 +1,7 @@
 """CIDEr-D (coco, reported there as "CIDEr") and the original CIDEr, under separate names.
 
 Vedantam, Zitnick & Parikh (CVPR 2015), "CIDEr: Consensus-based Image Description Evaluation".
-Exact behaviour (PROTOCOLS.md §5–6):
+Exact behaviour (docs/METRICS.md, CIDEr-D and CIDEr (original)):
 
 * df(g) = number of *units* whose reference union contains g (candidates never count);
   rho = ln(N units). One unit gives rho = 0 and every score 0, so N < 2 needs a df file.

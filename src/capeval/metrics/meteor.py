@@ -13,7 +13,7 @@ the one used):
 The rest of this docstring describes the jar backend.
 
 Denkowski & Lavie (2014), "Meteor Universal: Language Specific Translation Evaluation for
-Any Target Language". Protocol (PROTOCOLS.md §3): per unit, clean the hypothesis (delete
+Any Target Language". Protocol (docs/METRICS.md, METEOR 1.5): per unit, clean the hypothesis (delete
 ``|||``, then one left-to-right pass turning double spaces into single ones), send
 ``SCORE ||| ref_1 ||| ... ||| ref_K ||| hyp`` and read a statistics line; then
 ``EVAL ||| stats_1 ||| ... ||| stats_N`` returns one score per statistics line and, last,

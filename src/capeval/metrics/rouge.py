@@ -1,7 +1,7 @@
 """ROUGE-L, coco variant (pycocoevalcap ``rouge/rouge.py``).
 
 Lin (2004), "ROUGE: A Package for Automatic Evaluation of Summaries".
-Exact behaviour (PROTOCOLS.md §4): tokens from ``split(" ")`` (an empty string is one empty
+Exact behaviour (docs/METRICS.md, ROUGE-L): tokens from ``split(" ")`` (an empty string is one empty
 token); P and R are maxima over references taken independently; F_beta with beta = 1.2;
 corpus = mean over units.
 """

@@ -2,7 +2,7 @@
 
 pycocoevalcap runs ``java -cp stanford-corenlp-3.4.1.jar edu.stanford.nlp.process.PTBTokenizer
 -preserveLines -lowerCase`` over the captions (one per line), then drops every token equal to
-one of 17 punctuation strings and re-joins with single spaces (PROTOCOLS.md §1). This module
+one of 17 punctuation strings and re-joins with single spaces (docs/TOKENIZER.md). This module
 gives the same strings: ``tokenize(["A man's T-shirt (red)."]) == ["a man 's t-shirt -lrb- red
 -rrb-"]``.
 

@@ -1,12 +1,12 @@
 """pycocoevalcap's PTB tokenization through the real CoreNLP 3.4.1 jar, with the checks it lacks.
 
-Same pipeline as ``pycocoevalcap/tokenizer/ptbtokenizer.py`` (PROTOCOLS.md §1.1): captions
+Same pipeline as ``pycocoevalcap/tokenizer/ptbtokenizer.py`` (docs/TOKENIZER.md): captions
 joined with ``\\n`` into a UTF-8 file, ``java -cp stanford-corenlp-3.4.1.jar
 edu.stanford.nlp.process.PTBTokenizer -preserveLines -lowerCase <file>``, output line *k* for
 caption *k*, each line right-stripped, split on single spaces, the 17 punctuation tokens dropped.
 
 The wrapper replaces only ``\\n`` by a space; the jar also ends a line at ``\\r``, VT, FF, U+2028
-and U+2029 and would silently shift every later caption (PROTOCOLS.md §1.4). Here every
+and U+2029 and would silently shift every later caption (docs/TOKENIZER.md, Known differences). Here every
 line-break character becomes a space (``line_breaks="space"``, default; == the wrapper for
 ``\\n``), or the caption is refused (``line_breaks="refuse"``), and exactly one output line must
 come back per caption.
