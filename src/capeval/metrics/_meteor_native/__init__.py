@@ -22,8 +22,7 @@ import numpy as np
 
 from .align import (Line, _singles_of, align_stats, candidate_matches, is_same, match_weights,
                     paraphrase_matches)
-from .java import tokens, trim
-from .normalize import normalize_lower
+from .normalize import line_words
 from .phrases import positions, prefixes, reference_phrases
 from .resources import MeteorResources, load
 from .score import aggregate, score_one, scores, upper_bound
@@ -50,7 +49,7 @@ class NativeMeteor:
     def _line_words(self, text: str, cache: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
         got = cache.get(text)
         if got is None:
-            got = cache[text] = tuple(tokens(normalize_lower(trim(text), self.resources.nonbreaking)))
+            got = cache[text] = tuple(line_words(text, self.resources.nonbreaking))
         return got
 
     def unit_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
@@ -76,11 +75,13 @@ class NativeMeteor:
         for ws in norm_cache.values():
             vocab.update(ws)
         info = {w: words.info(w) for w in vocab}
-        batch = res.paraphrase.restricted({info[w].para for w in vocab})
-        # Reference phrases first (their paraphrases are only needed for those found), then
-        # where the paraphrases of those occur.
         distinct = list(dict.fromkeys(norm_cache.values()))
         para_ids = [[info[w].para for w in ws] for ws in distinct]
+        v = len(res.paraphrase.vocab)
+        bigrams = {a * v + b for x in para_ids for a, b in zip(x, x[1:]) if a >= 0 and b >= 0}
+        batch = res.paraphrase.restricted({info[w].para for w in vocab}, bigrams)
+        # Reference phrases first (their paraphrases are only needed for those found), then
+        # where the paraphrases of those occur.
         found = [reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
                  for x in para_ids]
         table = batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ})

@@ -103,3 +103,18 @@ def normalize(line: str, nbp: dict[str, int]) -> str:
 def normalize_lower(line: str, nbp: dict[str, int]) -> str:
     """What the jar aligns: the normalised line, lower-cased."""
     return lower(normalize(line, nbp))
+
+
+#: Lines of lower-case ASCII letters, digits and spaces: no rule of :func:`normalize` changes
+#: them (every rule needs punctuation, an upper-case ``DOTMULTI`` or other spaces) beyond
+#: collapsing the spaces, and lower-casing keeps them. PTB-tokenized captions mostly are.
+_PLAIN = re.compile("[a-z0-9 ]*")
+
+
+def line_words(line: str, nbp: dict[str, int]) -> list[str]:
+    """The words the jar aligns for one input line: trimmed, normalised, lower-cased, split."""
+    line = trim(line)
+    if _PLAIN.fullmatch(line):
+        return line.split()
+    return tokens(normalize_lower(line, nbp))
+

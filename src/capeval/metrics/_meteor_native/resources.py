@@ -23,6 +23,8 @@ import re
 import shutil
 import threading
 import zipfile
+from collections import defaultdict
+from itertools import count
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +35,9 @@ from ...resources.resolver import resolve
 from .java import tokens
 from .normalize import parse_nonbreaking_prefixes
 
-FORMAT = 1
+#: Version of the cache layout; a different number is a different cache directory, so a cache
+#: written by another version is never read (2: phrase indexes by anchor word and by entry).
+FORMAT = 2
 _LINE_BREAK = re.compile("\r\n|\r|\n")
 _lock = threading.Lock()
 _loaded: dict[str, "MeteorResources"] = {}
@@ -92,32 +96,68 @@ class ParaphraseTable:
     phrase_tokens: np.ndarray
     entry_ref: np.ndarray
     entry_par: np.ndarray
+    #: Non-empty phrases grouped by their anchor, the word of theirs rarest in the table:
+    #: ``anchor_phrases[anchor_offsets[w]:anchor_offsets[w + 1]]`` (:func:`_index_paraphrases`).
+    anchor_offsets: np.ndarray
+    anchor_phrases: np.ndarray
+    empty_phrases: np.ndarray
+    #: Entries by reference phrase, in file order: ``ref_entries[ref_offsets[p]:ref_offsets[p + 1]]``.
+    ref_offsets: np.ndarray
+    ref_entries: np.ndarray
 
-    def restricted(self, word_ids) -> "BatchParaphrases":
+    def restricted(self, word_ids, line_bigrams=None) -> "BatchParaphrases":
         """The entries whose words are all in ``word_ids`` (the only entries that can match
-        texts made of those words), with their reference phrases ready for lookup."""
+        texts made of those words), with their reference phrases ready for lookup: those
+        that can occur in lines whose adjacent word pairs are all in ``line_bigrams``
+        (``w1 * len(vocab) + w2``; None: any pair).
+
+        Only phrases anchored at a batch word can qualify (a phrase's words include its
+        anchor), so only those are checked, and only the entries of qualifying reference
+        phrases are read: a small part of the table, memory-mapped pages included."""
         present = np.zeros(len(self.vocab) + 1, dtype=bool)
         ids = np.fromiter(word_ids, dtype=np.int64)
         present[ids[ids >= 0]] = True
-        # a phrase is usable when none of its words is missing (empty phrases: vacuously)
-        # int32 when it can hold the count: half the memory to fill than int64
-        count_type = np.int32 if len(self.phrase_tokens) < 2**31 else np.int64
-        missing = np.zeros(len(self.phrase_tokens) + 1, dtype=count_type)
-        np.cumsum(~present[self.phrase_tokens], out=missing[1:])
-        phrase_ok = missing[self.phrase_offsets[1:]] == missing[self.phrase_offsets[:-1]]
-        keep = np.flatnonzero(phrase_ok[self.entry_ref] & phrase_ok[self.entry_par])
-        refs = np.asarray(self.entry_ref[keep])
-        pars = np.asarray(self.entry_par[keep])
+        words = np.flatnonzero(present[:-1])
+        cand = np.asarray(self.anchor_phrases)[_spans(np.asarray(self.anchor_offsets[words]),
+                                                      np.asarray(self.anchor_offsets[words + 1]))]
+        starts = np.asarray(self.phrase_offsets[cand])
+        lengths = np.asarray(self.phrase_offsets[cand + 1]) - starts
+        missing = ~present[np.asarray(self.phrase_tokens)[_spans(starts, starts + lengths)]]
+        # a phrase is usable when none of its words is missing (empty phrases: vacuously);
+        # candidates are non-empty, so each starts a segment of its own
+        if len(cand):
+            bad = np.add.reduceat(missing.view(np.int8), np.cumsum(lengths) - lengths, dtype=np.int64) > 0
+            cand = cand[~bad]
+        ok = np.concatenate([cand, np.asarray(self.empty_phrases)]).astype(np.int64)
+        phrase_ok = np.zeros(len(self.phrase_offsets) - 1, dtype=bool)
+        phrase_ok[ok] = True
+        entries = np.asarray(self.ref_entries)[_spans(np.asarray(self.ref_offsets[ok]),
+                                                      np.asarray(self.ref_offsets[ok + 1]))]
+        entries = entries[phrase_ok[np.asarray(self.entry_par[entries])]]
+        entries.sort()  # file order
+        refs = np.asarray(self.entry_ref[entries])
+        pars = np.asarray(self.entry_par[entries])
         key_ids = np.unique(refs)
         # an empty reference phrase is never reported by the jar's transducer
         key_ids = key_ids[self.phrase_offsets[key_ids + 1] > self.phrase_offsets[key_ids]]
-        key_ids, key_words, lengths = self._phrases(key_ids)
+        starts = np.asarray(self.phrase_offsets[key_ids])
+        lengths = np.asarray(self.phrase_offsets[key_ids + 1]) - starts
+        flat = np.asarray(self.phrase_tokens)[_spans(starts, starts + lengths)].astype(np.int64)
         # adjacent word pairs inside reference phrases: a line's n-gram that contains any other
         # pair can neither be nor extend to a reference phrase
         v = len(self.vocab)
         follows = _ramp(lengths)[1:] != 0
-        flat = np.asarray(key_words, dtype=np.int64)
         codes = flat[:-1][follows] * v + flat[1:][follows]
+        if line_bigrams is not None and len(key_ids):
+            # a phrase with a pair that no line has occurs in no line: no key worth keeping
+            absent = ~np.isin(codes, np.fromiter(line_bigrams, dtype=np.int64))
+            owner = np.repeat(np.arange(len(key_ids)), np.maximum(lengths - 1, 0))
+            keep = np.ones(len(key_ids), dtype=bool)
+            keep[owner[absent]] = False
+            flat = flat[np.repeat(keep, lengths)]
+            codes = codes[keep[owner]]
+            key_ids, lengths = key_ids[keep], lengths[keep]
+        key_words = flat.tolist()
         keys: dict[tuple[int, ...], int] = {}
         pos = 0
         for k, ln in zip(key_ids.tolist(), lengths.tolist()):
@@ -171,6 +211,12 @@ class BatchParaphrases:
         return out
 
 
+def _spans(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """``starts[i] .. stops[i] - 1`` for each i, concatenated."""
+    lengths = np.asarray(stops, dtype=np.int64) - starts
+    return np.repeat(np.asarray(starts, dtype=np.int64), lengths) + _ramp(lengths)
+
+
 def _ramp(lengths: np.ndarray) -> np.ndarray:
     """0..len-1 for each length, concatenated."""
     total = int(lengths.sum())
@@ -207,7 +253,103 @@ def _strip_terminator(line: str) -> str:
     return line
 
 
+class _NotPlain(Exception):
+    """The table needs the general conversion (see :func:`_convert_paraphrase`)."""
+
+
 def _convert_paraphrase(para: Path, out: Path) -> None:
+    """Convert the paraphrase table: 3 lines per entry (probability, reference phrase,
+    paraphrase); phrases get ids by first appearance (reference then paraphrase, entry by
+    entry), words likewise in phrase order.
+
+    Done on bytes, in blocks, with the per-line work in C (split, dict lookups) instead of a
+    Python object per line and per word: exact as long as the table is plain, i.e. valid
+    UTF-8 (bytes and text then correspond one to one), no ``\\r`` (lines end at ``\\n``
+    only) and phrases that split on single spaces alone (no tab, form feed, doubled or
+    outer space). coco's table is; any other goes through :func:`_convert_paraphrase_text`,
+    which reads lines and words exactly as the jar does."""
+    try:
+        _convert_paraphrase_plain(para, out)
+    except _NotPlain:
+        _convert_paraphrase_text(para, out)
+
+
+_BLOCK = 1 << 24
+
+
+def _convert_paraphrase_plain(para: Path, out: Path) -> None:
+    index: dict[bytes, int] = defaultdict(count().__next__)  # phrase -> id, by first appearance
+    ids: list[np.ndarray] = []  # per block: ids of its phrase lines (reference, paraphrase, ...)
+    n_lines = 0
+    rest = b""
+    with gzip.open(para, "rb") as f:
+        while True:
+            block = f.read(_BLOCK)
+            data = rest + block
+            if block:
+                cut = data.rfind(b"\n") + 1
+                data, rest = data[:cut], data[cut:]
+                lines = data.split(b"\n")
+                lines.pop()  # after the last newline
+            else:  # the end: a last line without a newline still counts (readLine)
+                lines = [data] if data else []
+                rest = b""
+            if b"\r" in data:
+                raise _NotPlain
+            if not data.isascii():
+                try:
+                    data.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise _NotPlain from None
+            first_prob = (-n_lines) % 3  # index in this block of its first probability line
+            n_lines += len(lines)
+            del lines[first_prob::3]  # reference and paraphrase lines remain, in order
+            ids.append(np.fromiter(map(index.__getitem__, lines), dtype=np.int32, count=len(lines)))
+            if not block:
+                break
+    if n_lines % 3:
+        raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)")
+    flat_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
+    phrases = list(index)
+    del index
+    joined = b"\n".join(phrases)
+    if (any(c in joined for c in (b"\t", b"\f", b"\r", b"  ", b"\n ", b" \n"))
+            or joined.startswith(b" ") or joined.endswith(b" ")):
+        raise _NotPlain  # a phrase with other spacing than single spaces between words
+    # words per phrase: its spaces + 1, none for an empty phrase
+    raw = np.frombuffer(joined, dtype=np.uint8)
+    n_words = np.zeros(len(phrases), dtype=np.int64)
+    if phrases:
+        starts = np.concatenate([[0], np.flatnonzero(raw == 10) + 1])
+        lengths = np.diff(np.append(starts, len(raw) + 1)) - 1
+        is_space = (raw == 32).view(np.int8)
+        nonempty = lengths > 0
+        # reduceat over empty phrases would read the next byte: only over non-empty ones
+        n_words[nonempty] = np.add.reduceat(is_space, starts[nonempty], dtype=np.int64) if is_space.size else 0
+        n_words[nonempty] += 1
+        has_empty = not nonempty.all()
+        del starts, lengths, is_space, nonempty
+    del raw
+    words = joined.replace(b"\n", b" ").split(b" ") if phrases else []
+    del joined
+    if phrases and has_empty:
+        words = list(filter(None, words))
+    vocab: dict[bytes, int] = defaultdict(count().__next__)
+    flat = np.fromiter(map(vocab.__getitem__, words), dtype=np.int32, count=len(words))
+    offsets = np.zeros(len(phrases) + 1, dtype=np.int64)
+    np.cumsum(n_words, out=offsets[1:])
+    if offsets[-1] != len(flat):
+        raise _NotPlain  # cannot happen for plain phrases; the general path decides
+    np.save(out / "para_entry_ref.npy", flat_ids[0::2].copy())
+    np.save(out / "para_entry_par.npy", flat_ids[1::2].copy())
+    np.save(out / "para_phrase_offsets.npy", offsets)
+    np.save(out / "para_phrase_tokens.npy", flat)
+    (out / "para_vocab.txt").write_text("\n".join(w.decode("utf-8") for w in vocab), encoding="utf-8")
+
+
+def _convert_paraphrase_text(para: Path, out: Path) -> None:
+    """The general conversion: decoded line by line (invalid UTF-8 replaced), every phrase
+    tokenized on its own."""
     # Streamed (one line at a time, newline="" splits on \n, \r and \r\n like readLine), so
     # the decompressed 272 MB never sit in memory at once.
     phrase_index: dict[str, int] = {}
@@ -236,6 +378,33 @@ def _convert_paraphrase(para: Path, out: Path) -> None:
     np.save(out / "para_phrase_offsets.npy", offsets)
     np.save(out / "para_phrase_tokens.npy", np.frombuffer(flat, dtype=np.int32))
     (out / "para_vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
+
+
+def _index_paraphrases(out: Path) -> None:
+    """The lookup indexes of :class:`ParaphraseTable` from the converted arrays."""
+    offsets = np.load(out / "para_phrase_offsets.npy")
+    tokens_ = np.load(out / "para_phrase_tokens.npy")
+    entry_ref = np.load(out / "para_entry_ref.npy")
+    n_words = int(tokens_.max(initial=-1)) + 1
+    n_phrases = len(offsets) - 1
+    lengths = np.diff(offsets)
+    filled = np.flatnonzero(lengths > 0)
+    # anchor: the word occurring least often in the table (ties: the smaller id)
+    freq = np.bincount(tokens_, minlength=n_words).astype(np.int64)
+    anchor = np.zeros(0, dtype=np.int64)
+    if len(filled):
+        rank = freq[tokens_] * n_words + tokens_
+        anchor = np.minimum.reduceat(rank, offsets[filled]) % n_words
+    order = np.argsort(anchor, kind="stable")
+    np.save(out / "para_anchor_phrases.npy", filled[order].astype(np.int32))
+    anchor_offsets = np.zeros(n_words + 1, dtype=np.int64)
+    np.cumsum(np.bincount(anchor, minlength=n_words), out=anchor_offsets[1:])
+    np.save(out / "para_anchor_offsets.npy", anchor_offsets)
+    np.save(out / "para_empty_phrases.npy", np.flatnonzero(lengths == 0).astype(np.int32))
+    np.save(out / "para_ref_entries.npy", np.argsort(entry_ref, kind="stable").astype(np.int32))
+    ref_offsets = np.zeros(n_phrases + 1, dtype=np.int64)
+    np.cumsum(np.bincount(entry_ref, minlength=n_phrases), out=ref_offsets[1:])
+    np.save(out / "para_ref_offsets.npy", ref_offsets)
 
 
 def _convert_jar(jar: Path, out: Path) -> None:
@@ -278,6 +447,7 @@ def convert(jar: Path, para: Path, target: Path) -> None:
     try:
         _convert_jar(jar, tmp)
         _convert_paraphrase(para, tmp)
+        _index_paraphrases(tmp)
         (tmp / "meta.json").write_text(json.dumps({
             "format": FORMAT,
             "jar": str(jar.resolve()),
@@ -313,6 +483,11 @@ def _load_dir(d: Path) -> MeteorResources:
         phrase_tokens=np.load(d / "para_phrase_tokens.npy", mmap_mode="r"),
         entry_ref=np.load(d / "para_entry_ref.npy", mmap_mode="r"),
         entry_par=np.load(d / "para_entry_par.npy", mmap_mode="r"),
+        anchor_offsets=np.load(d / "para_anchor_offsets.npy", mmap_mode="r"),
+        anchor_phrases=np.load(d / "para_anchor_phrases.npy", mmap_mode="r"),
+        empty_phrases=np.load(d / "para_empty_phrases.npy"),
+        ref_offsets=np.load(d / "para_ref_offsets.npy", mmap_mode="r"),
+        ref_entries=np.load(d / "para_ref_entries.npy", mmap_mode="r"),
     )
     return MeteorResources(
         function_words=frozenset(small["function_words"]),
