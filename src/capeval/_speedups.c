@@ -152,8 +152,9 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
     vocab = PyList_New(0);
     if (!vocab) goto done;
 #define ALLOC(i, nbytes) if (!(B[i] = new_bytes((Py_ssize_t)(nbytes), &P[i]))) goto done;
-    ALLOC(B_WORDS, cap_w * 8) ALLOC(B_LENS, n * 8) ALLOC(B_WSTART, (n + 1) * 8) ALLOC(B_ESTART, (n + 1) * 8)
-    int64_t *words = P[B_WORDS], *lens = P[B_LENS], *w_start = P[B_WSTART], *e_start = P[B_ESTART];
+    ALLOC(B_WORDS, cap_w * 4) ALLOC(B_LENS, n * 8) ALLOC(B_WSTART, (n + 1) * 8) ALLOC(B_ESTART, (n + 1) * 8)
+    int32_t *words = P[B_WORDS];
+    int64_t *lens = P[B_LENS], *w_start = P[B_WSTART], *e_start = P[B_ESTART];
     if (map_init(&wmap, 4096) < 0) goto nomem;
 
     /* 1. words, as str.split() splits them, interned in order of first appearance */
@@ -209,7 +210,7 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
                 wmap.s[slot].key = h; wmap.s[slot].val = wid; wmap.n++;
                 if (wmap.n * 4 > (wmap.mask + 1) * 3 && map_grow(&wmap) < 0) goto nomem;
             }
-            words[W++] = wid;
+            words[W++] = (int32_t)wid;
         }
         size_t L = W - w0;
         lens[s] = (int64_t)L;
@@ -221,16 +222,18 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
 
     /* 2. n-gram ids, one order at a time (one hash table in use at a time, its memory reused):
        the id of the order-k n-gram at position p is that of (order k-1 id at p, word at p + k). */
-    for (int k = 0; k < MAX_ORDER; k++) {
+    for (int k = 1; k < MAX_ORDER; k++) {
         ids[k] = malloc((W ? W : 1) * sizeof(int32_t));
         if (!ids[k]) goto nomem;
     }
-    keys = malloc((W ? W : 1) * sizeof(uint64_t));
-    if (!keys || map_init(&gmap, npos[1] / 2) < 0) goto nomem;
-    for (size_t p = 0; p < W; p++) ids[0][p] = (int32_t)words[p];
+    /* Prefetching pays only when the table outgrows the caches; below that, the keys array it
+       needs would only be more fresh memory to fault in. */
+    int prefetch = npos[1] > ((size_t)1 << 20);
+    if (prefetch && !(keys = malloc(W * sizeof(uint64_t)))) goto nomem;
+    if (map_init(&gmap, npos[1] / 2) < 0) goto nomem;
     for (int k = 1; k < MAX_ORDER; k++) {
-        ALLOC(B_PAR + k, npos[k] * 8) ALLOC(B_LAST + k, npos[k] * 8)
-        int64_t *par = P[B_PAR + k], *last_w = P[B_LAST + k];
+        ALLOC(B_PAR + k, npos[k] * 4) ALLOC(B_LAST + k, npos[k] * 4)
+        int32_t *par = P[B_PAR + k], *last_w = P[B_LAST + k];
         if (k > 1) { /* reuse the table: keep its size, empty it */
             memset(gmap.s, 0, (gmap.mask + 1) * sizeof(Slot));
             gmap.n = 0;
@@ -238,25 +241,33 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
         /* Keys of all positions in order, then lookups with the slot of the key PF ahead
            prefetched: on big corpora the table is far larger than the caches. */
         size_t q = 0, nq = npos[k];
-        for (Py_ssize_t s = 0; s < n; s++) {
-            int64_t w0 = w_start[s], L = lens[s];
-            for (int64_t p = w0; p + k < w0 + L; p++)
-                keys[q++] = ((((uint64_t)ids[k - 1][p]) << 31) | (uint64_t)words[p + k]) + 1;
-        }
+#define PARENT(p) (k == 1 ? (uint64_t)words[p] : (uint64_t)ids[k - 1][p])
         enum { PF = 16 };
         uint64_t ring[PF];
-        for (size_t i = 0; i < PF && i < nq; i++) {
-            ring[i] = mix64(keys[i]);
-            __builtin_prefetch(&gmap.s[ring[i] & gmap.mask]);
+        if (prefetch) {
+            for (Py_ssize_t s = 0; s < n; s++) {
+                int64_t w0 = w_start[s], L = lens[s];
+                for (int64_t p = w0; p + k < w0 + L; p++) keys[q++] = ((PARENT(p) << 31) | (uint64_t)words[p + k]) + 1;
+            }
+            for (size_t i = 0; i < PF && i < nq; i++) {
+                ring[i] = mix64(keys[i]);
+                __builtin_prefetch(&gmap.s[ring[i] & gmap.mask]);
+            }
         }
         q = 0;
         for (Py_ssize_t s = 0; s < n; s++) {
             int64_t w0 = w_start[s], L = lens[s];
             for (int64_t p = w0; p + k < w0 + L; p++, q++) {
-                uint64_t key = keys[q], hash = ring[q % PF];
-                if (q + PF < nq) {
-                    ring[q % PF] = mix64(keys[q + PF]);
-                    __builtin_prefetch(&gmap.s[ring[q % PF] & gmap.mask]);
+                uint64_t key, hash;
+                if (prefetch) {
+                    key = keys[q]; hash = ring[q % PF];
+                    if (q + PF < nq) {
+                        ring[q % PF] = mix64(keys[q + PF]);
+                        __builtin_prefetch(&gmap.s[ring[q % PF] & gmap.mask]);
+                    }
+                } else {
+                    key = ((PARENT(p) << 31) | (uint64_t)words[p + k]) + 1;
+                    hash = mix64(key);
                 }
                 int64_t id = map_get_or_add_h(&gmap, key, hash, sizes[k], &added);
                 if (id < 0) goto nomem;
@@ -265,14 +276,15 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
                         PyErr_SetString(PyExc_OverflowError, "build_index: too many distinct n-grams");
                         goto done;
                     }
-                    par[sizes[k]] = (int64_t)((key - 1) >> 31);
-                    last_w[sizes[k]] = (int64_t)((key - 1) & (((uint64_t)1 << 31) - 1));
+                    par[sizes[k]] = (int32_t)((key - 1) >> 31);
+                    last_w[sizes[k]] = (int32_t)((key - 1) & (((uint64_t)1 << 31) - 1));
                     sizes[k]++;
                 }
                 ids[k][p] = (int32_t)id;
             }
         }
     }
+#undef PARENT
     map_free(&gmap);
     free(keys); keys = NULL;
 
@@ -280,9 +292,9 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
        with a small table per sentence (slot -> entry), emptied after each order */
     size_t cap_e = npos[0] + npos[1] + npos[2] + npos[3], lcap = 16;
     while (lcap < 2 * maxL) lcap <<= 1;
-    ALLOC(B_EGRAM, cap_e * 8) ALLOC(B_EORDER, cap_e) ALLOC(B_ECOUNT, cap_e * 4)
+    ALLOC(B_EGRAM, cap_e * 4) ALLOC(B_EORDER, cap_e) ALLOC(B_ECOUNT, cap_e * 4)
 #undef ALLOC
-    int64_t *e_gram = P[B_EGRAM];
+    int32_t *e_gram = P[B_EGRAM];
     int8_t *e_order = P[B_EORDER];
     int32_t *e_count = P[B_ECOUNT];
     loc = malloc(lcap * sizeof(int32_t));
@@ -290,6 +302,10 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
     for (size_t i = 0; i < lcap; i++) loc[i] = -1;
     int64_t off[MAX_ORDER] = {0};
     for (int k = 1; k < MAX_ORDER; k++) off[k] = off[k - 1] + sizes[k - 1];
+    if (off[3] + sizes[3] >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "build_index: too many distinct n-grams");
+        goto done;
+    }
     for (Py_ssize_t s = 0; s < n; s++) {
         e_start[s] = (int64_t)E;
         int64_t w0 = w_start[s], L = lens[s];
@@ -298,14 +314,14 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
         mask -= 1;
         for (int k = 0; k < MAX_ORDER && k < L; k++) {
             for (int64_t p = w0; p + k < w0 + L; p++) {
-                int32_t id = ids[k][p];
+                int32_t id = k ? ids[k][p] : (int32_t)words[p];
                 size_t h = (size_t)mix64((uint64_t)id + 1) & mask;
                 while (loc[h] >= 0 && e_gram[loc[h]] != off[k] + id) h = (h + 1) & mask;
                 if (loc[h] >= 0) {
                     e_count[loc[h]]++;
                 } else {
                     loc[h] = (int32_t)E;
-                    e_gram[E] = off[k] + id; e_order[E] = (int8_t)k; e_count[E] = 1;
+                    e_gram[E] = (int32_t)(off[k] + id); e_order[E] = (int8_t)k; e_count[E] = 1;
                     E++;
                 }
             }
@@ -317,12 +333,12 @@ static PyObject *build_index(PyObject *self, PyObject *arg) {
         PyErr_SetString(PyExc_OverflowError, "build_index: corpus too large for the compiled index");
         goto done;
     }
-    if (PyByteArray_Resize(B[B_WORDS], (Py_ssize_t)(W * 8)) < 0 || PyByteArray_Resize(B[B_EGRAM], (Py_ssize_t)(E * 8)) < 0
+    if (PyByteArray_Resize(B[B_WORDS], (Py_ssize_t)(W * 4)) < 0 || PyByteArray_Resize(B[B_EGRAM], (Py_ssize_t)(E * 4)) < 0
         || PyByteArray_Resize(B[B_EORDER], (Py_ssize_t)E) < 0 || PyByteArray_Resize(B[B_ECOUNT], (Py_ssize_t)(E * 4)) < 0)
         goto done;
     for (int k = 1; k < MAX_ORDER; k++)
-        if (PyByteArray_Resize(B[B_PAR + k], (Py_ssize_t)(sizes[k] * 8)) < 0
-            || PyByteArray_Resize(B[B_LAST + k], (Py_ssize_t)(sizes[k] * 8)) < 0)
+        if (PyByteArray_Resize(B[B_PAR + k], (Py_ssize_t)(sizes[k] * 4)) < 0
+            || PyByteArray_Resize(B[B_LAST + k], (Py_ssize_t)(sizes[k] * 4)) < 0)
             goto done;
     {
         PyObject *plist = PyList_New(MAX_ORDER), *llist = PyList_New(MAX_ORDER);
@@ -360,7 +376,8 @@ done:
 
 typedef struct {
     Py_buffer b_es, b_eg, b_eo, b_ec, b_nw;
-    const int64_t *e_start, *e_gram, *n_words;
+    const int64_t *e_start, *n_words;
+    const int32_t *e_gram;
     const int8_t *e_order;
     const int32_t *e_count;
     Py_ssize_t n_sent, n_entries;
@@ -378,7 +395,7 @@ static int index_view(IndexView *v, PyObject *es, PyObject *eg, PyObject *eo, Py
     memset(v, 0, sizeof(*v));
     if (get_buf(es, &v->b_es, 8, "e_start") < 0) return -1;
     v->e_start = v->b_es.buf;
-    if (get_buf(eg, &v->b_eg, 8, "e_gram") < 0) return -1;
+    if (get_buf(eg, &v->b_eg, 4, "e_gram") < 0) return -1;
     v->e_gram = v->b_eg.buf;
     if (get_buf(eo, &v->b_eo, 1, "e_order") < 0) return -1;
     v->e_order = v->b_eo.buf;
@@ -387,11 +404,20 @@ static int index_view(IndexView *v, PyObject *es, PyObject *eg, PyObject *eo, Py
     if (get_buf(nw, &v->b_nw, 8, "n_words") < 0) return -1;
     v->n_words = v->b_nw.buf;
     v->n_sent = v->b_nw.len / 8;
-    v->n_entries = v->b_eg.len / 8;
+    v->n_entries = v->b_eg.len / 4;
     if (v->b_es.len / 8 != v->n_sent + 1 || v->b_eo.len != v->n_entries || v->b_ec.len / 4 != v->n_entries) {
         PyErr_SetString(PyExc_ValueError, "index arrays of inconsistent lengths");
         return -1;
     }
+    return 0;
+}
+
+static int check_ids32(const int32_t *a, Py_ssize_t n, int64_t lo, int64_t hi, const char *what) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (a[i] < lo || a[i] >= hi) {
+            PyErr_Format(PyExc_IndexError, "%s[%zd] = %lld out of range", what, i, (long long)a[i]);
+            return -1;
+        }
     return 0;
 }
 
@@ -419,7 +445,7 @@ static PyObject *refset_df(PyObject *self, PyObject *args) {
     IndexView v;
     Py_buffer b_rs = {0}, b_w = {0};
     PyObject *out = NULL;
-    int64_t *stamp = NULL;
+    int32_t *stamp = NULL;
     if (index_view(&v, es, eg, eo, ec, nw) < 0) goto done;
     if (get_buf(rs_obj, &b_rs, 8, "ref_sid") < 0) { b_rs.buf = NULL; goto done; }
     if (get_buf(w_obj, &b_w, 8, "weights") < 0) { b_w.buf = NULL; goto done; }
@@ -427,13 +453,14 @@ static PyObject *refset_df(PyObject *self, PyObject *args) {
     if (max_k < 1 || b_rs.len / 8 != n_rs * max_k) { PyErr_SetString(PyExc_ValueError, "ref_sid shape"); goto done; }
     const int64_t *ref_sid = b_rs.buf, *w = b_w.buf;
     if (check_ids(ref_sid, n_rs * max_k, -1, v.n_sent, "ref_sid") < 0) goto done;
-    if (check_ids(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0) goto done;
+    if (check_ids32(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0) goto done;
     void *d;
     out = new_bytes(n_grams * 8, &d);
     if (!out) goto done;
     int64_t *df = d;
     memset(df, 0, n_grams * 8);
-    stamp = malloc((n_grams ? n_grams : 1) * sizeof(int64_t));
+    if (n_rs >= INT32_MAX) { Py_CLEAR(out); PyErr_SetString(PyExc_OverflowError, "refset_df: too many sets"); goto done; }
+    stamp = malloc((n_grams ? n_grams : 1) * sizeof(int32_t));
     if (!stamp) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
     for (Py_ssize_t g = 0; g < n_grams; g++) stamp[g] = -1;
     for (Py_ssize_t r = 0; r < n_rs; r++)
@@ -441,8 +468,8 @@ static PyObject *refset_df(PyObject *self, PyObject *args) {
             int64_t s = ref_sid[r * max_k + j];
             if (s < 0) continue;
             for (int64_t e = v.e_start[s]; e < v.e_start[s + 1]; e++) {
-                int64_t g = v.e_gram[e];
-                if (stamp[g] != r) { stamp[g] = r; df[g] += w[r]; }
+                int32_t g = v.e_gram[e];
+                if (stamp[g] != (int32_t)r) { stamp[g] = (int32_t)r; df[g] += w[r]; }
             }
         }
 done:
@@ -458,12 +485,10 @@ done:
 
 PyDoc_STRVAR(cider_units_doc,
 "cider_units(e_start, e_gram, e_order, e_count, n_words, n_grams, u_sid, u_rs, ref_sid, max_k,\n"
-"            dfi, lw, pens, pen_off, clipped) -> bytearray float64\n\n"
+"            dfi (int32), lw, pens, pen_off, clipped) -> bytearray float64\n\n"
 "CIDEr-D (clipped=1) or CIDEr (clipped=0) of every unit, in the reference's operation order.\n"
 "dfi: per n-gram id, index into lw; lw[i] = rho - ln(max(1, df)) of that df value;\n"
 "pens[pen_off + delta]: the length penalty of a bigram-length difference delta.");
-
-#define SQ_CAP 16
 
 static PyObject *cider_units(PyObject *self, PyObject *args) {
     PyObject *es, *eg, *eo, *ec, *nw, *us_obj, *urs_obj, *rs_obj, *dfi_obj, *lw_obj, *pen_obj;
@@ -475,53 +500,57 @@ static PyObject *cider_units(PyObject *self, PyObject *args) {
     IndexView v;
     Py_buffer bu = {0}, burs = {0}, brs = {0}, bdfi = {0}, blw = {0}, bpen = {0};
     PyObject *out = NULL;
-    double *vals = NULL, *sq = NULL, *norms = NULL, *rv = NULL, *sqtab = NULL;
-    int64_t *pos = NULL, *mark = NULL;
+    double *norms = NULL, *hv = NULL, *rv = NULL, *sqtab = NULL;
+    int32_t *pos = NULL;
+    int64_t *mark = NULL;
     if (index_view(&v, es, eg, eo, ec, nw) < 0) goto done;
 #define GET(obj, b, sz, name) if (get_buf(obj, &b, sz, name) < 0) { b.buf = NULL; goto done; }
     GET(us_obj, bu, 8, "u_sid") GET(urs_obj, burs, 8, "u_rs") GET(rs_obj, brs, 8, "ref_sid")
-    GET(dfi_obj, bdfi, 8, "dfi") GET(lw_obj, blw, 8, "lw") GET(pen_obj, bpen, 8, "pens")
+    GET(dfi_obj, bdfi, 4, "dfi") GET(lw_obj, blw, 8, "lw") GET(pen_obj, bpen, 8, "pens")
 #undef GET
     Py_ssize_t n_units = bu.len / 8, n_rs = max_k > 0 ? brs.len / 8 / max_k : 0, n_lw = blw.len / 8;
     Py_ssize_t n_pen = bpen.len / 8;
-    const int64_t *u_sid = bu.buf, *u_rs = burs.buf, *ref_sid = brs.buf, *dfi = bdfi.buf;
+    const int64_t *u_sid = bu.buf, *u_rs = burs.buf, *ref_sid = brs.buf;
+    const int32_t *dfi = bdfi.buf;
     const double *lw = blw.buf, *pens = bpen.buf;
-    if (max_k < 1 || brs.len / 8 != n_rs * max_k || burs.len / 8 != n_units || bdfi.len / 8 != n_grams) {
+    if (max_k < 1 || brs.len / 8 != n_rs * max_k || burs.len / 8 != n_units || bdfi.len / 4 != n_grams) {
         PyErr_SetString(PyExc_ValueError, "cider_units: array shapes");
         goto done;
     }
     if (check_ids(u_sid, n_units, 0, v.n_sent, "u_sid") < 0 || check_ids(u_rs, n_units, 0, n_rs, "u_rs") < 0
         || check_ids(ref_sid, n_rs * max_k, -1, v.n_sent, "ref_sid") < 0
-        || check_ids(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0
-        || check_ids(dfi, n_grams, 0, n_lw, "dfi") < 0)
+        || check_ids32(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0
+        || check_ids32(dfi, n_grams, 0, n_lw, "dfi") < 0)
         goto done;
-    Py_ssize_t E = v.n_entries, S = v.n_sent;
-    vals = malloc((E ? E : 1) * sizeof(double));
-    sq = malloc((E ? E : 1) * sizeof(double));
+    Py_ssize_t S = v.n_sent;
+    /* tf-idf of an entry: float(count) * (rho - ln(max(1, df))), recomputed where needed (the
+       same operation gives the same double) instead of stored: in a first call, fresh memory
+       costs more than the arithmetic. */
+#define VAL(e) ((double)v.e_count[e] * lw[dfi[v.e_gram[e]]])
     norms = malloc((S ? S : 1) * MAX_ORDER * sizeof(double));
-    pos = malloc((n_grams ? n_grams : 1) * sizeof(int64_t));
+    pos = malloc((n_grams ? n_grams : 1) * sizeof(int32_t));
+    if (!norms || !pos) { PyErr_NoMemory(); goto done; }
+    /* norms per sentence and order: sums from 0.0 in insertion order of libm pow(v, 2), as the
+       reference's norm[n] += pow(vec[n][ngram], 2), then sqrt */
+    /* a square depends only on (count, df): small counts' squares are cached per df value */
+    enum { SQ_CAP = 8 };
     sqtab = malloc((n_lw ? n_lw : 1) * SQ_CAP * sizeof(double));
-    if (!vals || !sq || !norms || !pos || !sqtab) { PyErr_NoMemory(); goto done; }
-    /* tf-idf of every entry: float(count) * (rho - ln(max(1, df))), squared with libm pow as the
-       reference's pow(v, 2); a square depends only on (count, df), so small counts are cached. */
+    if (!sqtab) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0; i < n_lw * SQ_CAP; i++) sqtab[i] = -1.0;
-    for (Py_ssize_t e = 0; e < E; e++) {
-        int64_t d = dfi[v.e_gram[e]];
-        int32_t c = v.e_count[e];
-        double x = (double)c * lw[d];
-        vals[e] = x;
-        if (c < SQ_CAP) {
-            double *t = &sqtab[d * SQ_CAP + c];
-            if (*t < 0) *t = pow_fn(x, 2.0);
-            sq[e] = *t;
-        } else {
-            sq[e] = pow_fn(x, 2.0);
-        }
-    }
-    /* norms per sentence and order: sequential sums from 0.0 in insertion order, then sqrt */
     for (Py_ssize_t s = 0; s < S; s++) {
         double acc[MAX_ORDER] = {0.0, 0.0, 0.0, 0.0};
-        for (int64_t e = v.e_start[s]; e < v.e_start[s + 1]; e++) acc[v.e_order[e]] += sq[e];
+        for (int64_t e = v.e_start[s]; e < v.e_start[s + 1]; e++) {
+            int32_t c = v.e_count[e], df_i = dfi[v.e_gram[e]];
+            double sq;
+            if (c < SQ_CAP) {
+                double *t = &sqtab[(Py_ssize_t)df_i * SQ_CAP + c];
+                if (*t < 0) *t = pow_fn((double)c * lw[df_i], 2.0);
+                sq = *t;
+            } else {
+                sq = pow_fn((double)c * lw[df_i], 2.0);
+            }
+            acc[v.e_order[e]] += sq;
+        }
         for (int k = 0; k < MAX_ORDER; k++) norms[s * MAX_ORDER + k] = sqrt(acc[k]);
     }
     void *d;
@@ -532,16 +561,17 @@ static PyObject *cider_units(PyObject *self, PyObject *args) {
     int64_t max_h = 0;
     for (Py_ssize_t s = 0; s < S; s++)
         if (v.e_start[s + 1] - v.e_start[s] > max_h) max_h = v.e_start[s + 1] - v.e_start[s];
+    hv = malloc((max_h ? max_h : 1) * sizeof(double));
     rv = malloc((max_h ? max_h : 1) * sizeof(double));
     mark = malloc((max_h ? max_h : 1) * sizeof(int64_t));
-    if (!rv || !mark) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
+    if (!hv || !rv || !mark) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
     for (int64_t i = 0; i < max_h; i++) mark[i] = -1;
     int64_t stamp = 0;
     for (Py_ssize_t u = 0; u < n_units; u++) {
         int64_t h = u_sid[u], h0 = v.e_start[h], h1 = v.e_start[h + 1];
         const double *hn = &norms[h * MAX_ORDER];
         int64_t h_len = v.n_words[h] > 0 ? v.n_words[h] - 1 : 0;
-        for (int64_t e = h0; e < h1; e++) pos[v.e_gram[e]] = e - h0;
+        for (int64_t e = h0; e < h1; e++) { pos[v.e_gram[e]] = (int32_t)(e - h0); hv[e - h0] = VAL(e); }
         double score[MAX_ORDER] = {0.0, 0.0, 0.0, 0.0};
         int64_t nref = 0;
         for (Py_ssize_t j = 0; j < max_k; j++) {
@@ -550,22 +580,23 @@ static PyObject *cider_units(PyObject *self, PyObject *args) {
             nref++;
             stamp++;
             for (int64_t e = v.e_start[r]; e < v.e_start[r + 1]; e++) {
-                int64_t p = pos[v.e_gram[e]];
-                if (p >= 0) { rv[p] = vals[e]; mark[p] = stamp; }
+                int32_t p = pos[v.e_gram[e]];
+                if (p >= 0) { rv[p] = VAL(e); mark[p] = stamp; }
             }
+            /* the reference's sum over the hypothesis' n-grams in insertion order; an n-gram
+               absent from the reference adds an exact 0 and is skipped */
             double val[MAX_ORDER] = {0.0, 0.0, 0.0, 0.0};
             for (int64_t e = h0; e < h1; e++) {
-                if (mark[e - h0] != stamp) continue; /* absent from the reference: an exact 0 term */
-                double hv = vals[e], r_v = rv[e - h0];
-                double m = clipped ? (r_v < hv ? r_v : hv) : hv;
+                if (mark[e - h0] != stamp) continue;
+                double x = hv[e - h0], r_v = rv[e - h0];
+                double m = clipped ? (r_v < x ? r_v : x) : x;
                 val[v.e_order[e]] += m * r_v;
             }
             const double *rn = &norms[r * MAX_ORDER];
             int64_t r_len = v.n_words[r] > 0 ? v.n_words[r] - 1 : 0;
-            int64_t delta = h_len - r_len;
             double pen = 1.0;
             if (clipped) {
-                Py_ssize_t pi = pen_off + (Py_ssize_t)delta;
+                Py_ssize_t pi = pen_off + (Py_ssize_t)(h_len - r_len);
                 if (pi < 0 || pi >= n_pen) {
                     PyErr_SetString(PyExc_IndexError, "cider_units: length penalty table too short");
                     Py_CLEAR(out);
@@ -584,8 +615,9 @@ static PyObject *cider_units(PyObject *self, PyObject *args) {
         avg = avg / (double)nref;
         score_out[u] = avg * 10.0;
     }
+#undef VAL
 done:
-    free(vals); free(sq); free(norms); free(pos); free(rv); free(mark); free(sqtab);
+    free(norms); free(pos); free(hv); free(rv); free(mark); free(sqtab);
     if (bu.buf) PyBuffer_Release(&bu);
     if (burs.buf) PyBuffer_Release(&burs);
     if (brs.buf) PyBuffer_Release(&brs);
@@ -625,7 +657,7 @@ static PyObject *bleu_units(PyObject *self, PyObject *args) {
     }
     if (check_ids(u_sid, n_units, 0, v.n_sent, "u_sid") < 0 || check_ids(u_rs, n_units, 0, n_rs, "u_rs") < 0
         || check_ids(ref_sid, n_rs * max_k, -1, v.n_sent, "ref_sid") < 0
-        || check_ids(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0)
+        || check_ids32(v.e_gram, v.n_entries, 0, n_grams, "e_gram") < 0)
         goto done;
     void *d1 = NULL, *d2 = NULL;
     b_reflen = new_bytes(n_units * 8, &d1);
@@ -673,7 +705,7 @@ done:
 /* ROUGE-L: LCS lengths of sentence pairs                                                      */
 
 PyDoc_STRVAR(lcs_pairs_doc,
-"lcs_pairs(words, w_start, n_vocab, c_sid, r_sid) -> bytearray int64\n\n"
+"lcs_pairs(words (int32), w_start, n_vocab, c_sid, r_sid) -> bytearray int64\n\n"
 "Length of the longest common subsequence of the word-id sequences of each (c_sid[i], r_sid[i])\n"
 "pair: bit-parallel (Allison-Dix / Hyyro) over the reference when it has at most 64 words, the\n"
 "dynamic-programming table otherwise. Integers, so any algorithm gives the same values.");
@@ -687,13 +719,14 @@ static PyObject *lcs_pairs(PyObject *self, PyObject *args) {
     uint64_t *mask = NULL;
     int64_t *row = NULL;
 #define GET(obj, b, sz, name) if (get_buf(obj, &b, sz, name) < 0) { b.buf = NULL; goto done; }
-    GET(w_obj, bw, 8, "words") GET(ws_obj, bws, 8, "w_start") GET(c_obj, bc, 8, "c_sid") GET(r_obj, br, 8, "r_sid")
+    GET(w_obj, bw, 4, "words") GET(ws_obj, bws, 8, "w_start") GET(c_obj, bc, 8, "c_sid") GET(r_obj, br, 8, "r_sid")
 #undef GET
-    const int64_t *words = bw.buf, *w_start = bws.buf, *c_sid = bc.buf, *r_sid = br.buf;
-    Py_ssize_t n_sent = bws.len / 8 - 1, n_pairs = bc.len / 8, W = bw.len / 8;
+    const int32_t *words = bw.buf;
+    const int64_t *w_start = bws.buf, *c_sid = bc.buf, *r_sid = br.buf;
+    Py_ssize_t n_sent = bws.len / 8 - 1, n_pairs = bc.len / 8, W = bw.len / 4;
     if (n_sent < 0 || br.len != bc.len) { PyErr_SetString(PyExc_ValueError, "lcs_pairs: array shapes"); goto done; }
     if (check_ids(c_sid, n_pairs, 0, n_sent, "c_sid") < 0 || check_ids(r_sid, n_pairs, 0, n_sent, "r_sid") < 0
-        || check_ids(words, W, 0, n_vocab, "words") < 0)
+        || check_ids32(words, W, 0, n_vocab, "words") < 0)
         goto done;
     for (Py_ssize_t s = 0; s < n_sent; s++)
         if (w_start[s] < 0 || w_start[s] > w_start[s + 1] || w_start[s + 1] > W) {
@@ -707,7 +740,7 @@ static PyObject *lcs_pairs(PyObject *self, PyObject *args) {
     int64_t *lcs = d;
     size_t row_cap = 0;
     for (Py_ssize_t i = 0; i < n_pairs; i++) {
-        const int64_t *c = words + w_start[c_sid[i]], *r = words + w_start[r_sid[i]];
+        const int32_t *c = words + w_start[c_sid[i]], *r = words + w_start[r_sid[i]];
         int64_t nc = w_start[c_sid[i] + 1] - w_start[c_sid[i]], nr = w_start[r_sid[i] + 1] - w_start[r_sid[i]];
         if (nr <= 64) {
             for (int64_t j = 0; j < nr; j++) mask[r[j]] |= (uint64_t)1 << j;

@@ -253,19 +253,19 @@ class NgramIndex:
              w_start) = core.build_index(self.sentences)
         except OverflowError:
             return False
-        i64 = np.int64
+        i64, i32 = np.int64, np.int32
         self.vocab = vocab
-        self.words = np.frombuffer(words, dtype=i64)
+        self.words = np.frombuffer(words, dtype=i32)  # int32: less memory; arithmetic upcasts
         self.n_words = np.frombuffer(lens, dtype=i64)
         self.w_start = np.frombuffer(w_start, dtype=i64)
-        self._parent = [np.frombuffer(b, dtype=i64) for b in parents]
-        self._last = [np.arange(max(sizes[0], 1), dtype=i64)] + [np.frombuffer(b, dtype=i64) for b in lasts[1:]]
+        self._parent = [np.frombuffer(b, dtype=i32) for b in parents]
+        self._last = [np.arange(max(sizes[0], 1), dtype=i64)] + [np.frombuffer(b, dtype=i32) for b in lasts[1:]]
         offsets = np.zeros(MAX_ORDER + 1, dtype=i64)
         np.cumsum(sizes, out=offsets[1:])
         self.g_off = offsets
         self.n_grams = int(offsets[-1])
         self.e_start = np.frombuffer(e_start, dtype=i64)
-        self.e_gram = np.frombuffer(e_gram, dtype=i64)
+        self.e_gram = np.frombuffer(e_gram, dtype=i32)
         self.e_order = np.frombuffer(e_order, dtype=np.int8)
         self.e_count = np.frombuffer(e_count, dtype=np.int32)
         return True
@@ -309,7 +309,7 @@ def index_arrays(index: NgramIndex) -> tuple:
     """The entry tables the compiled core reads (``e_start, e_gram, e_order, e_count, n_words,
     n_grams``), C-contiguous in the dtypes it expects (no copy when they already are)."""
     c = np.ascontiguousarray
-    return (c(index.e_start, dtype=np.int64), c(index.e_gram, dtype=np.int64), c(index.e_order, dtype=np.int8),
+    return (c(index.e_start, dtype=np.int64), c(index.e_gram, dtype=np.int32), c(index.e_order, dtype=np.int8),
             c(index.e_count, dtype=np.int32), c(index.n_words, dtype=np.int64), index.n_grams)
 
 

@@ -300,8 +300,8 @@ def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: 
                            dtype=np.int64)
         ref_len = float(np.log(float(units.n_rows)))
         uniq = np.flatnonzero(np.bincount(df, minlength=1))
-        lut = np.zeros(len(uniq) and int(uniq[-1]) + 1, dtype=np.int64)
-        lut[uniq] = np.arange(len(uniq), dtype=np.int64)
+        lut = np.zeros(len(uniq) and int(uniq[-1]) + 1, dtype=np.int32)
+        lut[uniq] = np.arange(len(uniq), dtype=np.int32)
         dfi = lut[df]
     else:
         df_of_gram = dfo.lookup_ids(index)
@@ -315,7 +315,7 @@ def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: 
     pens = np.array([np.e ** (-(d**2) / (2 * sigma**2)) for d in map(float, range(-m, m + 1))], dtype=np.float64)
     u_sid = index.sids(units.cands)[units.unit_cand]
     out = core.cider_units(*arrays, u_sid, np.ascontiguousarray(units.unit_refset, dtype=np.int64), ref_sid, max_k,
-                           np.ascontiguousarray(dfi, dtype=np.int64), lw, pens, m, clipped)
+                           np.ascontiguousarray(dfi, dtype=np.int32), lw, pens, m, clipped)
     return np.frombuffer(out, dtype=np.float64).copy()
 
 

@@ -91,7 +91,7 @@ def _lcs_pairs(index: NgramIndex, c_sid: np.ndarray, r_sid: np.ndarray) -> np.nd
     core = _compiled.core
     if core is not None:  # the same integers, pair by pair in C (capeval._speedups.lcs_pairs)
         c = np.ascontiguousarray
-        out = core.lcs_pairs(c(index.words, dtype=np.int64), c(index.w_start, dtype=np.int64), len(index.vocab),
+        out = core.lcs_pairs(c(index.words, dtype=np.int32), c(index.w_start, dtype=np.int64), len(index.vocab),
                              c(c_sid, dtype=np.int64), c(r_sid, dtype=np.int64))
         return np.frombuffer(out, dtype=np.int64).copy()
     V = max(len(index.vocab), 1)
