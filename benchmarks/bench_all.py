@@ -208,7 +208,7 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
              "values and their sources: `benchmarks/published_targets.json`.\n")
     L.append("Conventions: correlations are shown as 100 × coefficient except Spearman ρ for Elliott & Keller "
              "(raw, as published); accuracies in percent. Δ = ours − published. Status: *checked* = the published "
-             "value was verified against its source text (PROTOCOLS.md §18 ✔/✔c); *recalled* = team transcription "
+             "value was verified against its source text (marked ✔/✔c in docs/PUBLISHED.md); *recalled* = team transcription "
              "not yet verified against the PDF. Every table below lists the benchmark signature (dataset protocol + "
              "statistic) and each metric's signature. The `capeval bench` JSON (`--json`) holds raw coefficients "
              f"in [−1, 1]. Bootstrap (core five benchmarks): {args.bootstrap} row resamples (pairs resampled within "
@@ -238,9 +238,9 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
     L.append("- **The seed papers** (Kilickaya et al. 2017, NNEval, QACE, WEmbSim): every table whose data is here "
              "is compared cell by cell in *Side by side with the seed papers* below (`benchmarks/seed_tables.py`).")
     L.append("- **PASCAL-50S**: `consensus_pascal.mat` (the 48-vote labels the papers use) is not available; we use the "
-             "EXPERT-processed labels and their 5 references (DATA.md §3.3). The BLEU-4 gap on HI/MM is the known, "
-             "unexplained one of PROTOCOLS.md §14.5; do not treat PASCAL BLEU-4 as a regression target.")
-    L.append("- **COMPOSITE**: the reference protocol is inferred (`refs=image-minus-human`, PROTOCOLS.md §14.4) and the "
+             "EXPERT-processed labels and their 5 references (docs/DATA_FORMATS.md, PASCAL-50S). The BLEU-4 gap on HI/MM is the "
+             "known, unexplained one described there; do not treat PASCAL BLEU-4 as a regression target.")
+    L.append("- **COMPOSITE**: the reference protocol is inferred (`refs=image-minus-human`, docs/DATA_FORMATS.md, COMPOSITE) and the "
              "text is reconstructed from UMIC's lower-cased copy; a ≤ 0.2 gap is expected.")
     L.append("- **ABSTRACT-50S, Tanti human evaluation, Tanti system-level runs**: no published targets are recorded; "
              "numbers are reported for reference only. ABSTRACT-50S categories come from scene membership "
@@ -273,7 +273,7 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
     if combo:
         L.append("## Metric combinations (Flickr8k-Expert)\n")
         L.append("z-normalised sums of 2–3 metrics, ranked by τc; each row is Williams-tested against the best single "
-                 "metric on Pearson r (the test is defined for Pearson only, PROTOCOLS.md §15). Top 10 shown; the full "
+                 "metric on Pearson r (the test is defined for Pearson only, docs/STATISTICS.md). Top 10 shown; the full "
                  "list is in the results JSON.\n")
         L.append(f"Command: `{combo['command']}`\n")
         L.append(combo["markdown"])
