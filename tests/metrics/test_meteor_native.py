@@ -99,6 +99,160 @@ def test_phrase_lookups_equal_brute_force():
         assert positions(ids, phrases, wanted_prefixes, longest) == want
 
 
+def _random_search(rng):
+    """Candidate matches as the aligner builds them: one-word matches of every module and
+    multi-word paraphrase matches, with the fixed ones and the used-word masks."""
+    from capeval.metrics._meteor_native.align import PARAPHRASE, _bits
+
+    n1, n2 = rng.randint(1, 12), rng.randint(1, 12)
+    matches = [[] for _ in range(n2)]
+    cov1, cov2 = [0] * n1, [0] * n2
+    for _ in range(rng.randint(0, 3 * n2)):
+        j = rng.randrange(n2)
+        if rng.random() < 0.25:
+            ln, ml = rng.randint(1, min(3, n2 - j)), rng.randint(1, 3)
+            i = rng.randrange(n1 - ml + 1) if ml <= n1 else None
+            if i is None:
+                continue
+            m = (j, ln, i, ml, PARAPHRASE)
+        else:
+            ln, ml = 1, 1
+            m = (j, 1, rng.randrange(n1), 1, rng.randrange(3))
+        matches[j].append(m)
+        for k in range(m[2], m[2] + m[3]):
+            cov1[k] += 1
+        for k in range(m[0], m[0] + m[1]):
+            cov2[k] += 1
+    fixed = [None] * n2
+    used1 = used2 = 0
+    for j, ms in enumerate(matches):
+        if len(ms) == 1:
+            s, ln, st1, ml, _ = m = ms[0]
+            if all(cov2[k] == 1 for k in range(s, s + ln)) and all(cov1[k] == 1 for k in range(st1, st1 + ml)):
+                fixed[j] = m
+                used1 |= _bits(st1, ml)
+                used2 |= _bits(s, ln)
+    return n1, matches, fixed, used1, used2
+
+
+@pytest.mark.parametrize("beam", [40, 2])
+def test_search_visiting_matched_positions_equals_step_by_step(beam):
+    # The search that skips positions without matches against the jar's step-by-step one:
+    # same best path (key, position, chosen matches), with a wide and a tight beam.
+    from capeval.metrics._meteor_native.align import SEARCH_WEIGHTS, _resolve, _resolve_stepwise
+
+    def chosen(link):
+        out = []
+        while link is not None:
+            m, link = link
+            out.append(m)
+        return out
+
+    rng = random.Random(11)
+    compared = 0
+    for _ in range(3000):
+        n1, matches, fixed, used1, used2 = _random_search(rng)
+        want = _resolve_stepwise(matches, fixed, used1, used2, SEARCH_WEIGHTS, beam)
+        got = _resolve(matches, fixed, n1, used1 | (used2 << n1), SEARCH_WEIGHTS, beam)
+        if got is None:  # handed to the step-by-step search
+            continue
+        compared += 1
+        assert (got[0], got[1], got[2], chosen(got[4])) == (want[0], want[1], want[2], chosen(want[5]))
+    assert compared > 2900
+
+
+def test_score_upper_bound_holds_and_skipping_keeps_the_best():
+    # Every pair's score is at most its bound, and the units' statistics (pairs below their
+    # unit's best not aligned) equal those of aligning every pair and taking the jar's
+    # choice (the first reference with the highest score).
+    _resources_or_skip()
+    from capeval.metrics._meteor_native import NativeMeteor, align
+    from capeval.metrics._meteor_native.score import upper_bound
+
+    rng = random.Random(3)
+    words = ("a dog man woman runs running run sits on the grass field red ball two three kids child "
+             "is are playing plays with in at of big small street car cars").split()
+    hyps = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(200)]
+    refs = [[" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(rng.randint(1, 5))]
+            for _ in hyps]
+    native = NativeMeteor()
+    got = native.unit_stats(hyps, refs)
+    hyp_w, ref_w, lines = native.lines(hyps, refs)
+    skipped_somewhere = False
+    for u, (hw, rws) in enumerate(zip(hyp_w, ref_w)):
+        l1 = lines[hw]
+        stats = [align.align_stats(l1, lines[rw]) for rw in rws]
+        sc = scores(np.array(stats, dtype=float))
+        for rw, s in zip(rws, sc):
+            l2 = lines[rw]
+            same = align.is_same(l1, l2)
+            singles = align._singles_of(l1, l2, same)
+            w1, w2 = align.match_weights(l1, l2, singles, [] if same else align.paraphrase_matches(l1, l2))
+            bound = upper_bound(l1.functions, l2.functions, w1, w2)
+            assert s <= bound + 1e-12
+            skipped_somewhere |= bound < sc.max()
+        assert tuple(got[u]) == tuple(stats[int(np.argmax(sc))])
+    assert skipped_somewhere
+
+
+def test_plain_lines_skip_the_normaliser_unchanged():
+    from capeval.metrics._meteor_native.java import tokens, trim
+    from capeval.metrics._meteor_native.normalize import line_words, normalize_lower
+
+    rng = random.Random(5)
+    pieces = list("abz09 ") + ["  ", "dotmulti", "mr", "u s"]
+    nbp = {"mr": 1, "no": 2}
+    for _ in range(3000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert line_words(line, nbp) == tokens(normalize_lower(trim(line), nbp))
+    assert line_words("Mr. X", nbp) == tokens(normalize_lower("Mr. X", nbp))  # not plain: the rules run
+
+
+def _write_table(path, entries, tail="\n"):
+    import gzip
+
+    with gzip.open(path, "wb") as f:
+        f.write(("\n".join(f"{p}\n{r}\n{q}" for p, r, q in entries) + tail).encode("utf-8", "surrogateescape"))
+
+
+@pytest.mark.parametrize("case", ["plain", "no final newline", "empty phrase", "non-ascii", "tab", "double space",
+                                  "carriage return", "invalid utf-8"])
+def test_paraphrase_conversion_on_bytes_equals_line_by_line(tmp_path, case):
+    from capeval.metrics._meteor_native import resources as R
+
+    entries = [("0.5", "a dog", "the dog"), ("0.25", "a dog", "one dog"), ("0.1", "runs", "is running"),
+               ("0.2", "the dog", "a dog"), ("0.3", "big car", "large automobile")]
+    tail = "\n"
+    if case == "no final newline":
+        tail = ""
+    elif case == "empty phrase":
+        entries.append(("0.1", "runs", ""))
+    elif case == "non-ascii":
+        entries.append(("0.1", "café noir", "naïve ☕ \U0001F600"))
+    elif case == "tab":
+        entries.append(("0.1", "a\tb", "c"))
+    elif case == "double space":
+        entries.append(("0.1", "a  b", " c"))
+    elif case == "carriage return":
+        entries.append(("0.1", "a b\r", "c"))
+    elif case == "invalid utf-8":
+        entries.append(("0.1", "a \udcff b", "c"))
+    table = tmp_path / "t.gz"
+    _write_table(table, entries, tail)
+    want, got = tmp_path / "want", tmp_path / "got"
+    want.mkdir()
+    got.mkdir()
+    R._convert_paraphrase_text(table, want)
+    R._convert_paraphrase(table, got)
+    for f in sorted(want.iterdir()):
+        assert (got / f.name).read_bytes() == f.read_bytes(), f.name
+    if case in ("plain", "no final newline", "empty phrase", "non-ascii"):
+        R._convert_paraphrase_plain(table, tmp_path)  # the fast path itself accepts these
+    else:
+        with pytest.raises(R._NotPlain):
+            R._convert_paraphrase_plain(table, tmp_path)
+
+
 def test_native_is_the_default_and_needs_no_java(monkeypatch, tmp_path):
     _resources_or_skip()
     assert DEFAULT_BACKEND == "native"

@@ -66,32 +66,7 @@ class NativeMeteor:
                 gc.enable()
 
     def _unit_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
-        res = self.resources
-        words = self._words
-        norm_cache: dict[str, tuple[str, ...]] = {}
-        hyp_w = [self._line_words(h, norm_cache) for h in hyps]
-        ref_w = [[self._line_words(r, norm_cache) for r in rs] for rs in refs]
-        vocab = set()
-        for ws in norm_cache.values():
-            vocab.update(ws)
-        info = {w: words.info(w) for w in vocab}
-        distinct = list(dict.fromkeys(norm_cache.values()))
-        para_ids = [[info[w].para for w in ws] for ws in distinct]
-        v = len(res.paraphrase.vocab)
-        bigrams = {a * v + b for x in para_ids for a, b in zip(x, x[1:]) if a >= 0 and b >= 0}
-        batch = res.paraphrase.restricted({info[w].para for w in vocab}, bigrams)
-        # Reference phrases first (their paraphrases are only needed for those found), then
-        # where the paraphrases of those occur.
-        found = [reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
-                 for x in para_ids]
-        table = batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ})
-        wanted = {p for ps in table.values() for p in ps if p}  # the empty paraphrase: Line.where
-        wanted_prefixes, wanted_max = prefixes(wanted)
-        lines: dict[tuple[str, ...], Line] = {}
-        for ws, x, occ in zip(distinct, para_ids, found):
-            lines[ws] = Line(ws, [info[w] for w in ws],
-                             [(start, length, par) for start, length, g in occ for par in table[g]],
-                             positions(x, wanted, wanted_prefixes, wanted_max))
+        hyp_w, ref_w, lines = self.lines(hyps, refs)
         line = lines.__getitem__
         # Distinct (hypothesis, reference) pairs, and each unit's pairs in reference order.
         pair_index: dict[tuple, int] = {}
@@ -123,6 +98,37 @@ class NativeMeteor:
                     b = k
             best[u] = b
         return stats[best]
+
+    def lines(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]):
+        """The words of each hypothesis and reference, and a :class:`.align.Line` for every
+        distinct word sequence among them."""
+        res = self.resources
+        words = self._words
+        norm_cache: dict[str, tuple[str, ...]] = {}
+        hyp_w = [self._line_words(h, norm_cache) for h in hyps]
+        ref_w = [[self._line_words(r, norm_cache) for r in rs] for rs in refs]
+        vocab = set()
+        for ws in norm_cache.values():
+            vocab.update(ws)
+        info = {w: words.info(w) for w in vocab}
+        distinct = list(dict.fromkeys(norm_cache.values()))
+        para_ids = [[info[w].para for w in ws] for ws in distinct]
+        v = len(res.paraphrase.vocab)
+        bigrams = {a * v + b for x in para_ids for a, b in zip(x, x[1:]) if a >= 0 and b >= 0}
+        batch = res.paraphrase.restricted({info[w].para for w in vocab}, bigrams)
+        # Reference phrases first (their paraphrases are only needed for those found), then
+        # where the paraphrases of those occur.
+        found = [reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
+                 for x in para_ids]
+        table = batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ})
+        wanted = {p for ps in table.values() for p in ps if p}  # the empty paraphrase: Line.where
+        wanted_prefixes, wanted_max = prefixes(wanted)
+        lines: dict[tuple[str, ...], Line] = {}
+        for ws, x, occ in zip(distinct, para_ids, found):
+            lines[ws] = Line(ws, [info[w] for w in ws],
+                             [(start, length, par) for start, length, g in occ for par in table[g]],
+                             positions(x, wanted, wanted_prefixes, wanted_max))
+        return hyp_w, ref_w, lines
 
     @staticmethod
     def _pair_stats(pairs: list[tuple[Line, Line]], unit_pairs: list[list[int]]) -> list[tuple | None]:
