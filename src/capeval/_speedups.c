@@ -827,57 +827,64 @@ static PyObject *fast_one(PyObject *cap, const AbbrevSet *abbrev, char *low, cha
     if (!PyUnicode_IS_ASCII(cap)) Py_RETURN_NONE;
     Py_ssize_t n = PyUnicode_GET_LENGTH(cap);
     const Py_UCS1 *s = PyUnicode_1BYTE_DATA(cap);
-    /* shape: space-separated chunks */
-    for (Py_ssize_t i = 0; i < n;) {
-        if (s[i] == ' ') { i++; continue; }
-        Py_ssize_t j = i;
-        while (j < n && s[j] != ' ') j++;
-        if (!chunk_ok(s + i, j - i)) Py_RETURN_NONE;
-        i = j;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) low[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] + 32) : (char)s[i];
-    low[n] = 0;
-    /* vetoes: split contractions anywhere, digits across spaces */
-    for (const char **w = SPLIT_WORDS; *w; w++)
-        if (strstr(low, *w)) Py_RETURN_NONE;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (low[i] >= '0' && low[i] <= '9') {
-            Py_ssize_t j = i + 1;
-            while (j < n && low[j] == ' ') j++;
-            if (j > i + 1 && j < n && low[j] >= '0' && low[j] <= '9') Py_RETURN_NONE;
-        }
-    }
-    /* abbreviations and one-letter initials before a period */
-    for (Py_ssize_t i = 0; i < n;) {
-        if (low[i] == ' ') { i++; continue; }
-        Py_ssize_t j = i, dot = 0;
-        while (j < n && low[j] != ' ') { if (low[j] == '.') dot = 1; j++; }
-        if (dot && !(j - i == 1)) {
-            Py_ssize_t b = i, e = j;
-            while (e > b && strchr(".,;:!?\"", low[e - 1])) e--;
-            while (b < e && low[b] == '"') b++;
-            for (Py_ssize_t k = e; k > b; k--)
-                if (low[k - 1] == '-') { b = k; break; }
-            int skip = (e - b >= 2 && low[e - 2] == '\'' && low[e - 1] == 's');
-            if (!skip) {
-                if (e - b == 1 && low[b] >= 'a' && low[b] <= 'z') Py_RETURN_NONE;
-                if (e > b && abbrev_has(abbrev, low + b, e - b)) Py_RETURN_NONE;
+    /* One pass: each space-separated chunk must have the fast shape (checked on the original
+       text: the shape's "'s" is case-sensitive); the lower-cased text is built for the vetoes
+       and the output at the same time. */
+    Py_ssize_t o = 0, tok = -1;
+    int pending = 0, digits = 0, doubled = 0, dot = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        char c = i < n ? (char)s[i] : ' ';
+        if (c == ' ') {
+            if (tok >= 0) {
+                if (!chunk_ok(s + tok, i - tok)) Py_RETURN_NONE;
+                if (dot && i - tok > 1) {
+                    /* the letters/digits before the period: one letter or an abbreviation keeps
+                       it (general path), unless they are the "s" of "'s" */
+                    Py_ssize_t b = tok, e = i;
+                    while (e > b && strchr(".,;:!?\"", low[e - 1])) e--;
+                    while (b < e && low[b] == '"') b++;
+                    for (Py_ssize_t k = e; k > b; k--)
+                        if (low[k - 1] == '-') { b = k; break; }
+                    if (!(e - b >= 2 && low[e - 2] == '\'' && low[e - 1] == 's')) {
+                        if (e - b == 1 && low[b] >= 'a' && low[b] <= 'z') Py_RETURN_NONE;
+                        if (e > b && abbrev_has(abbrev, low + b, e - b)) Py_RETURN_NONE;
+                    }
+                }
+                tok = -1;
+                dot = 0;
             }
+            if (i < n) {
+                low[i] = ' ';
+                if (digits) digits = 2; /* a digit, then spaces */
+                pending = 1;
+            }
+            continue;
         }
-        i = j;
-    }
-    /* output: drop . , ; : ! ? ", split "'" off, single spaces */
-    Py_ssize_t o = 0;
-    int pending = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        char c = low[i];
-        if (c == ' ') { pending = 1; continue; }
-        if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?' || c == '"') continue;
-        if (c == '\'') pending = 1;
+        if (tok < 0) tok = i;
+        char lc = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+        low[i] = lc;
+        if (i && lc == low[i - 1] && (lc == 'n' || lc == 't' || lc == 'm')) doubled = 1;
+        if (lc >= '0' && lc <= '9') {
+            if (digits == 2) Py_RETURN_NONE; /* digits across spaces */
+            digits = 1;
+        } else {
+            digits = 0;
+        }
+        if (lc == '.') dot = 1;
+        /* output: drop . , ; : ! ? ", split "'" off, single spaces */
+        if (lc == '.' || lc == ',' || lc == ';' || lc == ':' || lc == '!' || lc == '?' || lc == '"') continue;
+        if (lc == '\'') pending = 1;
         if (pending && o) out[o++] = ' ';
         pending = 0;
-        out[o++] = c;
+        out[o++] = lc;
     }
+    /* words CoreNLP splits, anywhere in the text; each has a doubled n, t or m */
+    if (doubled)
+        for (const char **w = SPLIT_WORDS; *w; w++) {
+            Py_ssize_t lw = (Py_ssize_t)strlen(*w);
+            for (Py_ssize_t i = 0; i + lw <= n; i++)
+                if (low[i] == (*w)[0] && memcmp(low + i, *w, (size_t)lw) == 0) Py_RETURN_NONE;
+        }
     return PyUnicode_FromStringAndSize(out, o);
 }
 
@@ -902,7 +909,7 @@ static PyObject *ptb_fast(PyObject *self, PyObject *args) {
         }
         if (PyUnicode_GET_LENGTH(items[i]) > maxlen) maxlen = PyUnicode_GET_LENGTH(items[i]);
     }
-    char *low = malloc(maxlen + 1), *buf = malloc(2 * maxlen + 1);
+    char *low = malloc(maxlen + 8), *buf = malloc(2 * maxlen + 8);
     AbbrevSet aset = {malloc((PySet_GET_SIZE(abbrev) + 1) * sizeof(Abbrev)), 0};
     PyObject *out = PyList_New(n);
     if (!low || !buf || !out || !aset.a) {
