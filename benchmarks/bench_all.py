@@ -59,8 +59,8 @@ def _cmd(label: str, name: str, opts: dict, stat: str | None, metrics: list[str]
 
 def run_all(args) -> dict:
     from capeval.service.cache import ScoreCache
-    from capeval.bench.runner import run_benchmark
-    from capeval.bench.tables import to_json_dict, to_markdown
+    from capeval.metaeval.runner import run_benchmark
+    from capeval.metaeval.tables import to_json_dict, to_markdown
 
     cache = ScoreCache(args.cache_dir)
     out = {}
@@ -87,8 +87,8 @@ def run_all(args) -> dict:
 def combination(args) -> dict:
     """Normalised 2–3 metric sums on Flickr8k-Expert (scores come from the cache)."""
     from capeval.service.cache import ScoreCache
-    from capeval.bench.combination import run_combination
-    from capeval.bench.tables import combination_markdown, combination_to_json
+    from capeval.metaeval.combination import run_combination
+    from capeval.metaeval.tables import combination_markdown, combination_to_json
 
     metrics = [m for m in args.metrics if m not in {"bleu2", "bleu3"}]  # near-duplicates of bleu1/bleu4
     run = run_combination("flickr8k-expert", metrics, sizes=(2, 3), method="z", cache=ScoreCache(args.cache_dir),

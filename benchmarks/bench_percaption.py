@@ -14,6 +14,10 @@ Workloads
            precomputed from the 5,000 COCO reference sets; scores checked == pycocoevalcap's
            CIDEr-D of the same rows (whose df is that of the same 5,000 sets).
 
+capeval runs twice per workload: with its compiled core (capeval._speedups, the default when it
+was built at install) and with CAPEVAL_PURE_PYTHON=1 (the numpy/Python fallback), so both paths'
+speeds are on record; both are checked == pycocoevalcap.
+
 Every side reports wall and CPU seconds (children included: the reference tokenizes in a JVM)
 and peak RSS; outputs are compared per caption and corpus with ``==``. The machine is shared:
 ``--wait-quiet`` polls ``uptime`` every minute for up to 15 minutes until the 1-min load is
@@ -70,7 +74,7 @@ def _rows(workload: str, synth_path: str | None):
 # -- one side in its own process ---------------------------------------------------------------
 def _import_side(side: str):
     t = time.perf_counter()
-    if side == "ours":
+    if side in ("ours", "ours_pure"):
         import capeval
 
         def run(cands, refs):
@@ -109,8 +113,13 @@ def child(side: str, workload: str, warm: int, synth_path: str | None, out: str)
         result = run(cands, refs)
         calls.append({"wall": time.perf_counter() - t0, "cpu": _cpu() - c0})
     per, corpus = result
+    compiled = None
+    if side != "ref":
+        from capeval import _compiled
+
+        compiled = _compiled.core is not None
     Path(out).write_text(json.dumps({
-        "import_seconds": import_s, "calls": calls, "per": per, "corpus": corpus,
+        "compiled_core": compiled, "import_seconds": import_s, "calls": calls, "per": per, "corpus": corpus,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "peak_rss_children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
     }))
@@ -123,7 +132,11 @@ def _spawn(side, workload, warm, synth_path):
     cmd = [sys.executable, __file__, "--child", side, "--workload", workload, "--warm", str(warm), "--out", out]
     if synth_path:
         cmd += ["--synth", synth_path]
-    subprocess.run(cmd, check=True)
+    env = dict(os.environ)
+    env.pop("CAPEVAL_PURE_PYTHON", None)
+    if side == "ours_pure":
+        env["CAPEVAL_PURE_PYTHON"] = "1"
+    subprocess.run(cmd, check=True, env=env)
     data = json.loads(Path(out).read_text())
     os.unlink(out)
     data["load_before_after"] = [load0, os.getloadavg()]
@@ -135,12 +148,16 @@ def _compare(a, b):
 
 
 def side_by_side(workload: str, repeat: int, warm: int, synth_path=None) -> dict:
-    runs = {"ref": [], "ours": []}
+    runs = {"ref": [], "ours": [], "ours_pure": []}
     for _ in range(repeat):
-        for side in ("ref", "ours"):
+        for side in runs:
             runs[side].append(_spawn(side, workload, warm, synth_path))
     per_ok, corpus_ok = _compare(runs["ours"][-1], runs["ref"][-1])
-    out = {"rows": len(runs["ours"][-1]["per"]["bleu1"]), "per_caption_identical": per_ok, "corpus_identical": corpus_ok}
+    pure_per_ok, pure_corpus_ok = _compare(runs["ours_pure"][-1], runs["ref"][-1])
+    out = {"rows": len(runs["ours"][-1]["per"]["bleu1"]), "per_caption_identical": per_ok, "corpus_identical": corpus_ok,
+           "pure_per_caption_identical": pure_per_ok, "pure_corpus_identical": pure_corpus_ok,
+           "compiled_core_used": {"ours": runs["ours"][-1]["compiled_core"],
+                                  "ours_pure": runs["ours_pure"][-1]["compiled_core"]}}
     for side, rs in runs.items():
         first = [r["calls"][0] for r in rs]
         warm_calls = [c for r in rs for c in r["calls"][1:]]
@@ -155,12 +172,14 @@ def side_by_side(workload: str, repeat: int, warm: int, synth_path=None) -> dict
             "peak_rss_children_mb": max(r["peak_rss_children_mb"] for r in rs),
             "load_before_after": [r["load_before_after"] for r in rs],
         }
-    o, r = out["ours"], out["ref"]
-    out["ratio_first_call_wall"] = r["median_first_call_wall"] / o["median_first_call_wall"]
-    out["ratio_first_call_cpu"] = r["median_first_call_cpu"] / o["median_first_call_cpu"]
-    if o["median_warm_wall"]:
-        out["ratio_warm_wall"] = r["median_warm_wall"] / o["median_warm_wall"]
-        out["ratio_warm_cpu"] = r["median_warm_cpu"] / o["median_warm_cpu"]
+    r = out["ref"]
+    for side, prefix in (("ours", "ratio"), ("ours_pure", "pure_ratio")):
+        o = out[side]
+        out[f"{prefix}_first_call_wall"] = r["median_first_call_wall"] / o["median_first_call_wall"]
+        out[f"{prefix}_first_call_cpu"] = r["median_first_call_cpu"] / o["median_first_call_cpu"]
+        if o["median_warm_wall"]:
+            out[f"{prefix}_warm_wall"] = r["median_warm_wall"] / o["median_warm_wall"]
+            out[f"{prefix}_warm_cpu"] = r["median_warm_cpu"] / o["median_warm_cpu"]
     return out
 
 
@@ -185,10 +204,12 @@ json.dump(per, open(sys.argv[2], "w"))
 """
 
 
-def _timed_process(cmd) -> dict:
+def _timed_process(cmd, env=None) -> dict:
     load0 = os.getloadavg()
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "CAPEVAL_PURE_PYTHON"}
     t0, c0 = time.perf_counter(), _cpu()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     return {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0, "load_before_after": [load0, os.getloadavg()],
             "peak_rss_children_mb_so_far": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
@@ -200,21 +221,44 @@ def cli_end_to_end(repeat: int) -> dict:
     rows.write_text("".join(json.dumps({"id": i, "candidate": c, "references": r}) + "\n"
                             for i, (c, r) in enumerate(zip(cands, refs))), encoding="utf-8")
     capeval_bin = str(Path(sys.executable).with_name("capeval"))
-    ours, ref = [], []
+    ours, ours_pure, ref = [], [], []
+    pure_env = {**os.environ, "CAPEVAL_PURE_PYTHON": "1"}
     for i in range(repeat):
         ref.append(_timed_process([sys.executable, "-c", _REF_SCRIPT, str(rows), str(tmp / "ref.json")]))
         ours.append(_timed_process([capeval_bin, "score", "-i", str(rows), "-m", ",".join(METRICS),
                                     "-o", str(tmp / f"ours{i}.json"), "-q"]))
+        ours_pure.append(_timed_process([capeval_bin, "score", "-i", str(rows), "-m", ",".join(METRICS),
+                                         "-o", str(tmp / f"pure{i}.json"), "-q"], env=pure_env))
     got = json.loads((tmp / f"ours{repeat - 1}.json").read_text())["per_caption"]
+    got_pure = json.loads((tmp / f"pure{repeat - 1}.json").read_text())["per_caption"]
     want = json.loads((tmp / "ref.json").read_text())
-    med = {k: statistics.median(x["wall"] for x in v) for k, v in (("ours", ours), ("ref", ref))}
-    return {"rows": len(cands), "ours": ours, "ref": ref, "median_wall": med, "ratio_wall": med["ref"] / med["ours"],
+    med = {k: statistics.median(x["wall"] for x in v) for k, v in (("ours", ours), ("ours_pure", ours_pure), ("ref", ref))}
+    return {"rows": len(cands), "ours": ours, "ours_pure": ours_pure, "ref": ref, "median_wall": med,
+            "ratio_wall": med["ref"] / med["ours"], "pure_ratio_wall": med["ref"] / med["ours_pure"],
             "per_caption_identical": {m: got[m] == want[m] for m in METRICS},
+            "pure_per_caption_identical": {m: got_pure[m] == want[m] for m in METRICS},
             "note": "whole processes: interpreter start, imports, reading the rows, scoring, writing (and the JVM)"}
 
 
 # -- reward latency ------------------------------------------------------------------------------
-def reward_latency(batch: int = 500, batches: int = 60) -> dict:
+def reward_latency(batch: int = 500, batches: int = 60, pure: bool = False) -> dict:
+    """Latency of CiderDReward batches; ``pure``: with the compiled core switched off in this
+    process (the numpy/Python path)."""
+    from capeval import _compiled
+    from capeval.metrics import _ngrams
+
+    saved = _compiled.core
+    if pure:
+        _compiled.core = None
+    _ngrams.clear_cache()  # no index built by the other path is reused
+    try:
+        return _reward_latency(batch, batches)
+    finally:
+        _compiled.core = saved
+        _ngrams.clear_cache()
+
+
+def _reward_latency(batch: int, batches: int) -> dict:
     import numpy as np
 
     import capeval
@@ -246,7 +290,10 @@ def reward_latency(batch: int = 500, batches: int = 60) -> dict:
     mine = np.concatenate([reward(tc[i0 + lo:i0 + lo + batch], tr[i0 + lo:i0 + lo + batch])
                            for lo in range(0, len(refs), batch)])
     _, want = Cider().compute_score({i: tr[i0 + i] for i in range(len(refs))}, {i: [tc[i0 + i]] for i in range(len(refs))})
+    from capeval import _compiled
+
     return {"batch": f"{batch} candidates x 5 references, tokenizer none (pre-tokenized)", "batches": batches,
+            "compiled_core": _compiled.core is not None,
             "df": f"{len(df.df)} n-grams from {len(refs)} COCO Karpathy-test reference sets",
             "setup_seconds": setup, "median_ms": 1e3 * statistics.median(lat), "p90_ms": 1e3 * float(np.percentile(lat, 90)),
             "min_ms": 1e3 * min(lat), "median_cpu_ms": 1e3 * statistics.median(cpu),
@@ -272,7 +319,7 @@ def main() -> None:
     ap.add_argument("--wait-quiet", action="store_true")
     ap.add_argument("--max-wait-minutes", type=int, default=15)
     ap.add_argument("--out", default=str(HERE / "results" / "percaption.json"))
-    ap.add_argument("--child", choices=["ours", "ref"])
+    ap.add_argument("--child", choices=["ours", "ours_pure", "ref"])
     ap.add_argument("--workload")
     ap.add_argument("--warm", type=int, default=0)
     ap.add_argument("--synth")
@@ -282,10 +329,11 @@ def main() -> None:
         return
     import capeval
     import numpy
+    from capeval import _compiled
 
     result = {"benchmark": "tokenize + BLEU-1..4 + ROUGE-L + CIDEr-D per caption, capeval vs pycocoevalcap 1.2",
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": numpy.__version__,
-                          "capeval": capeval.__version__}}
+                          "capeval": capeval.__version__, "compiled_core_built": _compiled.core is not None}}
     if a.wait_quiet:
         result["wait_quiet"] = wait_quiet(a.max_wait_minutes)
     result["load_at_start"] = os.getloadavg()
@@ -305,6 +353,7 @@ def main() -> None:
         save()
     if "reward" in todo:
         result["reward"] = reward_latency()
+        result["reward_pure"] = reward_latency(pure=True)
         save()
     if "synth" in todo:
         sys.path.insert(0, str(HERE))
@@ -316,7 +365,7 @@ def main() -> None:
         result["synth"]["source"] = f"benchmarks/stream_synth.py --rows {SYNTH_ROWS} --seed 13"
     result["load_at_end"] = os.getloadavg()
     save()
-    brief = {k: {kk: v[kk] for kk in v if kk.startswith("ratio") or kk.endswith("identical") or kk in ("median_ms", "equals_pycocoevalcap")}
+    brief = {k: {kk: v[kk] for kk in v if kk.startswith(("ratio", "pure_ratio")) or kk.endswith("identical") or kk in ("median_ms", "equals_pycocoevalcap")}
              for k, v in result.items() if isinstance(v, dict) and k not in ("machine", "wait_quiet")}
     print(json.dumps(brief, indent=1))
 

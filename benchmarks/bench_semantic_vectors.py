@@ -11,7 +11,7 @@ Speed, on the 16,992 Flickr8k-Expert rows (PTB-tokenized once, beforehand, for b
   ``1 - scipy.spatial.distance.cosine``).
 Agreement: max |capeval − reference| over distances, per-reference and per-row scores.
 
-Meta-evaluation (``capeval.bench.run_benchmark``): Flickr8k-Expert τc, COMPOSITE τc and
+Meta-evaluation (``capeval.metaeval.run_benchmark``): Flickr8k-Expert τc, COMPOSITE τc and
 PASCAL-50S accuracy for each vector set / option variant.
 
 Writes benchmarks/results/semantic_vectors.json.
@@ -185,7 +185,7 @@ def bench_wembsim(cands, refs) -> dict:
 
 def meta(variants) -> list[dict]:
     from capeval.service.cache import ScoreCache
-    from capeval.bench.runner import run_benchmark
+    from capeval.metaeval.runner import run_benchmark
 
     rows = []
     cache = ScoreCache(enabled=False)

@@ -32,7 +32,7 @@ import numpy as np
 
 from capeval import data
 from capeval.service.cache import ScoreCache
-from capeval.bench.runner import run_benchmark
+from capeval.metaeval.runner import run_benchmark
 from capeval.service.scoring import score_units
 from capeval.learn.builder import load_training_set
 from capeval.learn.features import NNEVAL_FEATURES

@@ -3,7 +3,7 @@
 For every published table whose data is here (benchmarks/published_seed_tables.json, from
 shared/docs/PUBLISHED_SEED_TABLES.md), each cell's published value next to ours, the protocol we
 ran, the gap, and why a gap over 0.02 (2 points on percent scales) is there or that it is open.
-Scores come from ``capeval.bench.runner.run_benchmark`` through the score cache, so a re-run
+Scores come from ``capeval.metaeval.runner.run_benchmark`` through the score cache, so a re-run
 after a first full run takes seconds.
 
     python benchmarks/seed_tables.py                   # all runs, results JSON + docs section
@@ -262,7 +262,7 @@ TOY_METRICS = {"BLEU": "bleu4_smooth", "METEOR": "meteor", "ROUGE": "rouge_l", "
 
 def measure_run(run: Run, skip: set[str], cache=None, root=None, say=print) -> dict:
     """One run's numbers per metric (failures recorded per metric, not fatal)."""
-    from capeval.bench.runner import run_benchmark
+    from capeval.metaeval.runner import run_benchmark
 
     metrics = [m for m in run.metrics if m not in skip]
     out: dict = {"bench": run.bench, "load": dict(run.load), "what": run.what, "command": run.command(),

@@ -26,7 +26,7 @@ BENCHMARKS = ("composite", "pascal50s", "flickr8k-expert")
 
 
 def measure(metrics: list[str], root=None) -> dict:
-    from capeval.bench.runner import run_benchmark
+    from capeval.metaeval.runner import run_benchmark
 
     out: dict = {}
     for name in BENCHMARKS:

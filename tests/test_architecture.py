@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: ``score``, ``score_stream`` ...) sits above everything and nothing inside imports it.
 LAYERS: list[tuple[str, ...]] = [
     ("cli",),
-    ("bench",),
+    ("metaeval",),
     ("learn", "pregen", "stream", "qace"),
     ("meta",),
     ("data",),
@@ -139,8 +139,8 @@ def test_no_import_circle(graph):
 
 def test_the_checker_sees_a_violation(tmp_path):
     """The rules above can fail: a planted upward import is reported."""
-    mods = {"capeval.metrics.x": tmp_path / "x.py", "capeval.bench.runner": tmp_path / "r.py"}
-    mods["capeval.metrics.x"].write_text("from ..bench.runner import run_benchmark\n")
+    mods = {"capeval.metrics.x": tmp_path / "x.py", "capeval.metaeval.runner": tmp_path / "r.py"}
+    mods["capeval.metrics.x"].write_text("from ..metaeval.runner import run_benchmark\n")
     got = _imports("capeval.metrics.x", mods["capeval.metrics.x"], mods)
-    assert got == {"capeval.bench.runner"}
-    assert LEVEL[_top("capeval.bench.runner")] < LEVEL[_top("capeval.metrics.x")]
+    assert got == {"capeval.metaeval.runner"}
+    assert LEVEL[_top("capeval.metaeval.runner")] < LEVEL[_top("capeval.metrics.x")]

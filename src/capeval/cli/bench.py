@@ -52,8 +52,8 @@ def bench_cmd(
     from rich.console import Console
 
     from ..service.cache import ScoreCache
-    from ..bench.runner import resolve_names, run_benchmark
-    from ..bench.tables import print_rich, results_to_json, to_latex, to_markdown
+    from ..metaeval.runner import resolve_names, run_benchmark
+    from ..metaeval.tables import print_rich, results_to_json, to_latex, to_markdown
 
     from ..outputs import atomic_write, check_outputs
 
@@ -102,7 +102,7 @@ def bench_cmd(
         if latex_out is not None:
             atomic_write(latex_out, to_latex(results))
         if report_out is not None:
-            from ..bench.report import write_report
+            from ..metaeval.report import write_report
 
             write_report(results, report_out)
     except CapevalError as e:
@@ -132,8 +132,8 @@ def combine_cmd(
     from rich.markdown import Markdown
 
     from ..service.cache import ScoreCache
-    from ..bench.combination import run_combination
-    from ..bench.tables import combination_markdown, combination_to_json
+    from ..metaeval.combination import run_combination
+    from ..metaeval.tables import combination_markdown, combination_to_json
 
     from ..outputs import atomic_write, check_outputs
 

@@ -1,6 +1,6 @@
 """Experiment logic on the benchmark record types, given metric scores (no scoring, no I/O).
 
-``capeval.bench`` scores the units these functions ask for (once per benchmark, cached) and
+``capeval.metaeval`` scores the units these functions ask for (once per benchmark, cached) and
 hands the per-unit scores back here. Keeping the unit layout in one place guarantees, e.g.,
 that both members of every PASCAL-50S pair are scored in a single corpus (CIDEr's df over
 all 8,000 candidates, as the published protocol does).

@@ -2,7 +2,7 @@
 (texts, metric, settings), reading back what an earlier run stored.
 
 It sits between ``capeval.score`` (which it calls for whatever is missing) and its users:
-learned-metric features (``capeval.learn``), benchmark runs (``capeval.bench``) and the learned
+learned-metric features (``capeval.learn``), benchmark runs (``capeval.metaeval``) and the learned
 metric families themselves.
 
 - :mod:`.cache` — the content-addressed ``ScoreCache`` and its keys;

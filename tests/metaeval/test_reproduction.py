@@ -8,8 +8,8 @@ import os
 import pytest
 
 from capeval.service.cache import ScoreCache
-from capeval.bench.runner import run_benchmark
-from capeval.bench.tables import to_json_dict
+from capeval.metaeval.runner import run_benchmark
+from capeval.metaeval.tables import to_json_dict
 
 pytestmark = [pytest.mark.data, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from capeval.bench import figures  # noqa: E402
+from capeval.metaeval import figures  # noqa: E402
 from capeval.meta.correlation import correlation_matrix  # noqa: E402
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from capeval.service.cache import ScoreCache
-from capeval.bench.runner import run_benchmark
-from capeval.bench.seen import seen_reasons
-from capeval.bench.tables import build_table, to_json_dict
+from capeval.metaeval.runner import run_benchmark
+from capeval.metaeval.seen import seen_reasons
+from capeval.metaeval.tables import build_table, to_json_dict
 from capeval.errors import InputError
 from capeval.learn.ranker_model import RankerModel
 from tests.learn.test_learned_metric import FEATS, model_path  # noqa: F401  (fixture)

@@ -2,7 +2,7 @@
 
 Inline CSS and inline SVG figures only: no scripts, no external URLs, so the page opens
 offline, in a mail attachment or a CI artefact viewer. Per benchmark it shows the table of
-:func:`capeval.bench.tables.build_table` with its signatures underneath, then the figures
+:func:`capeval.metaeval.tables.build_table` with its signatures underneath, then the figures
 its kind calls for:
 
 - correlation: score distributions per human rating level, the metric–metric correlation
@@ -11,7 +11,7 @@ its kind calls for:
   metric × task heatmap;
 - system: the metric agreement heatmap.
 
-The statistics are computed before any rendering starts (:func:`capeval.bench.runner.report_statistics`,
+The statistics are computed before any rendering starts (:func:`capeval.metaeval.runner.report_statistics`,
 all from :mod:`capeval.meta`); this module only lays out numbers it is given.
 """
 from __future__ import annotations

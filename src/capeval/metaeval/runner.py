@@ -46,7 +46,7 @@ class BenchResult:
     cached: dict[str, bool] = field(default_factory=dict)
     seconds: float = 0.0
     #: per-unit scores (input order) and, for correlation tables, the human ratings: raw
-    #: material for figures (capeval.bench.report); not part of the JSON contract
+    #: material for figures (capeval.metaeval.report); not part of the JSON contract
     scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     human: np.ndarray | None = field(default=None, repr=False)
     #: learned metrics reported on data their model saw (allow_seen): metric -> reasons
@@ -246,7 +246,7 @@ def _seen_metrics(name, metrics, options, root, allow_seen: bool) -> dict[str, l
 
 @dataclass
 class ReportStatistics:
-    """Computed (by capeval.meta) before :mod:`capeval.bench.report` lays them out."""
+    """Computed (by capeval.meta) before :mod:`capeval.metaeval.report` lays them out."""
 
     #: correlation benchmarks: metric–metric agreement and Williams p (None: < 2 metrics defined on every row)
     agreement: MetricAgreement | None = None

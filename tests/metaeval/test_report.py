@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 import capeval.data
-from capeval.bench import figures
+from capeval.metaeval import figures
 from capeval.service.cache import ScoreCache
-from capeval.bench.report import build_report, html_table
-from capeval.bench.runner import report_statistics, run_benchmark
+from capeval.metaeval.report import build_report, html_table
+from capeval.metaeval.runner import report_statistics, run_benchmark
 from capeval.cli.main import app
 from capeval.data.records import PairwiseTable
 from capeval.data.distractor_rules import TASKS
@@ -228,7 +228,7 @@ def test_browser_harness_sees_console_errors_and_empty_figures(chromium, tmp_pat
 
 
 def test_best_cell_respects_lower_is_better_rows():
-    from capeval.bench.report import html_table
+    from capeval.metaeval.report import html_table
 
     rows = [["bleu4", 30.0], ["ter", -40.0]]
     page = html_table(["metric", "tau"], rows, best=[1], row_sign=[1.0, -1.0])

@@ -3,8 +3,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from capeval.bench.combination import run_combination
-from capeval.bench.tables import combination_markdown, combination_to_json
+from capeval.metaeval.combination import run_combination
+from capeval.metaeval.tables import combination_markdown, combination_to_json
 from capeval.cli.main import app
 from capeval.errors import InputError
 from capeval.meta.combination import combine

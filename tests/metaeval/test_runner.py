@@ -3,8 +3,8 @@ import json
 import pytest
 
 from capeval.service.cache import ScoreCache
-from capeval.bench.runner import resolve_names, run_benchmark
-from capeval.bench.tables import results_to_json, to_json_dict, to_latex, to_markdown
+from capeval.metaeval.runner import resolve_names, run_benchmark
+from capeval.metaeval.tables import results_to_json, to_json_dict, to_latex, to_markdown
 from capeval.errors import InputError, UnknownMetricError
 from capeval.meta.correlation import correlate
 from capeval.meta.pairwise import pairwise_accuracy
@@ -133,7 +133,7 @@ def test_undefined_outputs_are_skipped_and_named(toy_data, tmp_path, monkeypatch
     import numpy as np
 
     import capeval.api
-    from capeval.bench.runner import undefined_outputs
+    from capeval.metaeval.runner import undefined_outputs
 
     assert undefined_outputs(["spice", "spice_color", "spice_count", "bleu4"]) == {"spice_color", "spice_count"}
     monkeypatch.setattr(capeval.api, "score", _fake_score_with_nan(capeval.api.score))

@@ -1,6 +1,6 @@
 """Metric combination search on a correlation benchmark: load the table, score its rows through
 the score cache, hand the scores to :func:`capeval.meta.combination.search_combinations`.
-The JSON and Markdown renderings are in :mod:`capeval.bench.tables`."""
+The JSON and Markdown renderings are in :mod:`capeval.metaeval.tables`."""
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import capeval
-from capeval.bench.runner import run_benchmark
+from capeval.metaeval.runner import run_benchmark
 from capeval.service.scoring import score_units, score_units_each_ref
 from capeval.data.records import CorrelationTable
 from capeval.errors import InputError
