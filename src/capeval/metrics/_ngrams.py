@@ -277,6 +277,21 @@ class NgramIndex:
         get = self.sid.__getitem__
         return np.fromiter(map(get, sentences), dtype=np.int64, count=len(sentences))
 
+    def memo(self, kind: str, key: tuple, make):
+        """``make()``, remembered for this index under (kind, key): the metric families of one
+        call ask for the same reference-set matrix and candidate ids. Results are made read-only;
+        a few entries at most (threads may both compute one: same content, either wins)."""
+        memo = self.__dict__.setdefault("_memo", {})
+        hit = memo.get((kind, key))
+        if hit is None:
+            hit = make()
+            for a in hit if isinstance(hit, tuple) else (hit,):
+                a.flags.writeable = False
+            if len(memo) >= 8:
+                memo.clear()
+            memo[kind, key] = hit
+        return hit
+
     def gram_words(self, gram_ids: np.ndarray, order: int) -> np.ndarray:
         """Word ids ``(len(gram_ids), order + 1)`` of n-grams that all have ``order``."""
         local = np.asarray(gram_ids, dtype=np.int64) - self.g_off[order]
@@ -316,7 +331,17 @@ def index_arrays(index: NgramIndex) -> tuple:
 def refset_matrix(index: NgramIndex, refsets: Sequence[Sequence[str]]):
     """Sentence ids of every reference set: ``(ref_sid, pair_rs, pair_j, pair_sid)`` with
     ``ref_sid`` of shape (sets, max refs) padded with -1, and the (set, position, sid) of every
-    reference in row-major order."""
+    reference in row-major order (read-only arrays, shared by the calls that ask for the same
+    sets)."""
+    return index.memo("refsets", tuple(map(tuple, refsets)), lambda: _refset_matrix(index, refsets))
+
+
+def candidate_sids(index: NgramIndex, cands: Sequence[str]) -> np.ndarray:
+    """``index.sids(cands)``, shared by the calls that ask for the same candidates (read-only)."""
+    return index.memo("cands", tuple(cands), lambda: index.sids(cands))
+
+
+def _refset_matrix(index: NgramIndex, refsets: Sequence[Sequence[str]]):
     n_rs = len(refsets)
     lens = np.fromiter(map(len, refsets), dtype=np.int64, count=n_rs)
     flat = list(chain.from_iterable(refsets))

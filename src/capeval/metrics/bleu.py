@@ -17,7 +17,7 @@ import numpy as np
 
 from ..result import MetricScores
 from .. import _compiled
-from ._ngrams import MAX_ORDER, NgramIndex, bit_length, index_arrays, index_for, ranges, refset_matrix
+from ._ngrams import MAX_ORDER, NgramIndex, bit_length, candidate_sids, index_arrays, index_for, ranges, refset_matrix
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -50,7 +50,7 @@ def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarra
     single reference of the unit). Integer sums, so any summation order gives the reference's
     numbers."""
     n_units = len(units.unit_cand)
-    csid = index.sids(units.cands)[units.unit_cand]
+    csid = candidate_sids(index, units.cands)[units.unit_cand]
     n_rs = len(units.refsets)
     ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, units.refsets)
     core = _compiled.core

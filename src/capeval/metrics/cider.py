@@ -25,7 +25,8 @@ from .. import _compiled
 from ..dffile import read_df_file, write_df_file
 from ..errors import InputError
 from ..result import MetricScores
-from ._ngrams import NgramIndex, argsort_bounded, index_arrays, index_for, ranges, refset_matrix, sorted_unique
+from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, index_arrays, index_for, ranges, refset_matrix,
+                      sorted_unique)
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -245,7 +246,7 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
 
     # 4. Hypothesis entries per unit (unit-major, insertion order) joined with the references.
     n_units = len(units.unit_cand)
-    u_sid = index.sids(units.cands)[units.unit_cand]
+    u_sid = candidate_sids(index, units.cands)[units.unit_cand]
     u_rs = units.unit_refset
     h_idx = ranges(starts[u_sid], counts[u_sid])
     h_unit = np.repeat(np.arange(n_units), counts[u_sid])
@@ -313,7 +314,7 @@ def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: 
     # Length penalty of every bigram-length difference that can occur, as unit_scores computes it.
     m = int(max(int(index.n_words.max(initial=0)) - 1, 0))
     pens = np.array([np.e ** (-(d**2) / (2 * sigma**2)) for d in map(float, range(-m, m + 1))], dtype=np.float64)
-    u_sid = index.sids(units.cands)[units.unit_cand]
+    u_sid = candidate_sids(index, units.cands)[units.unit_cand]
     out = core.cider_units(*arrays, u_sid, np.ascontiguousarray(units.unit_refset, dtype=np.int64), ref_sid, max_k,
                            np.ascontiguousarray(dfi, dtype=np.int32), lw, pens, m, clipped)
     return np.frombuffer(out, dtype=np.float64).copy()

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _compiled
 from ..result import MetricScores
-from ._ngrams import NgramIndex, argsort_bounded, index_for, ranges, refset_matrix, sorted_unique
+from ._ngrams import NgramIndex, argsort_bounded, candidate_sids, index_for, ranges, refset_matrix, sorted_unique
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -140,7 +140,7 @@ def unit_scores(units, index: NgramIndex, beta: float = BETA) -> np.ndarray:
     """ROUGE-L of every distinct unit. Units with a reference over 64 words or a sentence that
     is not space-clean (see :func:`_space_clean`) go through :func:`rouge_l_unit`."""
     n_units = len(units.unit_cand)
-    c_sid = index.sids(units.cands)[units.unit_cand]
+    c_sid = candidate_sids(index, units.cands)[units.unit_cand]
     ref_sid = refset_matrix(index, units.refsets)[0]
     clean = _space_clean(index)
     ref_ok = clean & (index.n_words <= _WORD_BITS)
