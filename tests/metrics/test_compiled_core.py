@@ -75,6 +75,21 @@ def test_scores_equal_numpy_path(units):
     _assert_same_scores([u[0] for u in units], [u[1] for u in units])
 
 
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.integers(0, 6), max_size=150), min_size=2, max_size=6))
+def test_lcs_pairs_equal_the_table(seqs):
+    # both branches: bit-parallel (reference <= 64 words) and the table (longer references)
+    from capeval.metrics.rouge import lcs_length
+
+    words = np.array([w for q in seqs for w in q], dtype=np.int32)
+    w_start = np.array([0, *np.cumsum([len(q) for q in seqs])], dtype=np.int64)
+    pairs = [(a, b) for a in range(len(seqs)) for b in range(len(seqs))]
+    c_sid = np.array([a for a, _ in pairs], dtype=np.int64)
+    r_sid = np.array([b for _, b in pairs], dtype=np.int64)
+    got = np.frombuffer(CORE.lcs_pairs(words, w_start, 7, c_sid, r_sid), dtype=np.int64).tolist()
+    assert got == [lcs_length(list(map(str, seqs[a])), list(map(str, seqs[b]))) for a, b in pairs]
+
+
 def test_long_references_and_repeats():
     # references over 64 words (ROUGE-L's other path), a word repeated many times (counts > the
     # compiled squares cache), units sharing reference sets

@@ -120,6 +120,10 @@ class NgramIndex:
         insertion order, with their id (0..n_grams-1), order (0 = unigram) and count.
     n_grams : int
         Number of distinct n-grams (ids are dense).
+
+    Built by the compiled core when it is present (``words``, ``e_gram`` and the n-gram tables
+    are then int32, and n-gram ids are numbered by first appearance), else by numpy below; the
+    tests compare the two builds.
     """
 
     def __init__(self, sentences: Sequence[str]):
