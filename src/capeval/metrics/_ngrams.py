@@ -324,6 +324,16 @@ class NgramIndex:
         return out.tolist()
 
 
+def core_for(index: NgramIndex):
+    """The compiled core if it is loaded and ``index`` fits its 32-bit ids (the index itself
+    may come from the numpy build, which has no such limit), else None: then the numpy path
+    runs."""
+    core = _compiled.core
+    if core is None or index.n_grams >= 2**31 - 1 or len(index.words) >= 2**31 - 1 or len(index.vocab) >= 2**31 - 1:
+        return None
+    return core
+
+
 def index_arrays(index: NgramIndex) -> tuple:
     """The entry tables the compiled core reads (``e_start, e_gram, e_order, e_count, n_words,
     n_grams``), C-contiguous in the dtypes it expects (no copy when they already are)."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result import MetricScores
-from .. import _compiled
-from ._ngrams import MAX_ORDER, NgramIndex, bit_length, candidate_sids, index_arrays, index_for, ranges, refset_matrix
+from ._ngrams import (MAX_ORDER, NgramIndex, bit_length, candidate_sids, core_for, index_arrays, index_for, ranges,
+                      refset_matrix)
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -53,7 +53,7 @@ def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarra
     csid = candidate_sids(index, units.cands)[units.unit_cand]
     n_rs = len(units.refsets)
     ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, units.refsets)
-    core = _compiled.core
+    core = core_for(index)
     if core is not None and n == MAX_ORDER:
         # The same integers from the compiled core, one unit at a time with a per-unit table of
         # the references' maximum counts (capeval._speedups.bleu_units).

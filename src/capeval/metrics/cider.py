@@ -21,12 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import _compiled
 from ..dffile import read_df_file, write_df_file
 from ..errors import InputError
 from ..result import MetricScores
-from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, index_arrays, index_for, ranges, refset_matrix,
-                      sorted_unique)
+from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, core_for, index_arrays, index_for, ranges,
+                      refset_matrix, sorted_unique)
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -193,7 +192,7 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     zeros in the reference and are skipped here, which cannot change a sum.
     """
     index = index if index is not None else index_for(units.cands, units.refsets)
-    core = _compiled.core
+    core = core_for(index)
     if core is not None:
         return _unit_scores_compiled(core, units, dfo, clipped, sigma, index)
     # 1. Entries of every distinct sentence, in insertion order (the index lists them so).

@@ -11,9 +11,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import _compiled
 from ..result import MetricScores
-from ._ngrams import NgramIndex, argsort_bounded, candidate_sids, index_for, ranges, refset_matrix, sorted_unique
+from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, core_for, index_for, ranges, refset_matrix,
+                      sorted_unique)
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -88,7 +88,7 @@ def _lcs_pairs(index: NgramIndex, c_sid: np.ndarray, r_sid: np.ndarray) -> np.nd
     """LCS length of each (candidate, reference) sentence pair, bit-parallel in uint64 lanes
     (the same algorithm as :func:`_lcs_with_masks`, one lane per pair; references must have
     1..64 words). Integers, so exactly the reference's values."""
-    core = _compiled.core
+    core = core_for(index)
     if core is not None:  # the same integers, pair by pair in C (capeval._speedups.lcs_pairs)
         c = np.ascontiguousarray
         out = core.lcs_pairs(c(index.words, dtype=np.int32), c(index.w_start, dtype=np.int64), len(index.vocab),
