@@ -20,12 +20,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .align import (Line, _singles_of, align_stats, candidate_matches, is_same, match_weights,
-                    paraphrase_matches)
+from .align import Line, align_stats, candidate_matches, pair_bound
 from .normalize import line_words
 from .phrases import positions, prefixes, reference_phrases
 from .resources import MeteorResources, load
-from .score import aggregate, score_one, scores, upper_bound
+from .score import aggregate, score_one, scores
 from .words import WordTable
 
 __all__ = ["NativeMeteor", "load"]
@@ -144,12 +143,7 @@ class NativeMeteor:
         found: list = [None] * len(pairs)
         bounds: list[float] = [0.0] * len(pairs)
         for k, (l1, l2) in enumerate(pairs):
-            same = is_same(l1, l2)
-            singles = _singles_of(l1, l2, same)
-            para = [] if same else paraphrase_matches(l1, l2)
-            found[k] = (singles, para)
-            w1, w2 = match_weights(l1, l2, singles, para)
-            bounds[k] = upper_bound(l1.functions, l2.functions, w1, w2)
+            bounds[k], *found[k] = pair_bound(l1, l2)
         out: list[tuple | None] = [None] * len(pairs)
         score_of: dict[int, float] = {}
         for ids in unit_pairs:

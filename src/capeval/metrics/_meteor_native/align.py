@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import itemgetter
 
-from .score import MODULE_WEIGHTS
+from .score import MODULE_WEIGHTS, upper_bound, word_deltas
 from .words import WordInfo
 
 EXACT, STEM, SYNONYM, PARAPHRASE = 0, 1, 2, 3
@@ -45,8 +45,8 @@ Match = tuple  # (start, length, match_start, match_length, module)
 class Line:
     """One word sequence with everything the matchers need about it."""
 
-    __slots__ = ("n", "words", "keys", "functions", "n_functions", "stem_keys", "synsets", "phrases",
-                 "ngrams", "by_par", "_index", "_singles")
+    __slots__ = ("n", "words", "keys", "functions", "n_functions", "deltas", "stem_keys", "synsets",
+                 "relations", "all_relations", "phrases", "ngrams", "by_par", "_index", "_singles")
 
     def __init__(self, words: Sequence[str], infos: Sequence[WordInfo], phrases: list, ngrams: dict) -> None:
         """``words`` and their facts; ``phrases``: ``(start, length, paraphrase)`` for each
@@ -60,6 +60,9 @@ class Line:
         self.synsets = [w.synsets for w in infos]
         self.functions = [w.function for w in infos]
         self.n_functions = sum(self.functions)
+        self.deltas = word_deltas(self.functions)
+        self.relations = [w.relations for w in infos]
+        self.all_relations = frozenset().union(*self.relations)
         self.phrases = phrases
         self.ngrams = ngrams
         by_par: dict[tuple[int, ...], list[int]] = {}
@@ -92,9 +95,6 @@ class Line:
                     syn_pos.setdefault(x, []).append(i)
             self._index = (key_pos, stem_pos, syn_pos)
         key_pos, stem_pos, syn_pos = self._index
-        if key not in key_pos and stem_key not in stem_pos and syn_pos.keys().isdisjoint(synsets):
-            got = self._singles[word] = _NO_SINGLES  # most words: nothing in common
-            return got
         k1 = self.keys
         exact = tuple((i, EXACT) for i in key_pos.get(key, ()))
         rest = [(i, STEM) for i in stem_pos.get(stem_key, ()) if k1[i] != key]
@@ -156,10 +156,15 @@ def _singles_of(line1: Line, line2: Line, same: bool) -> list[tuple]:
     which = 0 if same else 1
     out = []
     j = 0
+    every = line1.all_relations
+    relations = line2.relations
     for w in line2.words:
         got = memo.get(w)
         if got is None:
-            got = line1.singles(w, line2.keys[j], line2.stem_keys[j], line2.synsets[j])
+            if relations[j].isdisjoint(every):  # most words: nothing in common
+                got = memo[w] = _NO_SINGLES
+            else:
+                got = line1.singles(w, line2.keys[j], line2.stem_keys[j], line2.synsets[j])
         out.append(got[which])
         j += 1
     return out
@@ -185,6 +190,16 @@ def match_weights(line1: Line, line2: Line, singles: list[tuple], para: list[Mat
                 if w1[k] < w:
                     w1[k] = w
     return w1, w2
+
+
+def pair_bound(line1: Line, line2: Line) -> tuple[float, list[tuple], list[Match]]:
+    """:func:`.score.upper_bound` of a pair's score, with what it was computed from (the
+    pair's :func:`_singles_of` and :func:`paraphrase_matches`, for :func:`candidate_matches`)."""
+    same = is_same(line1, line2)
+    singles = _singles_of(line1, line2, same)
+    para = [] if same else paraphrase_matches(line1, line2)
+    w1, w2 = match_weights(line1, line2, singles, para)
+    return upper_bound(w1, line1.deltas, w2, line2.deltas), singles, para
 
 
 def candidate_matches(line1: Line, line2: Line, singles: list[tuple] | None = None,
@@ -253,59 +268,104 @@ def _resolve(matches: list[list[Match]], fixed: list[Match | None], n1: int, use
     :func:`_resolve_stepwise`, which equals the jar step for step.
     """
     n2 = len(matches)
-    next_paths = [(0, 0, -1, used, None)]
+    chunk = _CHUNK
+    paths = [(0, 0, -1, used, None)]
     prev = -1
     for current in [j for j in range(n2) if matches[j]] + [n2]:
-        paths = sorted(next_paths, key=_first) if len(next_paths) > 1 else next_paths
-        if len(paths) > beam:
-            paths = paths[:beam]
+        if len(paths) > 1:
+            paths.sort(key=_first)
+            if len(paths) > beam:
+                del paths[beam:]
         if current > prev + 1:
-            paths = _catch_up(paths, current, n1)
-            if paths is None:
-                return None
+            for path in paths:
+                if path[1] < current:  # some path skips gaps: catch up
+                    paths = _catch_up(paths, current, n1)
+                    if paths is None:
+                        return None
+                    break
         prev = current
         if current == n2:  # the end closes every open chunk
-            next_paths = [(p[0] + _CHUNK, *p[1:]) if p[2] != -1 else p for p in paths]
+            paths = [(p[0] + chunk, *p[1:]) if p[2] != -1 else p for p in paths]
             break
         next_paths = []
         append = next_paths.append
         bit = 1 << (current + n1)
-        row = None
-        for path in paths:
-            key, idx, last_end, u, chosen = path
-            if u & bit:
-                if current < idx:
+        m = fixed[current]
+        if m is not None:  # every path either sits inside a chosen match or takes this one
+            s, ln, st1, ml, mod = m
+            w = weights[mod]
+            shift = abs(s - st1) - (int(ml * w) + int(ln * w)) * _MATCH
+            new_idx, new_end = s + ln, st1 + ml
+            for path in paths:
+                key, idx, last_end, u, chosen = path
+                if u & bit and idx == current:
+                    if last_end != -1 and st1 != last_end:
+                        key += chunk
+                    append((key + shift, new_idx, new_end, u, chosen))
+                elif u & bit and current < idx:
                     append(path)
                 else:
-                    m = fixed[idx]
-                    if m is not None:  # a fixed match starts here
-                        s, ln, st1, ml, mod = m
-                        w = weights[mod]
-                        key -= (int(ml * w) + int(ln * w)) * _MATCH
-                        if last_end != -1 and st1 != last_end:
-                            key += _CHUNK
-                        append((key + abs(s - st1), s + ln, st1 + ml, u, chosen))
-                continue
-            if row is None:
-                row = []
-                for m in matches[current]:
-                    s, ln, st1, ml, mod = m
-                    w = weights[mod]
-                    row.append((st1, _bits(st1, ml) | _bits(s + n1, ln), -(int(ml * w) + int(ln * w)) * _MATCH,
-                                s + ln, st1 + ml, abs(s - st1), m))
-            for st1, b, inc, new_idx, new_end, dist, m in row:
-                if u & b:
+                    _step(path, current, bit, matches, fixed, weights, n1, append)
+        else:
+            row = []
+            for m in matches[current]:
+                s, ln, st1, ml, mod = m
+                w = weights[mod]
+                row.append((st1, _bits(st1, ml) | _bits(s + n1, ln), -(int(ml * w) + int(ln * w)) * _MATCH,
+                            s + ln, st1 + ml, abs(s - st1), m))
+            for path in paths:
+                key, idx, last_end, u, chosen = path
+                if u & bit:
+                    if current < idx:
+                        append(path)
+                    else:
+                        _step(path, current, bit, matches, fixed, weights, n1, append)
                     continue
-                append((key + inc + (_CHUNK if last_end != -1 and st1 != last_end else 0),
-                        new_idx, new_end, u | b, (m, chosen)))
-                key += dist  # distance goes to the parent, as the jar does
-            if last_end != -1:
-                key += _CHUNK
-            append((key, idx + 1, -1, u, chosen))
+                for st1, b, inc, new_idx, new_end, dist, m in row:
+                    if u & b:
+                        continue
+                    append((key + inc + (chunk if last_end != -1 and st1 != last_end else 0),
+                            new_idx, new_end, u | b, (m, chosen)))
+                    key += dist  # distance goes to the parent, as the jar does
+                if last_end != -1:
+                    key += chunk
+                append((key, idx + 1, -1, u, chosen))
         if not next_paths:  # the jar's fallback: left to the step-by-step search
             return None
-    next_paths.sort(key=_first)
-    return next_paths[0]
+        paths = next_paths
+    paths.sort(key=_first)
+    return paths[0]
+
+
+def _step(path: tuple, current: int, bit: int, matches, fixed, weights, n1: int, append) -> None:
+    """One path through reference position ``current``, every case as the jar has it (the
+    search's loops handle the usual cases inline)."""
+    key, idx, last_end, u, chosen = path
+    if u & bit:
+        if current < idx:
+            append(path)
+        else:
+            m = fixed[idx]
+            if m is not None:  # a fixed match starts here
+                s, ln, st1, ml, mod = m
+                w = weights[mod]
+                key -= (int(ml * w) + int(ln * w)) * _MATCH
+                if last_end != -1 and st1 != last_end:
+                    key += _CHUNK
+                append((key + abs(s - st1), s + ln, st1 + ml, u, chosen))
+        return
+    for m in matches[current]:
+        s, ln, st1, ml, mod = m
+        b = _bits(st1, ml) | _bits(s + n1, ln)
+        if u & b:
+            continue
+        w = weights[mod]
+        append((key - (int(ml * w) + int(ln * w)) * _MATCH + (_CHUNK if last_end != -1 and st1 != last_end else 0),
+                s + ln, st1 + ml, u | b, (m, chosen)))
+        key += abs(s - st1)
+    if last_end != -1:
+        key += _CHUNK
+    append((key, idx + 1, -1, u, chosen))
 
 
 def _catch_up(paths: list, current: int, n1: int) -> list | None:
@@ -428,17 +488,18 @@ def align_stats(line1: Line, line2: Line, candidates=None) -> tuple:
     fixed: list[Match | None] = [None] * n2
     used1 = used2 = 0
     open_choice = False
-    for j in range(n2):
-        ms = matches[j]
+    for j, ms in enumerate(matches):
+        if not ms:
+            continue
         if len(ms) == 1:
             s, ln, st1, ml, _ = m = ms[0]
-            if all(cov2[k] == 1 for k in range(s, s + ln)) and all(cov1[k] == 1 for k in range(st1, st1 + ml)):
+            if ((cov2[s] == 1 if ln == 1 else all(cov2[k] == 1 for k in range(s, s + ln)))
+                    and (cov1[st1] == 1 if ml == 1 else all(cov1[k] == 1 for k in range(st1, st1 + ml)))):
                 fixed[j] = m
                 used1 |= _bits(st1, ml)
                 used2 |= _bits(s, ln)
                 continue
-        if ms:
-            open_choice = True
+        open_choice = True
     final = fixed
     if open_choice:
         best = _resolve(matches, fixed, n1, used1 | (used2 << n1))
@@ -453,11 +514,18 @@ def align_stats(line1: Line, line2: Line, candidates=None) -> tuple:
     for m in final:
         if m is None:
             continue
-        base = 4 * m[4]
-        for k in range(m[2], m[2] + m[3]):
-            counts[base + (2 if fw1[k] else 0)] += 1
-        for k in range(m[0], m[0] + m[1]):
-            counts[base + (3 if fw2[k] else 1)] += 1
+        s, ln, st1, ml, mod = m
+        base = 4 * mod
+        if ml == 1:
+            counts[base + (2 if fw1[st1] else 0)] += 1
+        else:
+            for k in range(st1, st1 + ml):
+                counts[base + (2 if fw1[k] else 0)] += 1
+        if ln == 1:
+            counts[base + (3 if fw2[s] else 1)] += 1
+        else:
+            for k in range(s, s + ln):
+                counts[base + (3 if fw2[k] else 1)] += 1
     chunks = _count_chunks(final)
     test_matches = sum(counts[0::4]) + sum(counts[2::4])
     ref_matches = sum(counts[1::4]) + sum(counts[3::4])

@@ -12,6 +12,7 @@ word of both sides in one chunk.
 from __future__ import annotations
 
 import math
+from operator import mul
 from collections.abc import Sequence
 
 import numpy as np
@@ -100,34 +101,29 @@ def score_one(row: Sequence[float]) -> float:
     return max(f_mean * (1.0 - GAMMA * math.pow(frag, BETA)), 0.0)
 
 
-def upper_bound(fun1: Sequence[bool], fun2: Sequence[bool], w1: Sequence[float], w2: Sequence[float]) -> float:
+def word_deltas(functions: Sequence[bool]) -> list[float]:
+    """Each word's share of the weighted length: ``delta`` for content words, ``1 - delta``
+    for function words."""
+    return [(1.0 - DELTA) if f else DELTA for f in functions]
+
+
+def upper_bound(w1: Sequence[float], d1: Sequence[float], w2: Sequence[float], d2: Sequence[float]) -> float:
     """An upper bound on the score of any alignment of a hypothesis and a reference whose
-    words (function word or not: ``fun1``, ``fun2``) can be matched with weights at most
-    ``w1``, ``w2`` (0: never matched).
+    words can be matched with weights at most ``w1``, ``w2`` (0.0: never matched);
+    ``d1``, ``d2``: their :func:`word_deltas`.
 
     Precision and recall are at most those of every word matched at its highest weight,
     and the F-mean grows with both; the penalty is at least that of one chunk over all
     matchable words, or none if every word of both sides is matchable. Exact in real
     numbers; callers leave a margin for rounding."""
     n1, n2 = len(w1), len(w2)
-    t_wm = r_wm = 0.0
-    t_wlen = r_wlen = 0.0
-    tw = rw = 0
-    for w, f in zip(w1, fun1):
-        d = (1.0 - DELTA) if f else DELTA
-        t_wlen += d
-        if w:
-            t_wm += w * d
-            tw += 1
-    for w, f in zip(w2, fun2):
-        d = (1.0 - DELTA) if f else DELTA
-        r_wlen += d
-        if w:
-            r_wm += w * d
-            rw += 1
+    t_wm = sum(map(mul, w1, d1))
+    r_wm = sum(map(mul, w2, d2))
     if t_wm == 0.0 or r_wm == 0.0:
         return 0.0
-    f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / t_wlen)) + (ALPHA / (r_wm / r_wlen)))
+    tw = n1 - w1.count(0.0)
+    rw = n2 - w2.count(0.0)
+    f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / sum(d1))) + (ALPHA / (r_wm / sum(d2))))
     penalty = 0.0 if tw == n1 and rw == n2 else GAMMA * math.pow(2.0 / (tw + rw), BETA)
     return max(f_mean * (1.0 - penalty), 0.0)
 

@@ -35,6 +35,9 @@ class WordInfo:
     synsets: frozenset[int]
     para: int
     function: bool
+    #: key, stem key and synsets tagged apart (``4k``, ``4k + 1``, ``4k + 2``): two words can
+    #: match as one-word matches only if their relations intersect.
+    relations: frozenset[int]
 
 
 def _utf16_len(s: str) -> int:
@@ -74,12 +77,14 @@ class WordTable:
         got = self._info.get(word)
         if got is None:
             syn = self._synsets(word) | self._stem_synsets(word)
+            key, stem_key = string_hash(word), string_hash(stem(word))
             got = WordInfo(
-                key=string_hash(word),
-                stem_key=string_hash(stem(word)),
+                key=key,
+                stem_key=stem_key,
                 synsets=syn,
                 para=self.res.paraphrase.vocab.get(word, -1),
                 function=lower(word) in self.res.function_words,
+                relations=frozenset([4 * key, 4 * stem_key + 1, *(4 * x + 2 for x in syn)]),
             )
             self._info[word] = got
         return got
