@@ -317,19 +317,17 @@ def _convert_paraphrase_plain(para: Path, out: Path) -> None:
             or joined.startswith(b" ") or joined.endswith(b" ")):
         raise _NotPlain  # a phrase with other spacing than single spaces between words
     # words per phrase: its spaces + 1, none for an empty phrase
-    raw = np.frombuffer(joined, dtype=np.uint8)
+    has_empty = False
     n_words = np.zeros(len(phrases), dtype=np.int64)
     if phrases:
-        starts = np.concatenate([[0], np.flatnonzero(raw == 10) + 1])
-        lengths = np.diff(np.append(starts, len(raw) + 1)) - 1
-        is_space = (raw == 32).view(np.int8)
-        nonempty = lengths > 0
-        # reduceat over empty phrases would read the next byte: only over non-empty ones
-        n_words[nonempty] = np.add.reduceat(is_space, starts[nonempty], dtype=np.int64) if is_space.size else 0
-        n_words[nonempty] += 1
-        has_empty = not nonempty.all()
-        del starts, lengths, is_space, nonempty
-    del raw
+        raw = np.frombuffer(joined, dtype=np.uint8)
+        newlines = np.flatnonzero(raw == 10)
+        spaces = np.flatnonzero(raw == 32)
+        starts = np.concatenate([[0], newlines + 1])
+        stops = np.concatenate([newlines, [len(raw)]])
+        n_words = np.searchsorted(spaces, stops) - np.searchsorted(spaces, starts) + (stops > starts)
+        has_empty = bool((stops == starts).any())
+        del raw, newlines, spaces, starts, stops
     words = joined.replace(b"\n", b" ").split(b" ") if phrases else []
     del joined
     if phrases and has_empty:
