@@ -370,21 +370,23 @@ def _refset_matrix(index: NgramIndex, refsets: Sequence[Sequence[str]]):
 
 
 # The families of one ``capeval.score`` call receive the same tokenized texts, so the index
-# built by the first is reused by the next. Keyed by the sentences themselves (a tuple of
-# strings hashes and compares at C speed); two entries at most, so memory stays bounded.
-_CACHE: dict[tuple[str, ...], NgramIndex] = {}
+# built by the first is reused by the next. Keyed by the candidates and reference sets
+# themselves (tuples of the same string objects hash and compare at C speed, without the pass
+# over all sentences that listing the distinct ones takes); two entries at most, so memory
+# stays bounded.
+_CACHE: dict[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], NgramIndex] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 2
 
 
 def index_for(cands: Sequence[str], refsets: Sequence[Sequence[str]]) -> NgramIndex:
     """The index of the distinct sentences of ``cands`` and ``refsets`` (candidates first)."""
-    key = tuple(dict.fromkeys(chain(cands, chain.from_iterable(refsets))))
+    key = (tuple(cands), tuple(map(tuple, refsets)))
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    idx = NgramIndex(key)
+    idx = NgramIndex(tuple(dict.fromkeys(chain(cands, chain.from_iterable(refsets)))))
     with _CACHE_LOCK:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
