@@ -62,7 +62,7 @@ class Line:
         self.n_functions = sum(self.functions)
         self.deltas = word_deltas(self.functions)
         self.relations = [w.relations for w in infos]
-        self.all_relations = frozenset().union(*self.relations)
+        self.all_relations = None  # their union: built when first a hypothesis
         self.phrases = phrases
         self.ngrams = ngrams
         by_par: dict[tuple[int, ...], list[int]] = {}
@@ -157,6 +157,8 @@ def _singles_of(line1: Line, line2: Line, same: bool) -> list[tuple]:
     out = []
     j = 0
     every = line1.all_relations
+    if every is None:
+        every = line1.all_relations = frozenset().union(*line1.relations)
     relations = line2.relations
     for w in line2.words:
         got = memo.get(w)
