@@ -275,6 +275,7 @@ def _convert_paraphrase(para: Path, out: Path) -> None:
 
 
 _BLOCK = 1 << 24
+_PHRASES_PER_SLICE = 1 << 18
 
 
 def _convert_paraphrase_plain(para: Path, out: Path) -> None:
@@ -312,36 +313,39 @@ def _convert_paraphrase_plain(para: Path, out: Path) -> None:
     flat_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
     phrases = list(index)
     del index
-    joined = b"\n".join(phrases)
-    if (any(c in joined for c in (b"\t", b"\f", b"\r", b"  ", b"\n ", b" \n"))
-            or joined.startswith(b" ") or joined.endswith(b" ")):
-        raise _NotPlain  # a phrase with other spacing than single spaces between words
-    # words per phrase: its spaces + 1, none for an empty phrase
-    has_empty = False
-    n_words = np.zeros(len(phrases), dtype=np.int64)
-    if phrases:
+    vocab: dict[bytes, int] = defaultdict(count().__next__)  # word -> id, by first appearance
+    n_words: list[np.ndarray] = []
+    flat: list[np.ndarray] = []
+    for at in range(0, len(phrases), _PHRASES_PER_SLICE):  # in slices: bounded memory
+        joined = b"\n".join(phrases[at : at + _PHRASES_PER_SLICE])
+        if (any(c in joined for c in (b"\t", b"\f", b"\r", b"  ", b"\n ", b" \n"))
+                or joined.startswith(b" ") or joined.endswith(b" ")):
+            raise _NotPlain  # a phrase with other spacing than single spaces between words
+        # words per phrase: its spaces + 1, none for an empty phrase
         raw = np.frombuffer(joined, dtype=np.uint8)
         newlines = np.flatnonzero(raw == 10)
         spaces = np.flatnonzero(raw == 32)
         starts = np.concatenate([[0], newlines + 1])
         stops = np.concatenate([newlines, [len(raw)]])
-        n_words = np.searchsorted(spaces, stops) - np.searchsorted(spaces, starts) + (stops > starts)
+        n_words.append(np.searchsorted(spaces, stops) - np.searchsorted(spaces, starts) + (stops > starts))
         has_empty = bool((stops == starts).any())
         del raw, newlines, spaces, starts, stops
-    words = joined.replace(b"\n", b" ").split(b" ") if phrases else []
-    del joined
-    if phrases and has_empty:
-        words = list(filter(None, words))
-    vocab: dict[bytes, int] = defaultdict(count().__next__)
-    flat = np.fromiter(map(vocab.__getitem__, words), dtype=np.int32, count=len(words))
+        words = joined.replace(b"\n", b" ").split(b" ")
+        del joined
+        if has_empty:
+            words = list(filter(None, words))
+        flat.append(np.fromiter(map(vocab.__getitem__, words), dtype=np.int32, count=len(words)))
+        del words
     offsets = np.zeros(len(phrases) + 1, dtype=np.int64)
-    np.cumsum(n_words, out=offsets[1:])
-    if offsets[-1] != len(flat):
+    if phrases:
+        np.cumsum(np.concatenate(n_words), out=offsets[1:])
+    flat_words = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int32)
+    if offsets[-1] != len(flat_words):
         raise _NotPlain  # cannot happen for plain phrases; the general path decides
     np.save(out / "para_entry_ref.npy", flat_ids[0::2].copy())
     np.save(out / "para_entry_par.npy", flat_ids[1::2].copy())
     np.save(out / "para_phrase_offsets.npy", offsets)
-    np.save(out / "para_phrase_tokens.npy", flat)
+    np.save(out / "para_phrase_tokens.npy", flat_words)
     (out / "para_vocab.txt").write_text("\n".join(w.decode("utf-8") for w in vocab), encoding="utf-8")
 
 
