@@ -917,16 +917,20 @@ static PyObject *ptb_fast(PyObject *self, PyObject *args) {
         return PyErr_NoMemory();
     }
     /* Only lower-case ASCII words can equal a word of a fast-shaped caption; others never match. */
-    Py_ssize_t pos = 0;
-    PyObject *key;
-    Py_hash_t hash;
-    while (_PySet_NextEntry(abbrev, &pos, &key, &hash)) {
-        if (PyUnicode_Check(key) && PyUnicode_IS_ASCII(key) && PyUnicode_GET_LENGTH(key) > 0) {
+    PyObject *it = PyObject_GetIter(abbrev), *key;
+    if (!it) { free(low); free(buf); free(aset.a); Py_DECREF(out); Py_DECREF(seq); return NULL; }
+    /* the set holds its strings for the whole call, so views into them stay valid */
+    while ((key = PyIter_Next(it)) != NULL) {
+        if (PyUnicode_Check(key) && PyUnicode_IS_ASCII(key) && PyUnicode_GET_LENGTH(key) > 0
+            && aset.n < PySet_GET_SIZE(abbrev)) {
             aset.a[aset.n].s = (const char *)PyUnicode_1BYTE_DATA(key);
             aset.a[aset.n].n = PyUnicode_GET_LENGTH(key);
             aset.n++;
         }
+        Py_DECREF(key);
     }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) { free(low); free(buf); free(aset.a); Py_DECREF(out); Py_DECREF(seq); return NULL; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *t = fast_one(items[i], &aset, low, buf);
         if (!t) { Py_CLEAR(out); break; }
