@@ -109,8 +109,8 @@ def test_default_script_reproduces_the_shipped_file(data_dir):
 @pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.skipif(os.environ.get("CAPEVAL_CHECK_SHIPPED_LEARNED") != "1",
-                    reason="features of all six judgment benchmarks (BERTScore, sentence encoder, WMD on ~70k "
-                           "units; about 17 minutes cold on 2 cores): set CAPEVAL_CHECK_SHIPPED_LEARNED=1")
+                    reason="features of all six judgment benchmarks (BERTScore, sentence encoder, WMD, SPICE-py on "
+                           "~70k units; over 17 minutes cold on 2 cores): set CAPEVAL_CHECK_SHIPPED_LEARNED=1")
 def test_learned_script_reproduces_the_shipped_file(data_dir):
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_default_learned.py"), "--check"],
                          capture_output=True, text=True)
