@@ -8,10 +8,11 @@ first on ties) gives the unit's statistics; the score of those statistics is the
 METEOR, and the corpus METEOR is the score of all rows' statistics aggregated
 (:mod:`.score`). Resources come from the jar and its paraphrase table (:mod:`.resources`).
 
-Work is shared: every distinct word is analysed once, every distinct (hypothesis,
-reference) word sequence pair aligned once, and the paraphrase table is narrowed before
-matching: to the entries whose words all occur in the batch, then to those whose reference
-phrase occurs in some line (:mod:`.phrases`).
+Work is shared and skipped where it cannot matter: every distinct word is analysed once;
+every distinct (hypothesis, reference) word sequence pair gets an upper bound of its score,
+and only pairs that can still be their unit's best are aligned (:meth:`NativeMeteor._pair_stats`);
+the paraphrase table is narrowed before matching: to the entries whose words all occur in
+the batch, then to those whose reference phrase occurs in some line (:mod:`.phrases`).
 """
 from __future__ import annotations
 

@@ -20,9 +20,12 @@ the reference (line 2), ``match_*`` in the hypothesis (line 1).
 
 Speed: everything about one word sequence (word facts, positions of each word, stem and
 synset, its n-grams and the paraphrase table's phrases in it) is computed once per distinct
-sequence (:class:`Line`); search paths are tuples whose used-word sets are bit masks, and the
+sequence (:class:`Line`), the one-word matches of a reference word once per hypothesis
+(:meth:`Line.singles`); search paths are tuples whose used-word sets are bit masks, and the
 weighted-count increments are precomputed per match (adding ``k * 0.5`` to an integer and
-truncating adds ``int(k * 0.5)``).
+truncating adds ``int(k * 0.5)``); the search visits only positions with matches
+(:func:`_resolve`; :func:`_resolve_stepwise` is the position-by-position original). A pair's
+score bound (:func:`pair_bound`) lets the caller skip pairs that cannot be a unit's best.
 """
 from __future__ import annotations
 
