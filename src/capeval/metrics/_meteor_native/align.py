@@ -48,7 +48,7 @@ Match = tuple  # (start, length, match_start, match_length, module)
 class Line:
     """One word sequence with everything the matchers need about it."""
 
-    __slots__ = ("n", "words", "keys", "functions", "n_functions", "deltas", "stem_keys", "synsets",
+    __slots__ = ("n", "words", "keys", "functions", "n_functions", "deltas", "wlen", "stem_keys", "synsets",
                  "relations", "all_relations", "phrases", "ngrams", "by_par", "_index", "_singles")
 
     def __init__(self, words: Sequence[str], infos: Sequence[WordInfo], phrases: list, ngrams: dict) -> None:
@@ -64,6 +64,7 @@ class Line:
         self.functions = [w.function for w in infos]
         self.n_functions = sum(self.functions)
         self.deltas = word_deltas(self.functions)
+        self.wlen = sum(self.deltas)
         self.relations = [w.relations for w in infos]
         self.all_relations = None  # their union: built when first a hypothesis
         self.phrases = phrases
@@ -204,7 +205,7 @@ def pair_bound(line1: Line, line2: Line) -> tuple[float, list[tuple], list[Match
     singles = _singles_of(line1, line2, same)
     para = [] if same else paraphrase_matches(line1, line2)
     w1, w2 = match_weights(line1, line2, singles, para)
-    return upper_bound(w1, line1.deltas, w2, line2.deltas), singles, para
+    return upper_bound(w1, line1.deltas, w2, line2.deltas, line1.wlen, line2.wlen), singles, para
 
 
 def candidate_matches(line1: Line, line2: Line, singles: list[tuple] | None = None,

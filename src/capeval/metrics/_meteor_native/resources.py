@@ -480,7 +480,7 @@ def _load_dir(d: Path) -> MeteorResources:
     syn_offsets = np.load(d / "syn_offsets.npy")
     syn_ids = np.load(d / "syn_ids.npy", mmap_mode="r")
     para = ParaphraseTable(
-        vocab={w: i for i, w in enumerate(_read_words(d / "para_vocab.txt"))},
+        vocab=_index_of(_read_words(d / "para_vocab.txt")),
         phrase_offsets=np.load(d / "para_phrase_offsets.npy", mmap_mode="r"),
         phrase_tokens=np.load(d / "para_phrase_tokens.npy", mmap_mode="r"),
         entry_ref=np.load(d / "para_entry_ref.npy", mmap_mode="r"),
@@ -501,14 +501,20 @@ def _load_dir(d: Path) -> MeteorResources:
     )
 
 
+def _index_of(words: list[str]) -> dict[str, int]:
+    """word -> position (the last position of a repeated word, as a dict comprehension gives)."""
+    return dict(zip(words, range(len(words))))
+
+
 class _LazySynsets(dict):
     """word → frozenset of synset ids, built on first lookup from the cached arrays."""
 
     def __init__(self, words: list[str], offsets: np.ndarray, ids: np.ndarray) -> None:
         super().__init__()
-        self._index = {w: i for i, w in enumerate(words)}
-        self._offsets = offsets
-        self._ids = ids
+        self._index = _index_of(words)
+        # plain arrays (still mapped): slicing a memmap builds a memmap object per slice
+        self._offsets = np.asarray(offsets)
+        self._ids = np.asarray(ids)
 
     def __contains__(self, word: object) -> bool:
         return word in self._index

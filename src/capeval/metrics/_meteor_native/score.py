@@ -107,10 +107,12 @@ def word_deltas(functions: Sequence[bool]) -> list[float]:
     return [(1.0 - DELTA) if f else DELTA for f in functions]
 
 
-def upper_bound(w1: Sequence[float], d1: Sequence[float], w2: Sequence[float], d2: Sequence[float]) -> float:
+def upper_bound(w1: Sequence[float], d1: Sequence[float], w2: Sequence[float], d2: Sequence[float],
+                wlen1: float | None = None, wlen2: float | None = None) -> float:
     """An upper bound on the score of any alignment of a hypothesis and a reference whose
     words can be matched with weights at most ``w1``, ``w2`` (0.0: never matched);
-    ``d1``, ``d2``: their :func:`word_deltas`.
+    ``d1``, ``d2``: their :func:`word_deltas`; ``wlen1``, ``wlen2``: the sums of those, if
+    known.
 
     Precision and recall are at most those of every word matched at its highest weight,
     and the F-mean grows with both; the penalty is at least that of one chunk over all
@@ -123,7 +125,11 @@ def upper_bound(w1: Sequence[float], d1: Sequence[float], w2: Sequence[float], d
         return 0.0
     tw = n1 - w1.count(0.0)
     rw = n2 - w2.count(0.0)
-    f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / sum(d1))) + (ALPHA / (r_wm / sum(d2))))
+    if wlen1 is None:
+        wlen1 = sum(d1)
+    if wlen2 is None:
+        wlen2 = sum(d2)
+    f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / wlen1)) + (ALPHA / (r_wm / wlen2)))
     penalty = 0.0 if tw == n1 and rw == n2 else GAMMA * math.pow(2.0 / (tw + rw), BETA)
     return max(f_mean * (1.0 - penalty), 0.0)
 
