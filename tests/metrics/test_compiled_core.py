@@ -67,6 +67,15 @@ def test_index_equals_numpy_build(sentences):
     assert _canonical(a) == _canonical(b)
 
 
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.text(max_size=30), max_size=10, unique=True))
+def test_index_equals_numpy_build_on_any_text(sentences):
+    # any code points: 1-, 2- and 4-byte strings, equal words across them, every kind of space
+    a = _with(CORE, _ngrams.NgramIndex, sentences)
+    b = _with(None, _ngrams.NgramIndex, sentences)
+    assert _canonical(a) == _canonical(b)
+
+
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.one_of(SENT, ODD), st.lists(st.one_of(SENT.filter(bool), ODD.filter(str.strip)),
                                                           min_size=1, max_size=5)),
@@ -136,6 +145,12 @@ _EDGE = ["Mr. Smith", "a dog's.", "Dog's. ", "x-a. y", '"a."', "at 3 4 pm", "wan
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.lists(st.one_of(caption_like, st.sampled_from(_EDGE)), max_size=30))
 def test_ptb_fast_equals_python(texts):
+    assert CORE.ptb_fast(texts, ptb._ABBREVIATIONS) == [ptb._fast(t) for t in texts]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.text(max_size=20), st.text(alphabet="ab1 .,'\"-s", max_size=20)), max_size=20))
+def test_ptb_fast_equals_python_on_any_text(texts):
     assert CORE.ptb_fast(texts, ptb._ABBREVIATIONS) == [ptb._fast(t) for t in texts]
 
 
