@@ -17,7 +17,7 @@ import numpy as np
 
 from ..result import MetricScores
 from ._ngrams import (MAX_ORDER, NgramIndex, bit_length, candidate_sids, core_for, index_arrays, index_for, ranges,
-                      refset_matrix)
+                      refset_matrix, searchsorted_many)
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -87,7 +87,7 @@ def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarra
     h_idx = ranges(h0, h1 - h0)
     h_unit = np.repeat(np.arange(n_units, dtype=np.int64), h1 - h0)
     h_key = units.unit_refset[h_unit] * index.n_grams + index.e_gram[h_idx]
-    pos = np.searchsorted(m_key, h_key)
+    pos = searchsorted_many(m_key, h_key)
     pos_ok = np.minimum(pos, max(len(m_key) - 1, 0))
     hit = (pos < len(m_key)) & (m_key[pos_ok] == h_key) if len(m_key) else np.zeros(len(h_key), dtype=bool)
     clipped = np.where(hit, np.minimum(index.e_count[h_idx], m_cnt[pos_ok] if len(m_key) else 0), 0)

@@ -25,7 +25,7 @@ from ..dffile import read_df_file, write_df_file
 from ..errors import InputError
 from ..result import MetricScores
 from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, core_for, index_arrays, index_for, ranges,
-                      refset_matrix, sorted_unique)
+                      refset_matrix, searchsorted_many, sorted_unique)
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -135,7 +135,7 @@ class _PackedDf:
             keys.append(key_k)
             known.append(known_k)
         key, known = np.concatenate(keys), np.concatenate(known)
-        pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        pos = np.minimum(searchsorted_many(self.keys, key), len(self.keys) - 1)
         hit = known & (self.keys[pos] == key)
         out[hit] = self.vals[pos[hit]]
         return out
@@ -250,8 +250,8 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     h_idx = ranges(starts[u_sid], counts[u_sid])
     h_unit = np.repeat(np.arange(n_units), counts[u_sid])
     h_key = u_rs[h_unit] * n_gram + gram[h_idx]
-    lo = np.searchsorted(r_key, h_key, side="left")
-    hi = np.searchsorted(r_key, h_key, side="right")
+    lo = searchsorted_many(r_key, h_key, side="left")
+    hi = searchsorted_many(r_key, h_key, side="right")
     hits = hi - lo
     j_h = np.repeat(np.arange(len(h_key)), hits)
     j_r = ranges(lo, hits)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..result import MetricScores
 from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, core_for, index_for, ranges, refset_matrix,
-                      sorted_unique)
+                      searchsorted_many, sorted_unique)
 from ..units import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -121,7 +121,7 @@ def _lcs_pairs(index: NgramIndex, c_sid: np.ndarray, r_sid: np.ndarray) -> np.nd
     np.cumsum(c_len_o, out=off[1:])
     c_words = index.words[ranges(index.w_start[c_sid_o], c_len_o)]
     k = np.repeat(r_sid_o * V, c_len_o) + c_words
-    pos = np.minimum(np.searchsorted(m_key, k), max(len(m_key) - 1, 0))
+    pos = np.minimum(searchsorted_many(m_key, k), max(len(m_key) - 1, 0))
     masks = np.where(m_key[pos] == k, m_val[pos], np.uint64(0)) if len(m_key) else np.zeros(len(k), np.uint64)
     n_active = len(c_sid_o)
     for t in range(int(c_len_o.max(initial=0))):
