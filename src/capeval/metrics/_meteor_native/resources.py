@@ -30,7 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ...digests import sha256_file
 from ...errors import ResourceNotFound
+from ...paths import cache_root
 from ...resources.resolver import resolve
 from .java import tokens
 from .normalize import parse_nonbreaking_prefixes
@@ -49,18 +51,6 @@ def java_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("CAPEVAL_CACHE") or "~/.cache/capeval").expanduser()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def locate(jar: str | os.PathLike | None = None) -> tuple[Path, Path]:
@@ -453,9 +443,9 @@ def convert(jar: Path, para: Path, target: Path) -> None:
         (tmp / "meta.json").write_text(json.dumps({
             "format": FORMAT,
             "jar": str(jar.resolve()),
-            "jar_sha256": _sha256(jar),
+            "jar_sha256": sha256_file(jar),
             "paraphrase": str(para.resolve()),
-            "paraphrase_sha256": _sha256(para),
+            "paraphrase_sha256": sha256_file(para),
         }, indent=1), encoding="utf-8")
         try:
             tmp.rename(target)
