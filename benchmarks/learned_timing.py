@@ -52,7 +52,7 @@ def main(argv=None) -> None:
             for i, (c, r) in enumerate(zip(table.candidates, table.references)):
                 fh.write(json.dumps({"id": i, "candidate": c, "references": list(r)}) + "\n")
         runs = [run(path, "learned", Path(tmp) / "a.json"),
-                run(path, "learned,bleu4,rouge_l,cider_d,bertscore_f,sentsim_centroid", Path(tmp) / "b.json")]
+                run(path, "learned,bleu4,rouge_l,cider_d,bertscore_f,sentsim_centroid,spice", Path(tmp) / "b.json")]
     res = {"capeval": __version__, "python": platform.python_version(), "rows": len(table),
            "cpus": os.cpu_count(), "load_average_at_end": os.getloadavg(), "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
