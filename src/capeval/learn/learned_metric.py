@@ -14,7 +14,6 @@ is clipped to its training range; ``details["clipped_fraction"]`` says how much 
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,10 +23,9 @@ from ..errors import InputError, ResourceNotFound
 from ..result import MetricScores
 from ..metrics.base import Metric, OutputInfo
 from ..metrics.registry import register
+from .metric_support import check_variants, range_report, score_cache
 
 VARIANT = "learned_capeval"
-#: Warn when more than this share of the feature values lie outside the training range.
-CLIP_WARN = 0.05
 
 
 def _load(model):
@@ -97,29 +95,16 @@ class Learned(Metric):
         m = _load(options.get("model"))
         return {"model": m.name, "trained_on": m.trained_on, "selected_on": m.selected_on}
 
-    def _cache(self):
-        if not self._cache_arg:
-            return None
-        from ..service.cache import ScoreCache
-
-        return ScoreCache(None if self._cache_arg is True else self._cache_arg)
-
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
         from .features import label
 
         m = self.model
-        fm = m.features_for(candidates, references, cache=self._cache(), precomputed=self._reuse or None)
-        self._check_variants(fm.signatures)
+        fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg),
+                            precomputed=self._reuse or None)
+        check_variants("learned", m.name, m.meta.get("feature_signatures", {}), fm.signatures)
         scores = np.asarray(m.predict(fm.X), dtype=float)
-        outside = m.scaler.clipped(fm.X)
-        frac = float(outside.mean()) if outside.size else 0.0
         labels = [label(f) for f in m.features]
-        if frac > CLIP_WARN:
-            per = outside.mean(axis=0)
-            worst = sorted(zip(per.tolist(), labels), reverse=True)[:3]
-            warnings.warn(f"learned: {100 * frac:.1f}% of feature values were clipped to model {m.name!r}'s "
-                          f"training range (most: {', '.join(f'{n} {100 * v:.0f}%' for v, n in worst)})",
-                          stacklevel=3)
+        clipped = range_report("learned", m.name, m.scaler.clipped(fm.X), labels)
         return MetricScores(
             corpus={"learned": float(np.mean(scores))},
             per_caption={"learned": scores},
@@ -134,19 +119,9 @@ class Learned(Metric):
                 "trained": "+".join(m.trained_on) or "unknown",
                 "seed": m.meta.get("seed", "unknown"),
             },
-            details={"feature_labels": labels, "feature_signatures": fm.signatures,
-                     "clipped_fraction": frac,
-                     "clipped_fraction_per_feature": dict(zip(labels, outside.mean(axis=0).tolist())),
+            details={"feature_labels": labels, "feature_signatures": fm.signatures, **clipped,
                      "trained_on": m.trained_on, "selected_on": m.selected_on},
         )
-
-    def _check_variants(self, now: dict[str, str]) -> None:
-        trained = self.model.meta.get("feature_signatures", {})
-        changed = [f"{k} ({trained[k].split('|', 1)[0]} → {v.split('|', 1)[0]})" for k, v in now.items()
-                   if k in trained and trained[k].split("|", 1)[0] != v.split("|", 1)[0]]
-        if changed:
-            warnings.warn(f"learned: model {self.model.name!r} was trained on other metric variants: "
-                          f"{', '.join(changed)}; its scores may be meaningless", stacklevel=3)
 
 
 def _feature_summary(labels: Sequence[str]) -> str:

@@ -13,11 +13,11 @@ as in ``capeval.score``. NNEval's authors used a fixed COCO-val df instead (docs
 No silent extrapolation: features are computed under the model's reference policy (at most the
 number of references seen in training, ``capeval.learn.refsets``) and clipped to the training
 range. The signature names both (``refs``, ``clip``); ``details["clipped_fraction"]`` gives the
-share of feature values that were clipped, and a warning is raised above ``CLIP_WARN``.
+share of feature values that were clipped, and a warning is raised above
+``capeval.learn.metric_support.CLIP_WARN``.
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,16 +27,11 @@ from ..errors import ResourceNotFound
 from ..result import MetricScores
 from ..metrics.base import Metric, OutputInfo
 from ..metrics.registry import register
+from .metric_support import check_variants, range_report, score_cache
 
 VARIANT = "nneval_capeval"
-#: Warn when more than this share of the feature values lie outside the training range.
-CLIP_WARN = 0.05
 #: Bump when the same model file can give other scores (2: clipping and reference policies).
 SCORING_REVISION = "scoring:2"
-
-
-def _variant_of(signature: str) -> str:
-    return signature.split("|", 1)[0]
 
 
 @register
@@ -123,30 +118,19 @@ class NNEval(Metric):
                 "selected_on": list(m.meta.get("selected_on", [])),
                 "design_chosen_on": list(m.meta.get("design_chosen_on", []))}
 
-    def _cache(self):
-        if not self._cache_arg:
-            return None
-        from ..service.cache import ScoreCache
-
-        return ScoreCache(None if self._cache_arg is True else self._cache_arg)
-
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
         from .features import label
 
         from .refsets import describe
 
         m = self.model
-        fm = m.features_for(candidates, references, cache=self._cache(), refs=self.refs)
-        self._check_variants(fm.signatures)
+        fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg), refs=self.refs)
+        check_variants("nneval", m.name, m.meta.get("feature_signatures", {}), fm.signatures)
         scores = np.asarray(m.predict(fm.X, clip=self.clip), dtype=float)
         outside = m.scaler.outside(fm.X)
-        frac = float(outside.mean()) if outside.size else 0.0
         labels = [label(f) for f in m.features]
-        if frac > CLIP_WARN:
-            worst = sorted(zip(outside.mean(axis=0).tolist(), labels), reverse=True)[:3]
-            what = "clipped to" if self.clip else "extrapolated beyond"
-            warnings.warn(f"nneval: {100 * frac:.1f}% of feature values were {what} model {m.name!r}'s training "
-                          f"range (most: {', '.join(f'{n} {100 * v:.0f}%' for v, n in worst)})", stacklevel=3)
+        clipped = range_report("nneval", m.name, outside, labels,
+                               "clipped to" if self.clip else "extrapolated beyond")
         return MetricScores(
             corpus={"nneval": float(np.mean(scores))},
             per_caption={"nneval": scores},
@@ -161,16 +145,6 @@ class NNEval(Metric):
                 "refs": describe(self.refs, m.max_refs),
                 "clip": "train-range" if self.clip else "off",
             },
-            details={"features": fm.X, "feature_labels": labels, "feature_signatures": fm.signatures,
-                     "clipped_fraction": frac,
-                     "clipped_fraction_per_feature": dict(zip(labels, outside.mean(axis=0).tolist())),
+            details={"features": fm.X, "feature_labels": labels, "feature_signatures": fm.signatures, **clipped,
                      "clipped_rows": int(outside.any(axis=1).sum())},
         )
-
-    def _check_variants(self, now: dict[str, str]) -> None:
-        trained = self.model.meta.get("feature_signatures", {})
-        changed = [f"{k} ({_variant_of(trained[k])} → {_variant_of(v)})" for k, v in now.items()
-                   if k in trained and _variant_of(trained[k]) != _variant_of(v)]
-        if changed:
-            warnings.warn(f"nneval: model {self.model.name!r} was trained on other metric variants: "
-                          f"{', '.join(changed)}; its scores may be meaningless", stacklevel=3)
