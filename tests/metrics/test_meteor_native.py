@@ -213,7 +213,7 @@ def _write_table(path, entries, tail="\n"):
 @pytest.mark.parametrize("case", ["plain", "no final newline", "empty phrase", "non-ascii", "tab", "double space",
                                   "carriage return", "invalid utf-8"])
 def test_paraphrase_conversion_on_bytes_equals_line_by_line(tmp_path, case):
-    from capeval.metrics._meteor_native import resources as R
+    from capeval.metrics._meteor_native import convert as R
 
     entries = [("0.5", "a dog", "the dog"), ("0.25", "a dog", "one dog"), ("0.1", "runs", "is running"),
                ("0.2", "the dog", "a dog"), ("0.3", "big car", "large automobile")]

@@ -1,0 +1,272 @@
+"""The one-time conversion of METEOR 1.5's English resources into capeval's cache: the jar's
+word lists and synonym files and the paraphrase table, written as numpy arrays and small text
+files that :mod:`.resources` memory-maps at every later use.
+
+Files are read as the jar reads them: lines split by ``BufferedReader.readLine`` (``\\n``,
+``\\r``, ``\\r\\n``), words by ``StringTokenizer``, the paraphrase table as UTF-8. The
+paraphrase table has two paths that write identical files (tested): a fast one over bytes for a
+plain UTF-8 table with single spaces, and a line-by-line one for anything else.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import threading
+import zipfile
+from array import array
+from collections import defaultdict
+from itertools import count
+from pathlib import Path
+
+import numpy as np
+
+from ...digests import sha256_file
+from ...errors import ResourceNotFound
+from .java import tokens
+from .normalize import parse_nonbreaking_prefixes
+
+#: Version of the cache layout; a different number is a different cache directory, so a cache
+#: written by another version is never read (2: phrase indexes by anchor word and by entry).
+FORMAT = 2
+_LINE_BREAK = re.compile("\r\n|\r|\n")
+
+
+def java_lines(text: str) -> list[str]:
+    """``BufferedReader.readLine`` over ``text``."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _read_jar_text(z: zipfile.ZipFile, name: str) -> str:
+    try:
+        data = z.read(name)
+    except KeyError:
+        raise ResourceNotFound(f"the METEOR jar has no {name}; is it coco's meteor-1.5.jar?") from None
+    return data.decode("utf-8", "replace")
+
+
+def _strip_terminator(line: str) -> str:
+    if line.endswith("\r\n"):
+        return line[:-2]
+    if line.endswith(("\n", "\r")):
+        return line[:-1]
+    return line
+
+
+class _NotPlain(Exception):
+    """The table needs the general conversion (see :func:`_convert_paraphrase`)."""
+
+
+def _convert_paraphrase(para: Path, out: Path) -> None:
+    """Convert the paraphrase table: 3 lines per entry (probability, reference phrase,
+    paraphrase); phrases get ids by first appearance (reference then paraphrase, entry by
+    entry), words likewise in phrase order.
+
+    Done on bytes, in blocks, with the per-line work in C (split, dict lookups) instead of a
+    Python object per line and per word: exact as long as the table is plain, i.e. valid
+    UTF-8 (bytes and text then correspond one to one), no ``\\r`` (lines end at ``\\n``
+    only) and phrases that split on single spaces alone (no tab, form feed, doubled or
+    outer space). coco's table is; any other goes through :func:`_convert_paraphrase_text`,
+    which reads lines and words exactly as the jar does."""
+    try:
+        _convert_paraphrase_plain(para, out)
+    except _NotPlain:
+        _convert_paraphrase_text(para, out)
+
+
+_BLOCK = 1 << 24
+_PHRASES_PER_SLICE = 1 << 18
+
+
+def _convert_paraphrase_plain(para: Path, out: Path) -> None:
+    index: dict[bytes, int] = defaultdict(count().__next__)  # phrase -> id, by first appearance
+    ids: list[np.ndarray] = []  # per block: ids of its phrase lines (reference, paraphrase, ...)
+    n_lines = 0
+    rest = b""
+    with gzip.open(para, "rb") as f:
+        while True:
+            block = f.read(_BLOCK)
+            data = rest + block
+            if block:
+                cut = data.rfind(b"\n") + 1
+                data, rest = data[:cut], data[cut:]
+                lines = data.split(b"\n")
+                lines.pop()  # after the last newline
+            else:  # the end: a last line without a newline still counts (readLine)
+                lines = [data] if data else []
+                rest = b""
+            if b"\r" in data:
+                raise _NotPlain
+            if not data.isascii():
+                try:
+                    data.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise _NotPlain from None
+            first_prob = (-n_lines) % 3  # index in this block of its first probability line
+            n_lines += len(lines)
+            del lines[first_prob::3]  # reference and paraphrase lines remain, in order
+            ids.append(np.fromiter(map(index.__getitem__, lines), dtype=np.int32, count=len(lines)))
+            if not block:
+                break
+    if n_lines % 3:
+        raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)")
+    flat_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
+    phrases = list(index)
+    del index
+    vocab: dict[bytes, int] = defaultdict(count().__next__)  # word -> id, by first appearance
+    n_words: list[np.ndarray] = []
+    flat: list[np.ndarray] = []
+    for at in range(0, len(phrases), _PHRASES_PER_SLICE):  # in slices: bounded memory
+        joined = b"\n".join(phrases[at : at + _PHRASES_PER_SLICE])
+        if (any(c in joined for c in (b"\t", b"\f", b"\r", b"  ", b"\n ", b" \n"))
+                or joined.startswith(b" ") or joined.endswith(b" ")):
+            raise _NotPlain  # a phrase with other spacing than single spaces between words
+        # words per phrase: its spaces + 1, none for an empty phrase
+        raw = np.frombuffer(joined, dtype=np.uint8)
+        newlines = np.flatnonzero(raw == 10)
+        spaces = np.flatnonzero(raw == 32)
+        starts = np.concatenate([[0], newlines + 1])
+        stops = np.concatenate([newlines, [len(raw)]])
+        n_words.append(np.searchsorted(spaces, stops) - np.searchsorted(spaces, starts) + (stops > starts))
+        has_empty = bool((stops == starts).any())
+        del raw, newlines, spaces, starts, stops
+        words = joined.replace(b"\n", b" ").split(b" ")
+        del joined
+        if has_empty:
+            words = list(filter(None, words))
+        flat.append(np.fromiter(map(vocab.__getitem__, words), dtype=np.int32, count=len(words)))
+        del words
+    offsets = np.zeros(len(phrases) + 1, dtype=np.int64)
+    if phrases:
+        np.cumsum(np.concatenate(n_words), out=offsets[1:])
+    flat_words = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int32)
+    if offsets[-1] != len(flat_words):
+        raise _NotPlain  # cannot happen for plain phrases; the general path decides
+    np.save(out / "para_entry_ref.npy", flat_ids[0::2].copy())
+    np.save(out / "para_entry_par.npy", flat_ids[1::2].copy())
+    np.save(out / "para_phrase_offsets.npy", offsets)
+    np.save(out / "para_phrase_tokens.npy", flat_words)
+    (out / "para_vocab.txt").write_text("\n".join(w.decode("utf-8") for w in vocab), encoding="utf-8")
+
+
+def _convert_paraphrase_text(para: Path, out: Path) -> None:
+    """The general conversion: decoded line by line (invalid UTF-8 replaced), every phrase
+    tokenized on its own."""
+    # Streamed (one line at a time, newline="" splits on \n, \r and \r\n like readLine), so
+    # the decompressed 272 MB never sit in memory at once.
+    phrase_index: dict[str, int] = {}
+    refs = array("i")  # compact: 5 million entries each
+    pars = array("i")
+    with gzip.open(para, "rt", encoding="utf-8", errors="replace", newline="") as f:
+        lines = iter(f)
+        for _prob in lines:
+            try:
+                ref = _strip_terminator(next(lines))
+                par = _strip_terminator(next(lines))
+            except StopIteration:
+                raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)") from None
+            refs.append(phrase_index.setdefault(ref, len(phrase_index)))
+            pars.append(phrase_index.setdefault(par, len(phrase_index)))
+    entry_ref = np.frombuffer(refs, dtype=np.int32)
+    entry_par = np.frombuffer(pars, dtype=np.int32)
+    vocab: dict[str, int] = {}
+    offsets = np.zeros(len(phrase_index) + 1, dtype=np.int64)
+    flat = array("i")
+    for k, phrase in enumerate(phrase_index):
+        flat.extend([vocab.setdefault(w, len(vocab)) for w in tokens(phrase)])
+        offsets[k + 1] = len(flat)
+    np.save(out / "para_entry_ref.npy", entry_ref)
+    np.save(out / "para_entry_par.npy", entry_par)
+    np.save(out / "para_phrase_offsets.npy", offsets)
+    np.save(out / "para_phrase_tokens.npy", np.frombuffer(flat, dtype=np.int32))
+    (out / "para_vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
+
+
+def _index_paraphrases(out: Path) -> None:
+    """The lookup indexes of :class:`ParaphraseTable` from the converted arrays."""
+    offsets = np.load(out / "para_phrase_offsets.npy")
+    tokens_ = np.load(out / "para_phrase_tokens.npy")
+    entry_ref = np.load(out / "para_entry_ref.npy")
+    n_words = int(tokens_.max(initial=-1)) + 1
+    n_phrases = len(offsets) - 1
+    lengths = np.diff(offsets)
+    filled = np.flatnonzero(lengths > 0)
+    # anchor: the word occurring least often in the table (ties: the smaller id)
+    freq = np.bincount(tokens_, minlength=n_words).astype(np.int64)
+    anchor = np.zeros(0, dtype=np.int64)
+    if len(filled):
+        rank = freq[tokens_] * n_words + tokens_
+        anchor = np.minimum.reduceat(rank, offsets[filled]) % n_words
+    order = np.argsort(anchor, kind="stable")
+    np.save(out / "para_anchor_phrases.npy", filled[order].astype(np.int32))
+    anchor_offsets = np.zeros(n_words + 1, dtype=np.int64)
+    np.cumsum(np.bincount(anchor, minlength=n_words), out=anchor_offsets[1:])
+    np.save(out / "para_anchor_offsets.npy", anchor_offsets)
+    np.save(out / "para_empty_phrases.npy", np.flatnonzero(lengths == 0).astype(np.int32))
+    np.save(out / "para_ref_entries.npy", np.argsort(entry_ref, kind="stable").astype(np.int32))
+    ref_offsets = np.zeros(n_phrases + 1, dtype=np.int64)
+    np.cumsum(np.bincount(entry_ref, minlength=n_phrases), out=ref_offsets[1:])
+    np.save(out / "para_ref_offsets.npy", ref_offsets)
+
+
+def _convert_jar(jar: Path, out: Path) -> None:
+    try:
+        z = zipfile.ZipFile(jar)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ResourceNotFound(f"{jar}: not a readable METEOR 1.5 jar ({e}); the native backend reads "
+                               "its word lists from the jar") from e
+    with z:
+        function_words = java_lines(_read_jar_text(z, "function/english.words"))
+        nbp_lines = java_lines(_read_jar_text(z, "nonbreaking/english.prefixes"))
+        exc_lines = java_lines(_read_jar_text(z, "synonym/english.exceptions"))
+        syn_lines = java_lines(_read_jar_text(z, "synonym/english.synsets"))
+    exceptions: dict[str, list[str]] = {}
+    for base, forms in zip(exc_lines[0::2], exc_lines[1::2]):
+        for form in tokens(forms):
+            exceptions.setdefault(form, []).append(base)
+    synsets: dict[str, list[int]] = {}
+    for word, ids in zip(syn_lines[0::2], syn_lines[1::2]):
+        synsets[word] = [int(t) for t in tokens(ids)]  # a repeated word replaces, as Hashtable.put
+    words = list(synsets)
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(synsets[w]) for w in words])
+    np.save(out / "syn_offsets.npy", offsets)
+    np.save(out / "syn_ids.npy", np.asarray([i for w in words for i in synsets[w]], dtype=np.int32))
+    (out / "syn_words.txt").write_text("\n".join(words), encoding="utf-8")
+    (out / "small.json").write_text(json.dumps({
+        "function_words": function_words,
+        "nonbreaking": parse_nonbreaking_prefixes(nbp_lines),
+        "exceptions": exceptions,
+    }), encoding="utf-8")
+
+
+def convert(jar: Path, para: Path, target: Path) -> None:
+    """Write the cache for ``jar`` and ``para`` into ``target`` (atomically: via a temp dir)."""
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        _convert_jar(jar, tmp)
+        _convert_paraphrase(para, tmp)
+        _index_paraphrases(tmp)
+        (tmp / "meta.json").write_text(json.dumps({
+            "format": FORMAT,
+            "jar": str(jar.resolve()),
+            "jar_sha256": sha256_file(jar),
+            "paraphrase": str(para.resolve()),
+            "paraphrase_sha256": sha256_file(para),
+        }, indent=1), encoding="utf-8")
+        try:
+            tmp.rename(target)
+        except OSError:
+            if not (target / "meta.json").is_file():  # not a concurrent conversion that won
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
