@@ -169,20 +169,8 @@ def test_letter_run_shortcut_lexes_like_the_rules(text):
 
 
 @pytest.mark.data
-def test_ptb_fast_and_ascii_rules_on_all_shared_captions(data_dir):
-    from capeval import data
-
-    texts: set[str] = set()
-    for name in ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s", "tanti-coco",
-                 "tanti-flickr8k", "tanti-flickr30k"):
-        t = data.load(name, root=data_dir)
-        for attr in ("candidates", "candidates_a", "candidates_b"):
-            texts.update(getattr(t, attr, None) or [])
-        for refs in t.references:
-            texts.update(refs)
-        for caps in (getattr(t, "systems", None) or {}).values():
-            texts.update(caps)
-    texts_l = sorted(texts)
+def test_ptb_fast_and_ascii_rules_on_all_shared_captions(shared_texts):
+    texts_l = shared_texts
     fast = CORE.ptb_fast(texts_l, ptb._ABBREVIATIONS)
     assert fast == [ptb._fast(t) for t in texts_l]
     slow_ascii = [t for t, f in zip(texts_l, fast) if f is None and t.isascii()]
