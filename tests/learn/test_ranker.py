@@ -98,3 +98,19 @@ def test_unknown_kind_and_mismatched_features_are_named_errors():
         lobo.train("forest", [b], FEATS)
     with pytest.raises(InputError, match="feature matrix"):
         lobo.train("linear", [b], FEATS[:2])
+
+
+def test_feature_spec_reads_family_options_and_round_trips_through_labels():
+    from capeval.learn import ranker_features as rf
+    from capeval.learn.features import label
+
+    feats = rf.parse("bleu1+sentsim_centroid(model=mpnet),wmd(norm=True;vectors=glove)")
+    assert feats == (Feature("bleu1"), Feature("sentsim_centroid", (("model", "mpnet"),)),
+                     Feature("wmd", (("norm", "True"), ("vectors", "glove"))))
+    assert rf.parse([label(feats[1])]) == (feats[1],)
+    with pytest.raises(InputError, match="key=value"):
+        rf.parse("sentsim_max(mpnet)")
+    from capeval.errors import UnknownMetricError
+
+    with pytest.raises(UnknownMetricError, match="no_such_metric"):
+        rf.parse("no_such_metric(model=x)")

@@ -14,6 +14,7 @@ reference length (both after the model's tokenizer).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -159,11 +160,29 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     return FeatureMatrix(X, features, sigs, cached)
 
 
+# ``sentsim_centroid(model=mpnet)``: the form :func:`capeval.learn.features.label` prints.
+_WITH_OPTIONS = re.compile(r"([a-z0-9_]+)\((.*)\)")
+
+
+def _parse_options(text: str, item: str) -> tuple[tuple[str, str], ...]:
+    opts = []
+    for kv in text.split(";"):
+        k, sep, v = kv.partition("=")
+        if not sep or not k.strip() or not v.strip():
+            raise InputError(f"feature {item!r}: options must read name(key=value;key=value)")
+        opts.append((k.strip(), v.strip()))
+    return tuple(sorted(opts))
+
+
 def parse(spec: str | Sequence[str]) -> tuple[Feature, ...]:
-    """``default`` (:data:`DEFAULT_SPEC`), ``default+meteor+length`` or a list of metric names /
-    text features."""
-    parts = [p.strip() for p in (spec.replace(",", "+").split("+") if isinstance(spec, str) else spec)
-             if str(p).strip()]
+    """``default`` (:data:`DEFAULT_SPEC`), ``default+meteor+length``, a metric with family
+    options (``sentsim_centroid(model=mpnet)``) or a list of metric names / text features."""
+    if isinstance(spec, str):
+        # Split on + and , outside parentheses only.
+        spec = re.sub(r"\(([^)]*)\)", lambda m: "(" + m.group(1).replace(",", ";") + ")", spec)
+        parts = [p.strip() for p in re.split(r"[+,]", spec) if p.strip()]
+    else:
+        parts = [str(p).strip() for p in spec if str(p).strip()]
     out: list[Feature] = []
     for p in parts:
         if p == "default":
@@ -174,6 +193,8 @@ def parse(spec: str | Sequence[str]) -> tuple[Feature, ...]:
             out.append(Feature("cider_d", scale=0.1))
         elif p == EMBPROD:
             out.extend(Feature(EMBPROD, (("dim", k),)) for k in range(EMB_DIM))
+        elif (m := _WITH_OPTIONS.fullmatch(p)) is not None:
+            out.append(Feature(m.group(1), _parse_options(m.group(2), p)))
         else:
             out.append(Feature(p))
     if not out:
