@@ -176,6 +176,20 @@ def test_just_shuffle_and_object_list():
             assert it.distractor.split() == list(dict.fromkeys(nouns))
 
 
+def test_object_list_and_shuffled_are_the_task_rules():
+    """The pure rule functions (shared with the training negatives of capeval.learn.builder)
+    give exactly the object-list and shuffle distractors."""
+    items = D.generate(toy_images(), toy_parse_all, tasks=["shuffle", "object-list"], seed=5)
+    assert {it.task for it in items} == {"shuffle", "object-list"}
+    for it in items:
+        if it.task == "object-list":
+            assert D.object_list(toy_parse_all(list(it.references))) == it.distractor
+        else:
+            words = it.correct.split()[:-1]  # toy captions end in " ."
+            assert sorted(it.distractor.split()[:-1]) == sorted(words) and it.distractor.split()[:-1] != words
+    assert D.object_list([toy_parse("A man runs on the beach .")][:0]) is None  # no nouns: no item
+
+
 def test_seeded_and_independent_of_other_images():
     images = toy_images()
     a = D.generate(images, toy_parse_all, seed=11)

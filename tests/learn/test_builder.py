@@ -88,3 +88,69 @@ def test_split_holds_out_whole_images():
     train, val = split_by_image(images, 0.1, seed=0)
     assert len(val) == 60 and not {images[i] for i in train} & {images[i] for i in val}
     assert np.array_equal(split_by_image(images, 0.1, seed=0)[1], val)
+
+
+# ---- synthetic negatives --------------------------------------------------------------------
+
+def _toy_parse(texts):
+    """Every space-separated word a token; the listed words are NOUNs (the object-list rule
+    reads only the universal POS)."""
+    from capeval.data.distractor_rules import Token
+
+    nouns = {"caption", "number", "img", "dog", "ball", "park"}
+    out = []
+    for t in texts:
+        pos, toks = 0, []
+        for i, w in enumerate(t.split(" ")):
+            toks.append(Token(w, pos, "NN", "NOUN" if w.lower().strip(".") in nouns else "X", "dep", 0, w.lower()))
+            pos += len(w) + 1
+        out.append(tuple(toks))
+    return out
+
+
+def test_negatives_are_machine_rows_on_the_slots_references():
+    from capeval.data.distractor_rules import object_list, shuffled
+
+    plain = build_training_set(_pool(), {"flickr:123"}, seed=3)
+    ts = build_training_set(_pool(), {"flickr:123"}, seed=3, negatives=("object-list", "shuffle"),
+                            parse=_toy_parse)
+    neg = [i for i, s in enumerate(ts.sources) if s.startswith("negative:")]
+    assert len(neg) == 2 * 3 * 6 and ts.info["negative_rows"] == {"object-list": 18, "shuffle": 18}
+    assert ts.info["negatives"] == ["object-list", "shuffle"] and ts.info["negative_slots"] == 3
+    # the paper's rows are unchanged and in the same order; negatives only add rows
+    keep = [i for i in range(len(ts)) if i not in set(neg)]
+    assert [ts.candidates[i] for i in keep] == plain.candidates and [ts.sources[i] for i in keep] == plain.sources
+    assert "negatives" not in plain.info
+    pool = {canonical_image(p[0]): p for p in _pool()}
+    for i in neg:
+        _, kind, k = ts.sources[i].split(":")
+        humans = pool[ts.images[i]][2]
+        slot_refs = [x for j, x in enumerate(humans) if j != int(k)]
+        assert ts.labels[i] == MACHINE and ts.references[i] == slot_refs  # the human twin's 4 references
+        assert ts.images[i] != "flickr:123"  # built from training images only
+        assert ts.candidates[i] not in {machine_style(h) for h in humans}
+        if kind == "object-list":  # the distractor generator's rule, on the same references
+            assert ts.candidates[i] == machine_style(object_list(_toy_parse(slot_refs)))
+        else:
+            assert sorted(ts.candidates[i].split()) == sorted(machine_style(humans[int(k)]).split())
+    # seeded: the same call gives the same rows
+    again = build_training_set(_pool(), {"flickr:123"}, seed=3, negatives=("object-list", "shuffle"),
+                               parse=_toy_parse)
+    assert again.candidates == ts.candidates
+    assert shuffled(_toy_parse(["a b"])[0], np.random.default_rng(0)) is None  # under 3 tokens
+
+
+def test_negative_slots_and_errors():
+    ts = build_training_set(_pool(), set(), negatives=("object-list",), negative_slots=1, parse=_toy_parse)
+    srcs = [s for s in ts.sources if s.startswith("negative:")]
+    assert srcs == ["negative:object-list:0"] * 7 and ts.info["negative_slots"] == 1
+    with pytest.raises(InputError, match="unknown synthetic negative 'typo'"):
+        build_training_set(_pool(), set(), negatives=("typo",), parse=_toy_parse)
+    with pytest.raises(InputError, match="need a parser"):
+        build_training_set(_pool(), set(), negatives=("shuffle",))
+    with pytest.raises(InputError, match="negative_slots must be in 0..3"):
+        build_training_set(_pool(), set(), negatives=("shuffle",), negative_slots=4, parse=_toy_parse)
+    with pytest.raises(InputError, match="negative_slots given without negatives"):
+        build_training_set(_pool(), set(), negative_slots=1)
+    with pytest.raises(InputError, match="parse returned 0 parses"):
+        build_training_set(_pool(), set(), negatives=("shuffle",), parse=lambda texts: [])

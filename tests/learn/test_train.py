@@ -44,6 +44,23 @@ def test_no_evaluation_image_is_trained_on(training, data_dir):
 
 
 @pytest.mark.data
+def test_synthetic_negatives_come_from_training_images_only(training, data_dir):
+    """The paper's rows have no synthetic negatives; with them, every added row is a machine row
+    of a training image (never an evaluation image), on the references of a human row."""
+    assert "negatives" not in training.info and not any(s.startswith("negative:") for s in training.sources)
+    negs = load_training_set(data_dir, negatives=("object-list", "shuffle"), negative_slots=2)
+    added = [i for i, s in enumerate(negs.sources) if s.startswith("negative:")]
+    assert len(negs) == len(training) + len(added) and sum(negs.info["negative_rows"].values()) == len(added)
+    assert set(negs.images) == set(training.images)
+    for name, images in evaluation_images(data_dir).items():
+        assert not set(negs.images) & images, f"{name} images in the training set"
+    human_refs = {(img, tuple(r)) for img, r, lab in zip(negs.images, negs.references, negs.labels) if lab == 1}
+    for i in added:
+        assert negs.labels[i] == 0 and int(negs.sources[i].rsplit(":", 1)[1]) < 2
+        assert (negs.images[i], tuple(negs.references[i])) in human_refs
+
+
+@pytest.mark.data
 def test_same_seed_same_weights_bit_for_bit(small, tmp_path):
     recipe = make_recipe("nneval", features=FAST, seed=5, max_epochs=4)
     a = train_recipe(recipe, small, validation="split")
@@ -127,3 +144,4 @@ def test_model_records_what_it_was_trained_and_selected_on(small, data_dir):
     none = train_recipe(make_recipe("nneval", features=FAST, max_epochs=1, refs="cap", clip=False), small,
                         validation="none")
     assert none.meta["selected_on"] == [] and none.meta["refs"] == "cap" and none.meta["clip"] is False
+    assert split.meta["negatives"] == [] == none.meta["negatives"]  # the paper's recipe adds none

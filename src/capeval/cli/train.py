@@ -31,6 +31,11 @@ def train_cmd(
                               "model scores (recorded in the model file)."),
     monotone: bool = typer.Option(False, "--monotone/--no-monotone", help="Constrain the network so its score "
                                   "never falls when a feature rises (not in the paper; MLP models)."),
+    negatives: str | None = typer.Option(None, "--negatives", help="nneval/lceval/linear: add synthetic machine "
+                                         "rows built from the training images' captions by the distractor "
+                                         "rules, comma-separated: object-list, shuffle (not in the paper)."),
+    negative_slots: int | None = typer.Option(None, "--negative-slots", help="With --negatives: build them for "
+                                              "the first N of the 3 human candidates per image (default 3)."),
     max_images: int | None = typer.Option(None, "--max-images", help="Train on this many images (a stable "
                                           "subsample) instead of all eligible ones."),
     epochs: int | None = typer.Option(None, "--epochs", help="Maximum epochs (MLP models)."),
@@ -71,7 +76,9 @@ def train_cmd(
         recipe = make_recipe(model, features=features, seed=seed, refs=refs, max_refs=max_refs or 4, clip=clip,
                              **overrides)
         with err.status("building training rows …") as status:
-            training = load_training_set(root, seed=seed, max_images=max_images)
+            training = load_training_set(root, seed=seed, max_images=max_images,
+                                         negatives=[n.strip() for n in (negatives or "").split(",") if n.strip()],
+                                         negative_slots=negative_slots)
             trained = train_recipe(recipe, training, validation=validation, root=root,
                                    cache=ScoreCache(cache_dir, enabled=not no_cache),
                                    progress=lambda msg: status.update(msg))

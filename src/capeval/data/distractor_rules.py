@@ -332,6 +332,33 @@ def _make(task, img, rows: list[_Caption], pools, share_index, rng) -> Distracto
     return None
 
 
+def shuffled(parse: Parse, rng: np.random.Generator) -> str | None:
+    """The ``shuffle`` rule: the parse's tokens in a random order that differs from the
+    original, trailing punctuation kept last; None under ``MIN_SHUFFLE_TOKENS`` tokens or with
+    fewer than two distinct words. Also used for synthetic training negatives
+    (:mod:`capeval.learn.builder`)."""
+    words = [t.text for t in parse]
+    tail = []
+    while words and all(not ch.isalnum() for ch in words[-1]):
+        tail.insert(0, words.pop())
+    if len(words) < MIN_SHUFFLE_TOKENS or len(set(words)) < 2:
+        return None
+    perm = list(words)
+    while perm == words:  # terminates: at least two distinct words
+        perm = [words[int(i)] for i in rng.permutation(len(words))]
+    return " ".join(perm + tail)
+
+
+def object_list(reference_parses: Sequence[Parse]) -> str | None:
+    """The ``object-list`` rule: the references' nouns (universal POS ``NOUN``, lower-cased,
+    first occurrence order) joined by spaces; None under ``MIN_OBJECT_NOUNS`` nouns. Also used
+    for synthetic training negatives (:mod:`capeval.learn.builder`)."""
+    nouns = list(dict.fromkeys(_word(t) for p in reference_parses for t in p if t.pos == "NOUN"))
+    if len(nouns) < MIN_OBJECT_NOUNS:
+        return None
+    return " ".join(nouns)
+
+
 def _distractor(task, cand: _Caption, rows, others, pools, share_index, rng) -> tuple[str, str] | None:
     p, s = cand.person, cand.scene
     if task == "replace-person":
@@ -370,24 +397,14 @@ def _distractor(task, cand: _Caption, rows, others, pools, share_index, rng) -> 
         text = _text(cand.text, cand.parse, span.start, span.end)
         return text[:1].upper() + text[1:], ""
     if task == "shuffle":
-        words = [t.text for t in cand.parse]
-        tail = []
-        while words and all(not ch.isalnum() for ch in words[-1]):
-            tail.insert(0, words.pop())
-        if len(words) < MIN_SHUFFLE_TOKENS or len(set(words)) < 2:
-            return None
-        perm = list(words)
-        while perm == words:  # terminates: at least two distinct words
-            perm = [words[int(i)] for i in rng.permutation(len(words))]
-        return " ".join(perm + tail), ""
+        text = shuffled(cand.parse, rng)
+        return None if text is None else (text, "")
     if task == "object-list":
-        nouns = list(dict.fromkeys(_word(t) for c in others for t in c.parse if t.pos == "NOUN"))
-        if len(nouns) < MIN_OBJECT_NOUNS:
-            return None
-        return " ".join(nouns), ""
+        text = object_list([c.parse for c in others])
+        return None if text is None else (text, "")
     raise AssertionError(task)  # generate() validated the task names
 
 
 __all__ = ["TASKS", "DEFAULT_SEED", "Token", "Parse", "Span", "DistractorItem", "person_span", "scene_span",
-           "generate", "PERSON_CLASSES", "GENERIC_PERSON_NOUNS", "PERSON_NOUNS", "SCENE_NOUNS",
+           "generate", "object_list", "shuffled", "PERSON_CLASSES", "GENERIC_PERSON_NOUNS", "PERSON_NOUNS", "SCENE_NOUNS",
            "SCENE_PREPOSITIONS", "RELATIONAL_NOUNS"]

@@ -15,6 +15,14 @@ that image, label 1 = human, 0 = machine.
   tokens dropped) so a raw-text feature cannot tell the classes apart by a capital letter or
   a final period. References keep their original form; both classes share them.
 
+Synthetic negatives (opt-in, ``negatives=``; off in the paper's recipe): extra machine rows built
+from a training image's own captions by the distractor generator's pure rules
+(:mod:`capeval.data.distractor_rules`), because degenerate outputs such as a bare list of the
+references' nouns are machine output that the 2014-era captioners of the pool never wrote.
+For human candidate k (k < ``negative_slots``), ``object-list`` adds the noun list of its 4
+references and ``shuffle`` its own words in a seeded random order, each scored against those
+same 4 references and labelled machine. They use training images only, so the held-out rule below covers them.
+
 Images of every evaluation set (Flickr8k-Expert and -CF images, COMPOSITE, PASCAL-50S, the
 Tanti 200-image human evaluation, the distractor tasks' source images) are left out. Images are compared by a canonical id (``coco:<id>``, ``flickr:<photo id>``,
 ``voc:<name>``): Flickr30k contains Flickr8k photos under a different file name.
@@ -24,7 +32,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +43,8 @@ from ..errors import InputError
 N_HUMAN = 3
 N_MACHINE = 3
 HUMAN, MACHINE = 1, 0
+#: Synthetic machine-labelled rows ``build_training_set(negatives=...)`` can add.
+NEGATIVES = ("object-list", "shuffle")
 
 _COCO = re.compile(r"COCO_[a-z]+\d{4}_0*(\d+)(?:\.jpg)?$")
 _VOC = re.compile(r"(\d{4}_\d{6})(?:\.jpg)?$")
@@ -134,14 +144,32 @@ def build_training_set(
     n_human: int = N_HUMAN,
     n_machine: int = N_MACHINE,
     max_images: int | None = None,
+    negatives: Sequence[str] = (),
+    negative_slots: int | None = None,
+    parse: Callable[[Sequence[str]], Sequence] | None = None,
 ) -> TrainingSet:
     """Rows from a :func:`capeval.data.training_pool` (``(image, dataset, humans, machines)``).
 
     ``max_images`` keeps that many eligible images, chosen by hash order (a stable subsample).
+    ``negatives`` (a subset of :data:`NEGATIVES`) adds synthetic machine rows per human
+    candidate k < ``negative_slots`` (default: every human candidate; module docstring); they
+    need ``parse``, the distractor generator's parser (texts →
+    :class:`capeval.data.distractor_rules.Token` tuples).
     """
     if n_machine > n_human:
         raise InputError(f"n_machine ({n_machine}) > n_human ({n_human}): each machine candidate borrows "
                          "the references of one human candidate")
+    negatives = tuple(dict.fromkeys(negatives))
+    unknown = [n for n in negatives if n not in NEGATIVES]
+    if unknown:
+        raise InputError(f"unknown synthetic negative {unknown[0]!r}; one of {', '.join(NEGATIVES)}")
+    if negatives and parse is None:
+        raise InputError("synthetic negatives need a parser (parse=...)")
+    if negative_slots is not None and not negatives:
+        raise InputError("negative_slots given without negatives: nothing would use it")
+    slots = n_human if negative_slots is None else int(negative_slots)
+    if not 0 <= slots <= n_human:
+        raise InputError(f"negative_slots must be in 0..{n_human} (the human candidates per image), got {slots}")
     eligible = []
     skipped = 0
     for img, ds, humans, machines in pool:
@@ -156,8 +184,10 @@ def build_training_set(
     if max_images is not None:
         eligible = sorted(eligible, key=lambda e: _rank(seed, "image", e[0]))[:max_images]
         eligible.sort(key=lambda e: e[0])
+    parses = _parses(eligible, parse) if negatives else {}
     cands, refs, labels, images, sources = [], [], [], [], []
     short = 0
+    made = dict.fromkeys(negatives, 0)
     for cid, img, ds, humans, machines in eligible:
         human_forms = {machine_style(h) for h in humans}
         picked: list[tuple[str, str]] = []
@@ -181,6 +211,16 @@ def build_training_set(
                 labels.append(MACHINE)
                 images.append(cid)
                 sources.append(picked[k][0])
+            for kind in (negatives if k < slots else ()):
+                text = _negative(kind, seed, cid, k, humans, parses)
+                if text is None or text in human_forms:
+                    continue  # too few nouns/words, or it reads like one of the image's captions
+                cands.append(text)
+                refs.append(slot_refs)
+                labels.append(MACHINE)
+                images.append(cid)
+                sources.append(f"negative:{kind}:{k}")
+                made[kind] += 1
     if not cands:
         raise InputError("no training rows: every pool image is excluded or the pool is empty")
     by_ds: dict[str, int] = {}
@@ -192,17 +232,53 @@ def build_training_set(
             "missing_machine": short, "seed": seed, "n_human": n_human, "n_machine": n_machine,
             "refs_per_candidate": "other-4-of-5 (machine k shares human k's references)",
             "candidate_text": "machine-style (lower case, no punctuation tokens)"}
+    if negatives:
+        from ..data.distractors import RULES_VERSION
+
+        info.update(negatives=list(negatives), negative_rows=made, negative_slots=slots,
+                    negative_rules=f"capeval.data.distractor_rules rules:{RULES_VERSION}")
+        if hasattr(parse, "describe"):
+            info["negative_parser"] = parse.describe()
     return TrainingSet(cands, refs, np.asarray(labels, dtype=np.int64), images, sources, info)
 
 
+def _parses(eligible, parse) -> dict[str, tuple]:
+    """Parse of every human caption of the eligible images, in one call (one cache entry)."""
+    texts = list(dict.fromkeys(h for _, _, _, humans, _ in eligible for h in humans))
+    parsed = list(parse(texts))
+    if len(parsed) != len(texts):
+        raise InputError(f"parse returned {len(parsed)} parses for {len(texts)} captions")
+    return dict(zip(texts, parsed))
+
+
+def _negative(kind: str, seed: int, cid: str, k: int, humans: Sequence[str], parses: dict) -> str | None:
+    """Synthetic machine candidate ``kind`` for human candidate ``k``, in machine style."""
+    from ..data.distractor_rules import object_list, shuffled
+
+    if kind == "object-list":  # the nouns of the slot's 4 references, as the distractor task builds it
+        text = object_list([parses[h] for j, h in enumerate(humans) if j != k])
+    else:  # "shuffle": candidate k's own words reordered, seeded per (seed, image, slot)
+        rng = np.random.default_rng(int(_rank(seed, "shuffle", cid, str(k))[:16], 16))
+        text = shuffled(parses[humans[k]], rng)
+    return None if text is None else (machine_style(text) or None)
+
+
 def load_training_set(root: Path | str | None = None, *, seed: int = 0, max_images: int | None = None,
-                      datasets: Sequence[str] = ("flickr8k", "flickr30k", "coco")) -> TrainingSet:
-    """The Tanti pool minus every evaluation image (docs/NNEVAL.md, Training data)."""
+                      datasets: Sequence[str] = ("flickr8k", "flickr30k", "coco"),
+                      negatives: Sequence[str] = (), negative_slots: int | None = None) -> TrainingSet:
+    """The Tanti pool minus every evaluation image (docs/NNEVAL.md, Training data); ``negatives``
+    adds synthetic machine rows parsed with the distractor tasks' spaCy pipeline."""
     from .. import data
 
     held_out = evaluation_images(root)
     exclude = set().union(*held_out.values())
-    ts = build_training_set(data.training_pool(root, datasets), exclude, seed=seed, max_images=max_images)
+    parse = None
+    if negatives:
+        from ..data.distractors import SpacyParser
+
+        parse = SpacyParser()
+    ts = build_training_set(data.training_pool(root, datasets), exclude, seed=seed, max_images=max_images,
+                            negatives=negatives, negative_slots=negative_slots, parse=parse)
     ts.info["held_out"] = {k: len(v) for k, v in held_out.items()}
     ts.info["datasets"] = list(datasets)
     return ts

@@ -144,6 +144,8 @@ class NNEval(Metric):
                 "val": m.meta.get("validation", {}).get("protocol", "unknown"),
                 "refs": describe(self.refs, m.max_refs),
                 "clip": "train-range" if self.clip else "off",
+                # synthetic training negatives (docs/NNEVAL.md §2); files without the key had none
+                "neg": "+".join(m.meta.get("negatives", [])) or "none",
             },
             details={"features": fm.X, "feature_labels": labels, "feature_signatures": fm.signatures, **clipped,
                      "clipped_rows": int(outside.any(axis=1).sum())},

@@ -137,6 +137,8 @@ def train_recipe(
         "refs": recipe.refs,
         "max_refs": recipe.max_refs,
         "clip": recipe.clip,
+        # synthetic machine rows (builder negatives=...); [] for the paper's recipe
+        "negatives": list(training.info.get("negatives", [])),
         "trained_on": trained_on(training),
         "selected_on": {"expert": ["flickr8k-expert"], "split": trained_on(training), "none": []}[validation],
         "training_images": sorted(set(training.images)),
