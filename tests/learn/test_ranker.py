@@ -114,3 +114,30 @@ def test_feature_spec_reads_family_options_and_round_trips_through_labels():
 
     with pytest.raises(UnknownMetricError, match="no_such_metric"):
         rf.parse("no_such_metric(model=x)")
+
+
+def test_nested_selection_picks_the_recipe_on_training_benchmarks_only():
+    blocks = {n: _rating_block(n, seed=s) for n, s in (("a", 0), ("b", 5), ("c", 7), ("d", 9))}
+    good = lobo.Recipe("good", FEATS)
+    noise = lobo.Recipe("noise", FEATS[1:])
+    recs = lobo.nested_leave_one_out(blocks, FEATS, [noise, good], n_resamples=20)
+    for r in recs:
+        assert r["models"]["nested"]["recipe"] == "good"
+        assert set(r["inner_selection"]["good"]) == {*r["trained_on"], "mean"}
+        assert r["held_out"] not in r["inner_selection"]["good"]
+    # Scrambling the held-out benchmark's labels changes its number, never the choice made for it.
+    scrambled = dict(blocks)
+    j = blocks["a"].judgments
+    ratings = np.random.default_rng(1).permutation(j.ratings)
+    table = CorrelationTable("a", list(j.candidates), [["a ref"]] * len(j), ratings, list(j.images),
+                             "kendall_tau_c", {"dataset": "a"})
+    scrambled["a"] = lobo.Block(Judgments("a", "rating", list(j.candidates), j.references, list(j.images),
+                                          ratings=ratings, table=table, unit_of_row=np.arange(len(j))),
+                                blocks["a"].X)
+    before = {r["held_out"]: r for r in recs}["a"]
+    after = {r["held_out"]: r for r in lobo.nested_leave_one_out(scrambled, FEATS, [noise, good],
+                                                                 n_resamples=20)}["a"]
+    assert after["inner_selection"] == before["inner_selection"]
+    assert after["models"]["nested"]["value"] != before["models"]["nested"]["value"]
+    with pytest.raises(InputError, match="not among"):
+        lobo.nested_leave_one_out(blocks, FEATS[:2], [good])

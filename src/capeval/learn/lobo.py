@@ -188,6 +188,23 @@ def load_blocks(names: Sequence[str], features: Sequence[Feature], *, cache=None
 
 # ---- leave one benchmark out ------------------------------------------------------------
 
+def training_blocks(blocks: Mapping[str, Block], held_name: str, train_on: Sequence[str] | None = None
+                    ) -> tuple[list[Block], dict[str, int]]:
+    """Every block but ``held_name``, less the units that share an image or a candidate text
+    with it (and the count dropped from each)."""
+    held = blocks[held_name]
+    out, dropped = [], {}
+    for name, b in blocks.items():
+        if name == held_name or (train_on is not None and name not in train_on):
+            continue
+        drop = overlap_mask(b.judgments, [held.judgments])
+        dropped[name] = int(drop.sum())
+        sub = b.subset(~drop) if drop.any() else b
+        if len(sub.judgments) and (sub.judgments.kind == "rating" or len(sub.judgments.pairs)):
+            out.append(sub)
+    return out, dropped
+
+
 def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kinds: Sequence[str] = KINDS, *,
                   baselines: Mapping[str, Mapping[str, np.ndarray]] | None = None, seed: int = 0,
                   n_resamples: int = 1000, monotone: bool = True, hyper=None,
@@ -201,15 +218,7 @@ def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kind
     metric_cols = [k for k, f in enumerate(features) if f.metric not in TEXT_FEATURES]
     out = []
     for held_name, held in blocks.items():
-        train_blocks, dropped = [], {}
-        for name, b in blocks.items():
-            if name == held_name or (train_on is not None and name not in train_on):
-                continue
-            drop = overlap_mask(b.judgments, [held.judgments])
-            dropped[name] = int(drop.sum())
-            sub = b.subset(~drop) if drop.any() else b
-            if len(sub.judgments) and (sub.judgments.kind == "rating" or len(sub.judgments.pairs)):
-                train_blocks.append(sub)
+        train_blocks, dropped = training_blocks(blocks, held_name, train_on)
         j = held.judgments
         singles = {label(features[k]): headline(j, held.X[:, k]) for k in metric_cols}
         single_scores = {label(features[k]): held.X[:, k] for k in metric_cols}
@@ -237,4 +246,101 @@ def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kind
                 entry["weights"] = {label(f): float(w) for f, w in zip(features, model.params[0])}
             rec["models"][kind] = entry
         out.append(rec)
+    return out
+
+
+# ---- recipe selection without the held-out benchmark -------------------------------------
+
+@dataclass(frozen=True)
+class Recipe:
+    """A candidate training recipe: which feature columns, which model kind, which hyperparameters."""
+
+    name: str
+    features: tuple[Feature, ...]
+    kind: str = "linear"
+    hyper: tuple[tuple[str, Any], ...] = ()
+
+
+def _columns(all_features: Sequence[Feature], wanted: Sequence[Feature]) -> list[int]:
+    labels = [label(f) for f in all_features]
+    missing = [label(f) for f in wanted if label(f) not in labels]
+    if missing:
+        raise InputError(f"recipe features {', '.join(missing)} are not among the computed features")
+    return [labels.index(label(f)) for f in wanted]
+
+
+def _scaled_delta(j: Judgments, value: float, best: float) -> float:
+    # accuracies are in percent: put every delta on the correlation scale before averaging
+    return (value - best) / (100.0 if statistic_of(j) == "accuracy" else 1.0)
+
+
+def _best_single(block: Block, metric_cols: Sequence[int]) -> float:
+    return max(headline(block.judgments, block.X[:, k]) for k in metric_cols)
+
+
+def inner_selection(blocks: Sequence[Block], all_features: Sequence[Feature], recipes: Sequence[Recipe], *,
+                    seed: int = 0, monotone: bool = True) -> dict[str, dict[str, float]]:
+    """Each recipe's leave-one-out result *within* ``blocks`` (normally the training benchmarks
+    of an outer fold): per inner held-out benchmark, the recipe's number minus the best single
+    metric among ``all_features`` (accuracy in fractions), and their mean under ``"mean"``."""
+    named = {b.judgments.name: b for b in blocks}
+    metric_cols = [k for k, f in enumerate(all_features) if f.metric not in TEXT_FEATURES]
+    folds = {}
+    for inner in named:
+        tb, _ = training_blocks(named, inner)
+        if tb:
+            folds[inner] = (tb, _best_single(named[inner], metric_cols))
+    out: dict[str, dict[str, float]] = {}
+    for r in recipes:
+        cols = _columns(all_features, r.features)
+        deltas = {}
+        for inner, (tb, best) in folds.items():
+            model = train(r.kind, [Block(b.judgments, b.X[:, cols], b.signatures) for b in tb], r.features,
+                          seed=seed, monotone=monotone, hyper=dict(r.hyper))
+            h = named[inner]
+            deltas[inner] = _scaled_delta(h.judgments, headline(h.judgments, model.predict(h.X[:, cols])), best)
+        out[r.name] = {**deltas, "mean": float(np.mean(list(deltas.values()))) if deltas else float("nan")}
+    return out
+
+
+def nested_leave_one_out(blocks: Mapping[str, Block], all_features: Sequence[Feature], recipes: Sequence[Recipe], *,
+                         seed: int = 0, n_resamples: int = 1000, monotone: bool = True,
+                         compare_with: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Leave one benchmark out with the recipe chosen *inside* each fold.
+
+    For each held-out benchmark, every recipe is scored by :func:`inner_selection` on the
+    training benchmarks alone (overlap with the held-out one already removed); the recipe with
+    the best mean is trained on all of them and evaluated once on the held-out benchmark. No
+    choice sees the held-out labels, so the number is an honest estimate of the *procedure*.
+    """
+    if not recipes:
+        raise InputError("no recipes to select from")
+    all_features = tuple(all_features)
+    metric_cols = [k for k, f in enumerate(all_features) if f.metric not in TEXT_FEATURES]
+    out = []
+    for held_name, held in blocks.items():
+        train_blocks, dropped = training_blocks(blocks, held_name)
+        scores = inner_selection(train_blocks, all_features, recipes, seed=seed, monotone=monotone)
+        chosen = max(recipes, key=lambda r: (scores[r.name]["mean"], -recipes.index(r)))
+        cols = _columns(all_features, chosen.features)
+        model = train(chosen.kind, [Block(b.judgments, b.X[:, cols], b.signatures) for b in train_blocks],
+                      chosen.features, seed=seed, monotone=monotone, hyper=dict(chosen.hyper))
+        j = held.judgments
+        s = model.predict(held.X[:, cols])
+        val = headline(j, s)
+        column = {label(all_features[k]): held.X[:, k] for k in metric_cols}
+        singles = {m: headline(j, x) for m, x in column.items()}
+        best = max(singles, key=singles.get)
+        entry = {"value": val, "delta_vs_best": val - singles[best], "recipe": chosen.name,
+                 "clipped_fraction": float(model.scaler.clipped(held.X[:, cols]).mean()),
+                 "vs_best": compare(j, s, column[best], n_resamples=n_resamples, seed=seed, names=("nested", best)),
+                 "vs": {m: {"delta": val - singles[m],
+                            **compare(j, s, column[m], n_resamples=n_resamples, seed=seed, names=("nested", m))}
+                        for m in compare_with if m in singles}}
+        if chosen.kind in ("linear", "pairwise_ls", "ridge"):
+            entry["weights"] = {label(f): float(w) for f, w in zip(chosen.features, model.params[0])}
+        out.append({"held_out": held_name, "statistic": statistic_of(j), "units": len(j),
+                    "trained_on": [b.judgments.name for b in train_blocks], "dropped_overlap": dropped,
+                    "singles": singles, "best_single": best, "best_single_value": singles[best],
+                    "inner_selection": scores, "models": {"nested": entry}})
     return out
