@@ -137,12 +137,14 @@ def train_recipe(
         "refs": recipe.refs,
         "max_refs": recipe.max_refs,
         "clip": recipe.clip,
-        # synthetic machine rows (builder negatives=...); [] for the paper's recipe
-        "negatives": list(training.info.get("negatives", [])),
         "trained_on": trained_on(training),
         "selected_on": {"expert": ["flickr8k-expert"], "split": trained_on(training), "none": []}[validation],
         "training_images": sorted(set(training.images)),
     }
+    if training.info.get("negatives"):
+        # synthetic machine rows (builder negatives=...); absent for the paper's recipe, whose
+        # files so keep their bytes
+        meta["negatives"] = list(training.info["negatives"])
     return LearnedModel(recipe.kind, params, scaler, recipe.features, tokenizer, meta)
 
 
