@@ -12,9 +12,13 @@ Variants (all seed 0; trained here into a temporary folder unless said otherwise
 - ``paper``: the paper's recipe on today's training rows: all references, no clipping.
 - ``all+clip``, ``cap4+clip``, ``groups4+clip`` (the cap4 weights, scored over disjoint groups of
   4), ``per-ref+clip``: reference policies of ``capeval.learn.refsets`` with clipping.
-- ``cap4+clip+mono``, ``shipped`` (per-ref + clip + monotone, the file in the package) and
-  ``shipped-split`` (the same recipe early-stopped on 10% of the training images: no
-  evaluation data seen).
+- ``cap4+clip+mono``; ``per-ref+clip+mono`` (the model shipped before synthetic negatives).
+- ``mono+obj3``, ``mono+obj1``, ``mono+obj1+shuf1``, ``mono+shuf3``: ``per-ref+clip+mono``
+  trained with synthetic machine rows (``capeval.learn.builder``, ``negatives=``): object-list
+  and/or shuffled-word negatives for the first 1 or 3 human candidates of each image.
+- ``shipped`` (per-ref + clip + monotone + shuffle negatives for 2 slots, the file in the
+  package) and ``shipped-split`` (the same recipe early-stopped on 10% of the training images:
+  no evaluation data seen).
 
 Feature scores come through the score cache, so a second run only re-reads them.
 """
@@ -51,7 +55,10 @@ PAPER = {
     "composite": {"pearson": 0.532, "spearman": 0.524, "kendall_tau_c": 0.404},
     "pascal50s": {"HC": 60.4, "HI": 99.0, "HM": 92.1, "MM": 70.4},
 }
-#: name -> (recipe options or None for a file, validation, scoring options for the nneval metric)
+#: name -> (recipe options or None for a file, validation, scoring options for the nneval metric);
+#: recipe options may hold the training-set options ``negatives`` and ``negative_slots``.
+MONO = {"refs": "per-ref", "monotone": True}
+SHIPPED_NEGATIVES = {"negatives": ("shuffle",), "negative_slots": 2}  # scripts/train_default_nneval.py
 VARIANTS = {
     "before": (None, None, {"refs": "all", "clip": False}),
     "paper": ({"refs": "all", "clip": False}, "expert", {}),
@@ -60,10 +67,16 @@ VARIANTS = {
     "groups4+clip": ("cap4+clip", None, {"refs": "groups"}),
     "per-ref+clip": ({"refs": "per-ref"}, "expert", {}),
     "cap4+clip+mono": ({"refs": "cap", "monotone": True}, "expert", {}),
+    "per-ref+clip+mono": (MONO, "expert", {}),
+    "mono+obj3": ({**MONO, "negatives": ("object-list",), "negative_slots": 3}, "expert", {}),
+    "mono+obj1": ({**MONO, "negatives": ("object-list",), "negative_slots": 1}, "expert", {}),
+    "mono+obj1+shuf1": ({**MONO, "negatives": ("object-list", "shuffle"), "negative_slots": 1}, "expert", {}),
+    "mono+shuf3": ({**MONO, "negatives": ("shuffle",), "negative_slots": 3}, "expert", {}),
     "shipped": (None, None, {}),
-    "shipped-split": ({"refs": "per-ref", "monotone": True}, "split", {}),
+    "shipped-split": ({**MONO, **SHIPPED_NEGATIVES}, "split", {}),
 }
-TESTED = ("shipped", "per-ref+clip", "shipped-split")  # significance against the best input feature
+TRAINING_SET_OPTIONS = ("negatives", "negative_slots")
+TESTED = ("shipped", "per-ref+clip+mono", "shipped-split")  # significance against the best input feature
 
 
 def models(folder: Path, cache: ScoreCache, say) -> dict[str, Path]:
@@ -71,11 +84,16 @@ def models(folder: Path, cache: ScoreCache, say) -> dict[str, Path]:
     before.write_bytes(subprocess.run(["git", "show", f"{BEFORE_COMMIT}:src/capeval/learn/{DEFAULT_MODEL}"],
                                       cwd=ROOT, check=True, capture_output=True).stdout)
     paths = {"before": before, "shipped": default_model_path()}
-    training = load_training_set(seed=0)
+    sets: dict[tuple, object] = {}
     for name, (recipe, validation, _) in VARIANTS.items():
         if isinstance(recipe, dict):
             say(f"training {name}")
-            model = train_recipe(make_recipe("nneval", seed=0, **recipe), training, validation=validation,
+            set_opts = {k: v for k, v in recipe.items() if k in TRAINING_SET_OPTIONS}
+            key = tuple(sorted(set_opts.items()))
+            if key not in sets:
+                sets[key] = load_training_set(seed=0, **set_opts)
+            recipe_opts = {k: v for k, v in recipe.items() if k not in TRAINING_SET_OPTIONS}
+            model = train_recipe(make_recipe("nneval", seed=0, **recipe_opts), sets[key], validation=validation,
                                  cache=cache)
             paths[name] = folder / f"{name}.npz"
             model.save(paths[name])
@@ -110,6 +128,8 @@ def main(argv=None) -> int:
                 "clip": VARIANTS[name][2].get("clip", m.clip), "monotone": bool(m.meta["config"].get("monotone")),
                 "validation": {k: v for k, v in m.meta["validation"].items() if k != "history"},
                 "trained_on": m.meta.get("trained_on"), "selected_on": m.meta.get("selected_on"),
+                "negatives": m.meta.get("negatives", []),
+                "negative_rows": m.meta["training"].get("negative_rows", {}),
                 "training_rows": m.meta["training"]["rows"]}
         for bench in args.benchmarks.split(","):
             say(f"{bench}: features")

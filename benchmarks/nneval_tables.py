@@ -20,7 +20,7 @@ from nneval_acceptance import BENCHMARKS, FEATURES, TESTED, VARIANTS
 HERE = Path(__file__).resolve().parent
 LABELS = {"wmd": "wmd (norm, GloVe-50d)", "spice": "spice (spaCy approx.)"}
 ROWS = (*FEATURES, *VARIANTS)
-PAPER_ROWS = (*FEATURES, "before", "paper", "shipped", "shipped-split")  # "Next to the paper"
+PAPER_ROWS = (*FEATURES, "before", "paper", "per-ref+clip+mono", "shipped", "shipped-split")  # "Next to the paper"
 NOT_CATEGORIES = {"mean", "worst", "ties", "clipped_fraction"}  # pairwise row keys that are not categories
 PASCAL_CATEGORIES = ("HC", "HI", "HM", "MM")
 
