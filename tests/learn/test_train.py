@@ -110,6 +110,17 @@ def test_cli_train_writes_a_loadable_model(tmp_path, data_dir):
     assert again.exit_code == 2 and "already exist" in again.output  # --overwrite to replace it
     bad = CliRunner().invoke(app, ["train", "forest", "--out", str(tmp_path / "bad.npz")])
     assert bad.exit_code == 2 and "unknown learned model" in bad.output
+    neg = CliRunner().invoke(app, ["train", "linear", "--out", str(tmp_path / "neg.npz"), "--features", "bleu1+cider_d",
+                                   "--max-images", "30", "--validation", "split", "--root", str(data_dir),
+                                   "--negatives", "shuffle", "--negative-slots", "1",
+                                   "--cache-dir", str(tmp_path / "cache")])
+    assert neg.exit_code == 0, neg.output
+    meta = LearnedModel.load(tmp_path / "neg.npz").meta
+    assert meta["negatives"] == ["shuffle"] and meta["training"]["negative_slots"] == 1
+    assert 0 < meta["training"]["negative_rows"]["shuffle"] <= 30
+    typo = CliRunner().invoke(app, ["train", "linear", "--out", str(tmp_path / "typo.npz"), "--negatives", "nouns",
+                                    "--root", str(data_dir)])
+    assert typo.exit_code == 2 and "unknown synthetic negative 'nouns'" in typo.output
 
 
 @pytest.mark.slow
