@@ -141,3 +141,15 @@ def test_nested_selection_picks_the_recipe_on_training_benchmarks_only():
     assert after["models"]["nested"]["value"] != before["models"]["nested"]["value"]
     with pytest.raises(InputError, match="not among"):
         lobo.nested_leave_one_out(blocks, FEATS[:2], [good])
+
+
+def test_a_subset_block_keeps_the_rows_of_its_units_for_evaluation():
+    b = _rating_block("a")
+    s = b.X[:, 0]
+    assert lobo.headline(b.subset(np.ones(len(b.judgments), bool)).judgments, s) == lobo.headline(b.judgments, s)
+    keep = np.arange(len(b.judgments)) % 3 != 0
+    sub = b.subset(keep)
+    assert len(sub.judgments.table.human) == keep.sum()
+    np.testing.assert_array_equal(sub.judgments.table.human[sub.judgments.unit_of_row.argsort()],
+                                  b.judgments.ratings[keep])
+    assert lobo.headline(sub.judgments, s[keep]) != lobo.headline(b.judgments, s)

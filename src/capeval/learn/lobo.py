@@ -42,10 +42,27 @@ class Block:
                         [j.images[i] for i in idx])
         if j.kind == "rating":
             sub.ratings = j.ratings[idx]
+            if j.table is not None and j.unit_of_row is not None:
+                rows = np.flatnonzero(keep[j.unit_of_row])
+                sub.table = _table_rows(j.table, rows)
+                sub.unit_of_row = new[j.unit_of_row[rows]]
         else:
             ok = keep[j.pairs].all(axis=1)
             sub.pairs, sub.labels = new[j.pairs[ok]], j.labels[ok]
+            if j.table is not None and len(j.table.labels) == len(j.pairs):
+                sub.table = _table_rows(j.table, np.flatnonzero(ok))
         return Block(sub, self.X[idx], self.signatures)
+
+
+def _table_rows(table, rows: np.ndarray):
+    """The benchmark table restricted to ``rows`` (per-row extras dropped), so a benchmark
+    left with fewer units after overlap removal can still be evaluated (nested selection)."""
+    from dataclasses import fields, replace
+
+    per_row = {f.name: getattr(table, f.name) for f in fields(table)
+               if f.name not in ("name", "statistic", "protocol", "extra")}
+    picked = {k: (v[rows] if isinstance(v, np.ndarray) else [v[i] for i in rows]) for k, v in per_row.items()}
+    return replace(table, **picked, extra={})
 
 
 def monotone_mask(features: Sequence[Feature]) -> np.ndarray:
