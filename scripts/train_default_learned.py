@@ -1,13 +1,17 @@
 """Train the shipped ``learned`` model from the shared human-judgment data, reproducibly.
 
-    python scripts/train_default_learned.py            # rewrite src/capeval/learn/weights/learned-default.npz
-    python scripts/train_default_learned.py --check    # retrain into a temp file and compare with the shipped one
+    python scripts/train_default_learned.py [--variant default|mpnet]          # rewrite the shipped file
+    python scripts/train_default_learned.py [--variant default|mpnet] --check  # retrain and compare
 
-The kind, features and regularisation (``capeval.learn.ranker_model.DEFAULT_*``) were chosen by the mean leave-one-benchmark-out
-result (benchmarks/learned_lobo.py, docs/LEARNED.md); the shipped model is then fitted on every
-human-judgment benchmark, so ``capeval bench`` refuses to report it on any of them (use the
-leave-one-out numbers instead). Same data + capeval + seed → the same bytes on one machine;
-across CPUs ``--check`` accepts parameters within ``--atol``.
+The recipe (features, kind, regularisation) is chosen by the same procedure that
+``benchmarks/learned_nested.py`` evaluates: leave-one-benchmark-out among the candidates of the
+variant's family (``capeval.learn.recipes``), here over all six human-judgment benchmarks; the
+winner is then fitted on all six, so ``capeval bench`` refuses to report the model on any of
+them (the nested leave-one-out numbers are its honest estimate). ``default`` selects among
+MiniLM-only recipes (``learned-default.npz``), ``mpnet`` also among recipes with
+all-mpnet-base-v2 features (``learned-mpnet.npz``; ``capeval models install mpnet``).
+Same data + capeval + seed → the same bytes on one machine; across CPUs ``--check`` accepts
+parameters within ``--atol``.
 """
 from __future__ import annotations
 
@@ -20,27 +24,40 @@ from pathlib import Path
 import numpy as np
 
 from capeval.service.cache import ScoreCache
-from capeval.learn import lobo
-from capeval.learn import ranker_features as rf
+from capeval.learn import lobo, recipes
+from capeval.learn.features import label
 from capeval.learn.judgments import JUDGMENT_BENCHMARKS
-from capeval.learn.ranker_model import (DEFAULT_FEATURES, DEFAULT_HYPER, DEFAULT_KIND, DEFAULT_MAX_REFS,
-                                        RankerModel, default_model_path)
+from capeval.learn.ranker_model import DEFAULT_MAX_REFS, RankerModel
 from capeval.digests import sha256_file
 
 SEED = 0
-KIND, FEATURES, HYPER, MAX_REFS = DEFAULT_KIND, DEFAULT_FEATURES, DEFAULT_HYPER, DEFAULT_MAX_REFS
-NAME = "learned-default"
-#: Every decision above was taken by comparing leave-one-benchmark-out results on these.
-SELECTED_ON = list(JUDGMENT_BENCHMARKS)
+MAX_REFS = DEFAULT_MAX_REFS
 
 
-def train(root=None, cache=None, progress=None) -> RankerModel:
-    features = rf.parse(FEATURES)
+def train(variant: str = "default", root=None, cache=None, progress=None) -> RankerModel:
+    name_file, family = recipes.SHIPPED[variant]
+    candidates = recipes.candidates(family)
+    features = recipes.all_features(candidates)
     blocks = lobo.load_blocks(list(JUDGMENT_BENCHMARKS), features, cache=cache, max_refs=MAX_REFS, root=root,
                               progress=progress)
-    return lobo.train(KIND, list(blocks.values()), features, seed=SEED, max_refs=MAX_REFS, hyper=HYPER,
-                      meta={"name": NAME, "selected_on": SELECTED_ON, "features_spec": FEATURES,
-                            "recipe": "scripts/train_default_learned.py"})
+    if progress is not None:
+        progress(f"selecting among {len(candidates)} recipes (leave one benchmark out over all six)")
+    scores = lobo.inner_selection(list(blocks.values()), features, candidates, seed=SEED)
+    chosen = max(candidates, key=lambda r: (scores[r.name]["mean"], -candidates.index(r)))
+    cols = [[label(f) for f in features].index(label(f)) for f in chosen.features]
+    train_blocks = [lobo.Block(b.judgments, b.X[:, cols], b.signatures) for b in blocks.values()]
+    model = lobo.train(chosen.kind, train_blocks, chosen.features, seed=SEED, max_refs=MAX_REFS,
+                       hyper=dict(chosen.hyper),
+                       meta={"name": Path(name_file).stem, "selected_on": list(JUDGMENT_BENCHMARKS),
+                             "recipe": chosen.name, "recipe_family": family,
+                             "selection_mean_delta": {k: v["mean"] for k, v in scores.items()},
+                             "features_spec": "+".join(label(f) for f in chosen.features),
+                             "script": "scripts/train_default_learned.py"})
+    # the signatures of the chosen columns only (the blocks carry every candidate's)
+    chosen_labels = {label(f) for f in chosen.features}
+    model.meta["feature_signatures"] = {k: v for k, v in model.meta["feature_signatures"].items()
+                                        if k in chosen_labels}
+    return model
 
 
 def _close(new: RankerModel, old: RankerModel, atol: float) -> bool:
@@ -57,7 +74,8 @@ def _close(new: RankerModel, old: RankerModel, atol: float) -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=default_model_path())
+    ap.add_argument("--variant", choices=sorted(recipes.SHIPPED), default="default")
+    ap.add_argument("--out", type=Path, default=None, help="default: the shipped file of the variant")
     ap.add_argument("--check", action="store_true", help="compare a retrain with the shipped file")
     ap.add_argument("--atol", type=float, default=1e-6)
     ap.add_argument("--cache-dir", type=Path, default=None)
@@ -66,7 +84,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     say = lambda msg: print(f"[{time.perf_counter() - start:7.1f}s] {msg}", file=sys.stderr, flush=True)  # noqa: E731
-    model = train(args.root, ScoreCache(args.cache_dir, enabled=not args.no_cache), say)
+    args.out = args.out or recipes.shipped_path(args.variant)
+    model = train(args.variant, args.root, ScoreCache(args.cache_dir, enabled=not args.no_cache), say)
+    say(f"chose {model.meta['recipe']} ({len(model.features)} features)")
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             sha = model.save(Path(tmp) / "learned.npz")

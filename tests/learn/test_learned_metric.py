@@ -84,3 +84,41 @@ def test_shipped_model_meets_the_contract():
     # better captions of the same image score higher
     good = capeval.score(["a dog runs on the grass", "a plate of food on a table"], REFS[:1] * 2, ["learned"])
     assert good.per_caption["learned"][0] > good.per_caption["learned"][1]
+
+
+def test_shipped_aliases_name_their_files_and_record_their_recipe():
+    from capeval.learn import recipes
+
+    for alias, (fname, family) in recipes.SHIPPED.items():
+        path = recipes.shipped_path(alias)
+        assert path.name == fname and path.is_file()
+        m = RankerModel.load(path)
+        chosen = {r.name: r for r in recipes.candidates(family)}[m.meta["recipe"]]
+        assert m.features == chosen.features and m.meta["recipe_family"] == family
+        assert set(m.meta["selection_mean_delta"]) == set(r.name for r in recipes.candidates(family))
+        # it won its own selection (ties broken by list order)
+        best = max(m.meta["selection_mean_delta"].values())
+        assert m.meta["selection_mean_delta"][m.meta["recipe"]] == best
+    assert recipes.shipped_path("default") == default_model_path()
+    assert not any("mpnet" in str(f.options) for f in RankerModel.load(default_model_path()).features)
+    with pytest.raises(InputError, match="no shipped learned model"):
+        recipes.shipped_path("bert")
+    with pytest.raises(InputError, match="recipe family"):
+        recipes.candidates("large")
+
+
+def test_the_mpnet_model_scores_with_the_mpnet_encoder_or_names_it_missing():
+    from capeval.errors import CapevalError
+    from capeval.resources.encoders import MPNET
+    from capeval.resources.resolver import resolve
+
+    try:
+        resolve(MPNET.name)
+    except CapevalError:
+        with pytest.raises(ResourceNotFound, match="mpnet"):
+            capeval.score(CANDS, REFS, ["learned"], options={"learned": {"model": "mpnet"}})
+        return
+    res = capeval.score(CANDS, REFS, ["learned"], options={"learned": {"model": "mpnet"}})
+    assert np.isfinite(res.per_caption["learned"]).all()
+    assert "model:learned-mpnet" in res.signatures["learned"]
+    assert "sentsim_centroid(model=mpnet)" in res.signatures["learned"]

