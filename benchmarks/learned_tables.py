@@ -1,6 +1,7 @@
 """Markdown tables for docs/LEARNED.md from leave-one-benchmark-out result files.
 
     python benchmarks/learned_tables.py benchmarks/results/learned_lobo.json [more.json ...]
+    python benchmarks/learned_tables.py benchmarks/results/learned_nested_mpnet.json benchmarks/results/learned_nested_minilm.json
 
 Each file is one ``benchmarks/learned_lobo.py`` run (one feature set); the tables put every run's
 models beside the best single metric of each held-out benchmark.
@@ -17,7 +18,9 @@ SHORT = {"flickr8k-expert": "Expert", "flickr8k-cf": "CF", "composite": "COMPOSI
 RUN_NAMES = {"learned_lobo": "shipped recipe (15 features, with SPICE-py)",
              "learned_lobo_no_spice": "14 features, without SPICE-py (previous recipe)",
              "learned_lobo_other_kinds": "14 features without SPICE-py",
-             "learned_lobo_with_length": "14 features + length", "learned_lobo_l2_1e-2": "14 features, L2 1e-2"}
+             "learned_lobo_with_length": "14 features + length", "learned_lobo_l2_1e-2": "14 features, L2 1e-2",
+             "learned_nested_mpnet": "selected among MiniLM and mpnet recipes",
+             "learned_nested_minilm": "selected among MiniLM-only recipes"}
 STAT = {"kendall_tau_c": "τc", "kendall_tau_b": "τb", "accuracy": "acc. %", "pearson": "r", "spearman": "ρ"}
 
 
@@ -96,9 +99,41 @@ def significance_table(run_name: str, run: dict, kind: str) -> str:
     return f"**{kind}, {run_name}**\n\n" + "\n".join(lines)
 
 
+def nested_table(runs: list[tuple[str, dict]]) -> str:
+    """Nested runs (benchmarks/learned_nested.py): per held-out benchmark the recipe chosen
+    without it, its number, Δ vs the best single metric (any family) and the bootstrap p."""
+    first = runs[0][1]["records"]
+    cols = [r["held_out"] for r in first]
+    lines = ["| | " + " | ".join(f"{SHORT.get(c, c)} ({STAT.get(r['statistic'], r['statistic'])})"
+                                  for c, r in zip(cols, first)) + " | wins | mean Δ |",
+             "|---|" + "---:|" * (len(cols) + 2),
+             "| best single metric (on the held-out set) | " + " | ".join(
+                 f"{_fmt(r['statistic'], r['best_single_value'])} {r['best_single']}" for r in first) + " | | |"]
+    for run_name, run in runs:
+        recs = {r["held_out"]: r for r in run["records"]}
+        cells, recipes, wins, deltas = [], [], 0, []
+        for c in cols:
+            r = recs[c]
+            m = r["models"]["nested"]
+            wins += m["delta_vs_best"] > 0
+            deltas.append(m["delta_vs_best"] / (100.0 if r["statistic"] in PERCENT else 1.0))
+            cells.append(f"{_fmt(r['statistic'], m['value'])} ({_delta(r['statistic'], m['delta_vs_best'])}; "
+                         f"p = {m['vs_best']['bootstrap_p']:.2g})")
+            recipes.append(f"`{m['recipe']}`")
+        lines.append(f"| {run_name} | " + " | ".join(cells) + f" | {wins}/{len(cols)} | {sum(deltas) / len(deltas):+.4f} |")
+        lines.append(f"| {run_name}: recipe chosen | " + " | ".join(recipes) + " | | |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])]
     runs = [(RUN_NAMES.get(p.stem, p.stem), json.loads(p.read_text())) for p in paths]
+    if "inner_selection" in runs[0][1]["records"][0]:
+        print(nested_table(runs))
+        for name, run in runs:
+            print()
+            print(significance_table(name, run, "nested"))
+        return
     print(headline_table(runs))
     print()
     name, run = runs[0]
