@@ -151,21 +151,50 @@ def test_swapped_cache_files_are_not_reported_as_the_other_metric(tmp_path):
     assert got.corpus == fresh.corpus and got.signatures == fresh.signatures
 
 
-def test_resource_change_misses(tmp_path, monkeypatch):
-    """Pointing a resource's variable at other files changes every key (old WMD/WEmbSim
-    numbers and signatures are never returned for new vectors)."""
+def test_a_change_of_a_resource_a_family_reads_misses_and_of_another_does_not(tmp_path, monkeypatch):
+    """Pointing a resource's variable at other files changes the keys of the families that read
+    it (old WMD/WEmbSim numbers are never returned for new vectors), and only theirs: installing
+    another encoder keeps BLEU's entries."""
+    from capeval.metrics.registry import family_for
+
     vec_a, vec_b = tmp_path / "vecA", tmp_path / "vecB"
     for d, payload in ((vec_a, b"a"), (vec_b, b"bb")):
         d.mkdir()
         (d / "glove_6B_50d_emb.npy").write_bytes(payload)
     monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec_a))
     cache = C.ScoreCache(tmp_path / "c")
-    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).details["cached"]["bleu4"]
-    assert score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).details["cached"]["bleu4"]
+
+    def cached(metric):
+        return score_units(CANDS, REFS, [metric], tokenizer="none", cache=cache).details["cached"][metric]
+
+    rouge = family_for("rouge_l")
+    # ROUGE-L standing in for a family that reads the vectors (WMD would need real ones)
+    monkeypatch.setattr(rouge, "cache_resources", ("glove-6b-50d",))
+    assert not cached("bleu4") and not cached("rouge_l")
+    assert cached("bleu4") and cached("rouge_l")
     monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec_b))
-    assert not score_units(CANDS, REFS, ["bleu4"], tokenizer="none", cache=cache).details["cached"]["bleu4"]
+    assert cached("bleu4") and not cached("rouge_l")
     state = C.resource_state()["glove-6b-50d"]
     assert state[0][0] == str(vec_b.resolve()) and any(e[0].endswith("glove_6B_50d_emb.npy") for e in state[1:])
+    # a family that does not say what it reads depends on every resource
+    monkeypatch.setattr(rouge, "cache_resources", None)
+    assert not cached("rouge_l") and cached("rouge_l")
+    monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec_a))
+    assert not cached("rouge_l") and cached("bleu4")
+
+
+def test_encoder_families_depend_on_the_encoder_they_load_only():
+    from capeval.metrics.registry import family_for
+
+    for m in ("sentsim_centroid", "bertscore_f"):
+        cls = family_for(m)
+        assert cls.resources_for({}) == ("encoder-minilm-l6",)
+        assert cls.resources_for({"model": "mpnet"}) == ("encoder-mpnet-base",)
+        assert cls.resources_for({"model": "some-org/some-model"}) == ()
+    assert family_for("spice").resources_for({}) == ("wordnet", "spice-jar", "corenlp-3.6.0")
+    assert family_for("learned").resources_for({}) is None and family_for("nneval").resources_for({}) is None
+    # every resource is registered in every process, whatever was imported (stable keys)
+    assert {"spice-jar", "corenlp-3.6.0"} <= set(C.resource_state())
 
 
 def test_cache_revision_invalidates_only_when_bumped():

@@ -74,6 +74,12 @@ class Metric(ABC):
     #: Bumped when a fix changes this family's numbers while its signature stays the same, so
     #: score-cache entries stored before the fix are recomputed (``capeval.service``).
     cache_revision: ClassVar[int] = 0
+    #: Registered resources (``capeval models list``) whose files this family's numbers may
+    #: depend on. Their state (path, size, mtime) is part of its score-cache keys, so replacing
+    #: one of them misses, while installing an unrelated one (another encoder) keeps the entries.
+    #: ``None`` means every registered resource: the safe default, kept by the families built on
+    #: other metrics (``learned``, ``nneval``, QACE).
+    cache_resources: ClassVar[tuple[str, ...] | None] = None
 
     @abstractmethod
     def compute(
@@ -95,6 +101,12 @@ class Metric(ABC):
         """A digest of whatever file the numbers depend on beyond the options (a learned
         model's weights), for score-cache keys; None when there is none."""
         return None
+
+    @classmethod
+    def resources_for(cls, options: dict) -> tuple[str, ...] | None:
+        """The resources of :attr:`cache_resources` that ``options`` select (a family with a
+        model option names only the model it loads)."""
+        return cls.cache_resources
 
     @classmethod
     def provenance(cls, options: dict) -> dict | None:

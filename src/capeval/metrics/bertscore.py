@@ -108,6 +108,14 @@ class BERTScore(Metric):
     text_input = "raw"
     corpus_dependent = False  # per instance: True when idf is on (IDF comes from the references)
 
+    @classmethod
+    def resources_for(cls, options: dict) -> tuple[str, ...]:
+        """Only the encoder the ``model`` option names (a directory is not a registered resource)."""
+        from ..resources.encoders import encoder_resource
+
+        name = encoder_resource(options.get("model"))
+        return (name,) if name else ()
+
     def __init__(
         self,
         model: str | Path | None = None,

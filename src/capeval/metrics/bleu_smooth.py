@@ -77,6 +77,7 @@ class BleuSmooth(Metric):
     """Sentence BLEU-1..4 with Lin & Och (2004) add-one smoothing for orders ≥ 2."""
 
     family = "bleu_smooth"
+    cache_resources = ()  # pure computation on the tokenized text
     variant = VARIANT
     outputs = tuple(
         OutputInfo(

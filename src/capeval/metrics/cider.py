@@ -323,6 +323,7 @@ class _CiderBase(Metric):
     corpus_dependent = True
     # 1: squares as the reference computes them (pow(v, 2)), which moved some scores in the last bit.
     cache_revision = 1
+    cache_resources = ()  # pure computation on the tokenized text (a df file is an option)
     _clipped: bool
 
     def __init__(self, df: str | Path | DocumentFrequency | None = None, sigma: float = SIGMA,

@@ -215,6 +215,7 @@ class Meteor(Metric):
     """
 
     family = "meteor"
+    cache_resources = ("meteor-jar",)  # both backends read the jar's data (native: converted)
     variant = VARIANT
     outputs = (
         OutputInfo(

@@ -173,6 +173,7 @@ class RougeLCoco(Metric):
     """ROUGE-L F-measure with beta = 1.2 and independent max of P and R over references."""
 
     family = "rouge_l"
+    cache_resources = ()  # pure computation on the tokenized text
     variant = "rouge_l_coco"
     outputs = (
         OutputInfo("rouge_l", "rouge_l", "rouge_l_coco", (0.0, 1.0), True,

@@ -94,6 +94,14 @@ class SentenceSimilarity(Metric):
     )
     text_input = "raw"
 
+    @classmethod
+    def resources_for(cls, options: dict) -> tuple[str, ...]:
+        """Only the encoder the ``model`` option names (a directory is not a registered resource)."""
+        from ..resources.encoders import encoder_resource
+
+        name = encoder_resource(options.get("model"))
+        return (name,) if name else ()
+
     def __init__(self, model=None, batch_size: int = 128) -> None:
         from ..resources.encoders import resolve_encoder
 

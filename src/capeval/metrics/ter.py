@@ -273,6 +273,7 @@ class Ter(Metric):
     """
 
     family = "ter"
+    cache_resources = ()  # pure computation on the tokenized text
     variant = VARIANT
     outputs = (
         OutputInfo(

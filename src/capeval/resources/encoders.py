@@ -146,6 +146,17 @@ def resolve_encoder(model: str | os.PathLike | None = None) -> ResolvedEncoder:
     return ResolvedEncoder(spec.hub_id, spec.hub_id, spec.default_layer, spec.layer_source)
 
 
+def encoder_resource(model: str | os.PathLike | None = None) -> str | None:
+    """The registered resource an alias or hub id loads from (``None`` → the packaged MiniLM's);
+    None for a directory or an id capeval does not know. Nothing is resolved, so a missing model
+    raises nothing here."""
+    model = DEFAULT_ENCODER if model is None else model
+    if isinstance(model, os.PathLike) or Path(str(model)).expanduser().is_dir():
+        return None
+    spec = _spec_for(str(model))
+    return spec.resource if spec is not None else None
+
+
 def _known_location(path: Path) -> EncoderSpec | None:
     """The known encoder whose resolved local copy is ``path`` (e.g. the packaged MiniLM dir)."""
     target = path.resolve()

@@ -44,10 +44,8 @@ def register_resource(spec: ResourceSpec) -> ResourceSpec:
     return spec
 
 
-#: Modules that register resource specs at import (cheap: no heavy dependencies). The SPICE and
-#: CoreNLP jars register in ``capeval.scenegraph.jar`` when SPICE's jar backend is used; they are
-#: deliberately not listed here, because :func:`list_resources` feeds the score-cache keys and
-#: listing them would change every existing key.
+#: Modules that register resource specs at import (cheap: no heavy dependencies), so that
+#: :func:`list_resources` (which feeds score-cache keys) is the same in every process.
 RESOURCE_MODULES = ("capeval.resources.encoders", "capeval.resources.vectors", "capeval.resources.wordnet")
 
 
@@ -75,13 +73,18 @@ def _package_dir(package: str) -> Path | None:
     return None
 
 
-def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
-    """Return the path of resource ``name`` or raise :class:`ResourceNotFound`."""
+def get_spec(name: str) -> ResourceSpec:
+    """The registered spec of resource ``name`` (:class:`ResourceNotFound` when unknown)."""
     if name not in _SPECS:
         _load_resource_modules()
     if name not in _SPECS:
         raise ResourceNotFound(f"unknown resource {name!r}; known: {', '.join(sorted(_SPECS))}")
-    spec = _SPECS[name]
+    return _SPECS[name]
+
+
+def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
+    """Return the path of resource ``name`` or raise :class:`ResourceNotFound`."""
+    spec = get_spec(name)
     tried: list[str] = []
     if path is not None:
         p = Path(path).expanduser()
@@ -119,7 +122,29 @@ def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
     )
 
 
-# Resources the foundation needs. Other modules register theirs next to the code using them.
+# Resources the foundation and SPICE's jar backend need, registered here so that every process
+# lists the same resources (score-cache keys). Other modules register theirs next to the code
+# using them, in a module of RESOURCE_MODULES.
+register_resource(
+    ResourceSpec(
+        name="spice-jar",
+        env="CAPEVAL_SPICE_JAR",
+        package="pycocoevalcap",
+        relpath="spice/spice-1.0.jar",
+        install_hint="Install pycocoevalcap==1.2 (pip install 'capeval[java]') or set "
+        "CAPEVAL_SPICE_JAR to spice-1.0.jar (its lib/ directory must sit beside it).",
+    )
+)
+register_resource(
+    ResourceSpec(
+        name="corenlp-3.6.0",
+        env="CAPEVAL_CORENLP_DIR",
+        install_hint="SPICE's jar backend needs Stanford CoreNLP 3.6.0: download "
+        "stanford-corenlp-full-2015-12-09 from nlp.stanford.edu and set CAPEVAL_CORENLP_DIR to the "
+        "directory holding stanford-corenlp-3.6.0.jar and stanford-corenlp-3.6.0-models.jar. "
+        "Without it use the default backend='py' (spice_py_spacy, an approximation).",
+    )
+)
 register_resource(
     ResourceSpec(
         name="meteor-jar",

@@ -26,28 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ExternalToolError, ResourceNotFound
-from ..resources.resolver import ResourceSpec, java_executable, register_resource, resolve
+from ..resources.resolver import java_executable, resolve
 
-register_resource(
-    ResourceSpec(
-        name="spice-jar",
-        env="CAPEVAL_SPICE_JAR",
-        package="pycocoevalcap",
-        relpath="spice/spice-1.0.jar",
-        install_hint="Install pycocoevalcap==1.2 (pip install 'capeval[java]') or set "
-        "CAPEVAL_SPICE_JAR to spice-1.0.jar (its lib/ directory must sit beside it).",
-    )
-)
-register_resource(
-    ResourceSpec(
-        name="corenlp-3.6.0",
-        env="CAPEVAL_CORENLP_DIR",
-        install_hint="SPICE's jar backend needs Stanford CoreNLP 3.6.0: download "
-        "stanford-corenlp-full-2015-12-09 from nlp.stanford.edu and set CAPEVAL_CORENLP_DIR to the "
-        "directory holding stanford-corenlp-3.6.0.jar and stanford-corenlp-3.6.0-models.jar. "
-        "Without it use the default backend='py' (spice_py_spacy, an approximation).",
-    )
-)
+# spice-jar and corenlp-3.6.0 are registered in capeval.resources.resolver.
 
 CORENLP_JARS = ("stanford-corenlp-3.6.0.jar", "stanford-corenlp-3.6.0-models.jar")
 CATEGORY_KEYS = {

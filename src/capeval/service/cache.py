@@ -33,19 +33,22 @@ def corpus_digest(candidates: Sequence[str], references: Sequence[Sequence[str]]
     return h.hexdigest()
 
 
-def resource_state() -> dict[str, Any]:
+def resource_state(names: Sequence[str] | None = None) -> dict[str, Any]:
     """Which file each external resource resolves to now: path, size and mtime (for a
     directory, also of the files directly in it). Part of every key, so pointing e.g.
-    ``CAPEVAL_GLOVE_6B_50D`` at other vectors, or replacing a model directory, misses."""
+    ``CAPEVAL_GLOVE_6B_50D`` at other vectors, or replacing a model directory, misses.
+    ``names`` restricts it to those resources (a family's ``resources_for``); ``None`` means
+    every registered one."""
     from ..errors import CapevalError
-    from ..resources.resolver import list_resources, resolve
+    from ..resources.resolver import get_spec, list_resources, resolve
 
     def ident(p: Path) -> list:
         st = p.stat()
         return [str(p.resolve()), st.st_size, st.st_mtime_ns]
 
     out: dict[str, Any] = {}
-    for spec in list_resources():
+    specs = list_resources() if names is None else [get_spec(n) for n in sorted(set(names))]
+    for spec in specs:
         try:
             path = resolve(spec.name)
         except CapevalError:

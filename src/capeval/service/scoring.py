@@ -35,7 +35,7 @@ def score_units(
     options = options or {}
     cache = cache if cache is not None else ScoreCache(enabled=False)
     digest = corpus_digest(candidates, references)
-    resources = resource_state() if cache.enabled else None
+    every_resource = resource_state() if cache.enabled else None
     per_unit: dict[str, np.ndarray] = {}
     corpus: dict[str, float] = {}
     signatures: dict[str, str] = {}
@@ -47,6 +47,12 @@ def score_units(
         fam_opts = options.get(cls.family)
         # A family whose numbers depend on a file (a learned model's weights) names its content.
         token = cls.cache_token(fam_opts or {})
+        resources = every_resource
+        used = cls.resources_for(fam_opts or {})
+        if cache.enabled and used is not None:
+            # Only what the family reads (and the Java tokenizer's jar when it runs), so that
+            # installing e.g. another encoder leaves the other families' entries valid.
+            resources = resource_state([*used, *(("ptb-jar",) if tokenizer == "ptb-java" else ())])
         keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer,
                             options={**(fam_opts or {}), "_content": token} if token else fam_opts,
                             resources=resources, revision=cls.cache_revision)
