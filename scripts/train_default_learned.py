@@ -43,7 +43,7 @@ def train(variant: str = "default", root=None, cache=None, progress=None) -> Ran
     if progress is not None:
         progress(f"selecting among {len(candidates)} recipes (leave one benchmark out over all six)")
     scores = lobo.inner_selection(list(blocks.values()), features, candidates, seed=SEED)
-    chosen = max(candidates, key=lambda r: (scores[r.name]["mean"], -candidates.index(r)))
+    chosen = lobo.choose(candidates, scores)
     cols = [[label(f) for f in features].index(label(f)) for f in chosen.features]
     train_blocks = [lobo.Block(b.judgments, b.X[:, cols], b.signatures) for b in blocks.values()]
     model = lobo.train(chosen.kind, train_blocks, chosen.features, seed=SEED, max_refs=MAX_REFS,

@@ -320,6 +320,13 @@ def inner_selection(blocks: Sequence[Block], all_features: Sequence[Feature], re
     return out
 
 
+def choose(recipes: Sequence[Recipe], scores: Mapping[str, Mapping[str, float]]) -> Recipe:
+    """The recipe with the best mean in ``scores`` (:func:`inner_selection`); earlier wins ties."""
+    if not recipes:
+        raise InputError("no recipes to select from")
+    return max(recipes, key=lambda r: (scores[r.name]["mean"], -list(recipes).index(r)))
+
+
 def nested_leave_one_out(blocks: Mapping[str, Block], all_features: Sequence[Feature], recipes: Sequence[Recipe], *,
                          seed: int = 0, n_resamples: int = 1000, monotone: bool = True,
                          compare_with: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -338,7 +345,7 @@ def nested_leave_one_out(blocks: Mapping[str, Block], all_features: Sequence[Fea
     for held_name, held in blocks.items():
         train_blocks, dropped = training_blocks(blocks, held_name)
         scores = inner_selection(train_blocks, all_features, recipes, seed=seed, monotone=monotone)
-        chosen = max(recipes, key=lambda r: (scores[r.name]["mean"], -recipes.index(r)))
+        chosen = choose(recipes, scores)
         cols = _columns(all_features, chosen.features)
         model = train(chosen.kind, [Block(b.judgments, b.X[:, cols], b.signatures) for b in train_blocks],
                       chosen.features, seed=seed, monotone=monotone, hyper=dict(chosen.hyper))
