@@ -44,8 +44,8 @@ def train(variant: str = "default", root=None, cache=None, progress=None) -> Ran
         progress(f"selecting among {len(candidates)} recipes (leave one benchmark out over all six)")
     scores = lobo.inner_selection(list(blocks.values()), features, candidates, seed=SEED)
     chosen = lobo.choose(candidates, scores)
-    cols = [[label(f) for f in features].index(label(f)) for f in chosen.features]
-    train_blocks = [lobo.Block(b.judgments, b.X[:, cols], b.signatures) for b in blocks.values()]
+    cols = lobo.columns(features, chosen.features)
+    train_blocks = [b.with_columns(cols) for b in blocks.values()]
     model = lobo.train(chosen.kind, train_blocks, chosen.features, seed=SEED, max_refs=MAX_REFS,
                        hyper=dict(chosen.hyper),
                        meta={"name": Path(name_file).stem, "selected_on": list(JUDGMENT_BENCHMARKS),

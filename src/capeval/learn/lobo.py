@@ -33,6 +33,10 @@ class Block:
     #: feature label -> metric signature (recorded in model files)
     signatures: dict[str, str] | None = None
 
+    def with_columns(self, cols: Sequence[int]) -> "Block":
+        """The same units with only these feature columns (a recipe's)."""
+        return Block(self.judgments, self.X[:, list(cols)], self.signatures)
+
     def subset(self, keep: np.ndarray) -> "Block":
         j = self.judgments
         idx = np.flatnonzero(keep)
@@ -278,7 +282,8 @@ class Recipe:
     hyper: tuple[tuple[str, Any], ...] = ()
 
 
-def _columns(all_features: Sequence[Feature], wanted: Sequence[Feature]) -> list[int]:
+def columns(all_features: Sequence[Feature], wanted: Sequence[Feature]) -> list[int]:
+    """Positions of ``wanted`` among ``all_features`` (by label)."""
     labels = [label(f) for f in all_features]
     missing = [label(f) for f in wanted if label(f) not in labels]
     if missing:
@@ -309,10 +314,10 @@ def inner_selection(blocks: Sequence[Block], all_features: Sequence[Feature], re
             folds[inner] = (tb, _best_single(named[inner], metric_cols))
     out: dict[str, dict[str, float]] = {}
     for r in recipes:
-        cols = _columns(all_features, r.features)
+        cols = columns(all_features, r.features)
         deltas = {}
         for inner, (tb, best) in folds.items():
-            model = train(r.kind, [Block(b.judgments, b.X[:, cols], b.signatures) for b in tb], r.features,
+            model = train(r.kind, [b.with_columns(cols) for b in tb], r.features,
                           seed=seed, monotone=monotone, hyper=dict(r.hyper))
             h = named[inner]
             deltas[inner] = _scaled_delta(h.judgments, headline(h.judgments, model.predict(h.X[:, cols])), best)
@@ -346,8 +351,8 @@ def nested_leave_one_out(blocks: Mapping[str, Block], all_features: Sequence[Fea
         train_blocks, dropped = training_blocks(blocks, held_name)
         scores = inner_selection(train_blocks, all_features, recipes, seed=seed, monotone=monotone)
         chosen = choose(recipes, scores)
-        cols = _columns(all_features, chosen.features)
-        model = train(chosen.kind, [Block(b.judgments, b.X[:, cols], b.signatures) for b in train_blocks],
+        cols = columns(all_features, chosen.features)
+        model = train(chosen.kind, [b.with_columns(cols) for b in train_blocks],
                       chosen.features, seed=seed, monotone=monotone, hyper=dict(chosen.hyper))
         j = held.judgments
         s = model.predict(held.X[:, cols])
