@@ -24,7 +24,6 @@ from pathlib import Path
 from capeval._version import __version__
 from capeval.learn import lobo, recipes
 from capeval.learn.features import label
-from capeval.learn.judgments import JUDGMENT_BENCHMARKS
 from capeval.service.cache import ScoreCache
 
 RESULTS = Path(__file__).with_name("results")
@@ -44,7 +43,7 @@ def main(argv=None):
     # whichever recipe family is selected from.
     features = tuple(dict.fromkeys(recipes.all_features(recipes.candidates("mpnet"))))
     t0 = time.perf_counter()
-    blocks = lobo.load_blocks(list(JUDGMENT_BENCHMARKS), features, cache=ScoreCache())
+    blocks = lobo.load_blocks(recipes.sources(recipes.candidates("mpnet")), features, cache=ScoreCache())
     t1 = time.perf_counter()
     records = lobo.nested_leave_one_out(blocks, features, cands, seed=args.seed, n_resamples=args.resamples,
                                         compare_with=[m for m in args.compare_with.split(",") if m])
@@ -52,8 +51,8 @@ def main(argv=None):
     out = {
         "capeval": __version__, "python": platform.python_version(), "protocol": "nested leave-one-benchmark-out",
         "features": [label(f) for f in features],
-        "recipes": [{"name": r.name, "kind": r.kind, "hyper": dict(r.hyper), "features": [label(f) for f in r.features]}
-                    for r in cands],
+        "recipes": [{"name": r.name, "kind": r.kind, "hyper": dict(r.hyper), "features": [label(f) for f in r.features],
+                     "extra_training": list(r.extra_training)} for r in cands],
         "seed": args.seed, "resamples": args.resamples,
         "seconds": {"features": round(t1 - t0, 1), "nested": round(t2 - t1, 1)},
         "records": records,

@@ -112,6 +112,12 @@ def test_injected_parser_and_task_subset(data_dir):
     assert Counter(t.categories) == {"shuffle": 5, "object-list": 5}
     assert t.protocol["parser"] == "injected" and t.protocol["source"] == "flickr8k-test"
     assert np.all(t.labels == 0)
+    # the training split (what ``learned`` may train on) shares no image with the test split
+    tr = load_distractors(data_dir, datasets="flickr8k", split="train", tasks="shuffle", parser=nouns)
+    te = load_distractors(data_dir, datasets="flickr8k", split="test", tasks="shuffle", parser=nouns)
+    assert tr.protocol["source"] == "flickr8k-train"
+    imgs = lambda tab: {it.image for it in tab.extra["items"]} | {it.donor for it in tab.extra["items"]}  # noqa: E731
+    assert len(imgs(tr)) > 5000 and not (imgs(tr) - {""}) & imgs(te)
 
 
 class _FakeTok:

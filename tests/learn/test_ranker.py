@@ -153,3 +153,32 @@ def test_a_subset_block_keeps_the_rows_of_its_units_for_evaluation():
     np.testing.assert_array_equal(sub.judgments.table.human[sub.judgments.unit_of_row.argsort()],
                                   b.judgments.ratings[keep])
     assert lobo.headline(sub.judgments, s[keep]) != lobo.headline(b.judgments, s)
+
+
+def _training_only_block(n=60, seed=3):
+    """A ``distractors-train``-shaped source: candidate a always beats b, and feature 2 says so."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2 * n, 3))
+    X[:n, 2] += 2.0
+    pairs = np.column_stack([np.arange(n), np.arange(n, 2 * n)])
+    j = Judgments("distractors-train", "preference", [f"d{i}" for i in range(2 * n)], [["a ref"]] * (2 * n),
+                  [f"dimg{i % n}" for i in range(2 * n)], pairs=pairs, labels=np.zeros(n))
+    return lobo.Block(j, X)
+
+
+def test_training_only_sources_are_never_held_out_and_only_reach_recipes_that_ask_for_them():
+    blocks = {n: _rating_block(n, seed=s) for n, s in (("a", 0), ("b", 5), ("c", 7))}
+    blocks["distractors-train"] = _training_only_block()
+    plain = lobo.Recipe("plain", FEATS)
+    with_d = lobo.Recipe("with-distractors", FEATS, extra_training=("distractors-train",))
+    recs = lobo.nested_leave_one_out(blocks, FEATS, [with_d, plain], n_resamples=10)
+    assert [r["held_out"] for r in recs] == ["a", "b", "c"]
+    for r in recs:
+        assert "distractors-train" not in r["inner_selection"]["plain"]
+        chosen = r["models"]["nested"]["recipe"]
+        assert ("distractors-train" in r["trained_on"]) == (chosen == "with-distractors")
+    # the two recipes differ only in the extra source, so their inner results must differ
+    scores = recs[0]["inner_selection"]
+    assert scores["plain"]["mean"] != scores["with-distractors"]["mean"]
+    fixed = lobo.leave_one_out(blocks, FEATS, ["linear"], n_resamples=10)
+    assert [r["held_out"] for r in fixed] == ["a", "b", "c"]

