@@ -20,7 +20,9 @@ RUN_NAMES = {"learned_lobo": "shipped recipe (15 features, with SPICE-py)",
              "learned_lobo_other_kinds": "14 features without SPICE-py",
              "learned_lobo_with_length": "14 features + length", "learned_lobo_l2_1e-2": "14 features, L2 1e-2",
              "learned_nested_mpnet": "selected among MiniLM and mpnet recipes",
-             "learned_nested_minilm": "selected among MiniLM-only recipes"}
+             "learned_nested_minilm": "selected among MiniLM-only recipes",
+             "learned_nested_mpnet_no_distractors": "selected among MiniLM and mpnet recipes, without the "
+                                                    "+distractors recipes"}
 STAT = {"kendall_tau_c": "τc", "kendall_tau_b": "τb", "accuracy": "acc. %", "pearson": "r", "spearman": "ρ"}
 
 

@@ -57,3 +57,11 @@ def test_tanti_system_tables_overlap_the_human_evaluation_images(data_dir):
     # Tanti-200's human evaluation rated captions of 200 of the COCO test images the system table covers.
     assert seen_reasons("tanti-coco", {"trained_on": ["tanti-human200"]}, root=data_dir) == ["overlap=tanti-human200"]
     assert seen_reasons("tanti-coco", {"trained_on": ["abstract50s"]}, root=data_dir) == []
+
+
+def test_a_model_trained_on_distractor_rules_has_seen_the_distractor_tasks(data_dir):
+    # distractors-train uses Flickr8k training images, but the same rules as the benchmark
+    reasons = seen_reasons("distractors", {"trained_on": ["distractors-train"]}, root=data_dir)
+    assert reasons[0] == "rules=distractors-train"
+    assert "rules=distractors-train" not in seen_reasons("pascal50s", {"trained_on": ["distractors-train"]},
+                                                         root=data_dir)

@@ -46,7 +46,8 @@ def train_cmd(
     kind: str | None = typer.Option(None, "--kind", help="learned: linear (pairwise logistic, monotone), "
                                     "pairwise_ls or mlp (default: the shipped model's)."),
     benchmarks: str | None = typer.Option(None, "--benchmarks", help="learned: human-judgment benchmarks to "
-                                          "train on, comma-separated (default: all of them)."),
+                                          "train on, comma-separated (default: all of them); distractors-train adds the "
+                                          "distractor tasks on Flickr8k training images as comparisons."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused by default)."),
 ) -> None:
     """Train a learned metric: nneval/lceval/linear on Tanti et al.'s machine vs human captions

@@ -3,7 +3,9 @@
 A learned metric family (``learned``, ``nneval``) exposes ``provenance(options)``: the model's
 ``trained_on`` / ``selected_on`` (and ``design_chosen_on``) benchmark names. A benchmark is
 *seen* by the model when it is one of them, or when it shares images or candidate texts with a
-human-judgment benchmark the model was trained on (Flickr8k-Expert and Flickr8k-CF do).
+human-judgment benchmark the model was trained on (Flickr8k-Expert and Flickr8k-CF do), or
+when the model learned from a training-only source built by the benchmark's own rules
+(``distractors-train`` for ``distractors``).
 ``capeval bench`` refuses such numbers unless asked (``allow_seen``), and then marks them in the
 metric's signature (``seen:...``) and in the tables.
 """
@@ -16,6 +18,9 @@ from typing import Any
 from ..metrics.registry import family_for
 
 _ROLES = (("trained_on", "trained"), ("selected_on", "selected"), ("design_chosen_on", "design"))
+#: Training-only sources built by a benchmark's own rules on other images: a model trained on
+#: one has seen the task, if not its items.
+_SAME_RULES = {"distractors-train": "distractors"}
 
 
 def provenance_of(metric: str, options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any] | None:
@@ -26,6 +31,7 @@ def provenance_of(metric: str, options: Mapping[str, Mapping[str, Any]] | None) 
 def seen_reasons(benchmark: str, provenance: Mapping[str, Any], *, root: Path | str | None = None) -> list[str]:
     """``["trained=flickr8k-cf", "overlap=flickr8k-cf"]``-style reasons; empty when held out."""
     reasons = [f"{tag}={benchmark}" for key, tag in _ROLES if benchmark in (provenance.get(key) or [])]
+    reasons.extend(f"rules={src}" for src in provenance.get("trained_on") or [] if _SAME_RULES.get(src) == benchmark)
     overlaps = _overlapping(benchmark, [b for b in provenance.get("trained_on") or [] if b != benchmark], root)
     reasons.extend(f"overlap={b}" for b in overlaps)
     return reasons
@@ -36,10 +42,10 @@ def _overlapping(benchmark: str, trained: Sequence[str], root) -> list[str]:
     for the human-judgment benchmarks, the distractor tasks (built from Flickr8k/30k test
     images, which Flickr8k-Expert and CF also use) and the Tanti system tables; other
     benchmarks' images are not known."""
-    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, touches
+    from ..learn.judgments import JUDGMENT_BENCHMARKS, TRAINING_ONLY, load_judgments, touches
 
     found = _images_and_texts(benchmark, root)
-    others = [b for b in trained if b in JUDGMENT_BENCHMARKS]
+    others = [b for b in trained if b in JUDGMENT_BENCHMARKS or b in TRAINING_ONLY]
     if found is None or not others:
         return []
     return [b for b in others if touches(load_judgments(b, root), *found).any()]
