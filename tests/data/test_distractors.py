@@ -92,22 +92,24 @@ def test_options_are_checked(data_dir):
         load_distractors(data_dir, limit="x", parser=fake)
 
 
+def nouns(texts):
+    """A stand-in parser: every word of every caption a noun (tests inject it for spaCy)."""
+    from capeval.data.distractor_rules import Token
+
+    out = []
+    for t in texts:
+        words, pos = t.split(" "), 0
+        toks = []
+        for w in words:
+            toks.append(Token(w, pos, "NN", "NOUN", "ROOT" if not toks else "dep", 0, w.lower()))
+            pos += len(w) + 1
+        out.append(tuple(toks))
+    return out
+
+
 @pytest.mark.data
 def test_injected_parser_and_task_subset(data_dir):
     """The table builds with any parser; the toy one here makes every caption a bag of nouns."""
-    from capeval.data.distractor_rules import Token
-
-    def nouns(texts):
-        out = []
-        for t in texts:
-            words, pos = t.split(" "), 0
-            toks = []
-            for w in words:
-                toks.append(Token(w, pos, "NN", "NOUN", "ROOT" if not toks else "dep", 0, w.lower()))
-                pos += len(w) + 1
-            out.append(tuple(toks))
-        return out
-
     t = load_distractors(data_dir, datasets="flickr8k", tasks="shuffle,object-list", limit=5, parser=nouns)
     assert Counter(t.categories) == {"shuffle": 5, "object-list": 5}
     assert t.protocol["parser"] == "injected" and t.protocol["source"] == "flickr8k-test"

@@ -4,25 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from capeval.data.distractor_rules import Token
 from capeval.errors import InputError
 from capeval.learn.judgments import load_judgments, overlap_mask
-
-
-def _bag_of_nouns(texts):
-    out = []
-    for t in texts:
-        toks, pos = [], 0
-        for w in t.split(" "):
-            toks.append(Token(w, pos, "NN", "NOUN", "ROOT" if not toks else "dep", 0, w.lower()))
-            pos += len(w) + 1
-        out.append(tuple(toks))
-    return out
+from tests.data.test_distractors import nouns
 
 
 @pytest.mark.data
 def test_distractors_train_is_a_preference_source_on_flickr8k_training_images(data_dir):
-    j = load_judgments("distractors-train", data_dir, limit=6, tasks="shuffle,object-list", parser=_bag_of_nouns)
+    j = load_judgments("distractors-train", data_dir, limit=6, tasks="shuffle,object-list", parser=nouns)
     assert j.kind == "preference" and np.all(j.labels == 0)
     assert len(j.pairs) == 12 and all(img.startswith("flickr:") for img in j.images)
     # a correct caption is its own unit, shared by the tasks built from it
