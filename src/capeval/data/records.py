@@ -51,6 +51,10 @@ class CorrelationTable:
     statistic: str
     protocol: dict[str, str]
     extra: dict[str, Any] = field(default_factory=dict)
+    #: image file name of each row (relative to a user's image directory, e.g.
+    #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
+    #: metrics read ``images``; text metrics ignore it.
+    images: list[str | None] | None = None
 
     def __post_init__(self) -> None:
         self.human = np.asarray(self.human, dtype=float)
@@ -58,6 +62,8 @@ class CorrelationTable:
         _check_len(self.name, "references", self.references, n)
         _check_len(self.name, "human", self.human, n)
         _check_len(self.name, "groups", self.groups, n)
+        if self.images is not None:
+            _check_len(self.name, "images", self.images, n)
         bad = np.flatnonzero(~np.isfinite(self.human))
         if bad.size:
             i = int(bad[0])
@@ -87,6 +93,10 @@ class PairwiseTable:
     categories: list[str]
     protocol: dict[str, str]
     extra: dict[str, Any] = field(default_factory=dict)
+    #: image file name of each row (relative to a user's image directory, e.g.
+    #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
+    #: metrics read ``images``; text metrics ignore it.
+    images: list[str | None] | None = None
 
     def __post_init__(self) -> None:
         self.labels = np.asarray(self.labels, dtype=float)
@@ -95,6 +105,8 @@ class PairwiseTable:
         _check_len(self.name, "references", self.references, n)
         _check_len(self.name, "labels", self.labels, n)
         _check_len(self.name, "categories", self.categories, n)
+        if self.images is not None:
+            _check_len(self.name, "images", self.images, n)
         ok = np.isin(self.labels, (0.0, 0.5, 1.0))
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
@@ -119,11 +131,17 @@ class SystemTable:
     human: dict[str, float] | None
     protocol: dict[str, str]
     extra: dict[str, Any] = field(default_factory=dict)
+    #: image file name of each row (relative to a user's image directory, e.g.
+    #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
+    #: metrics read ``images``; text metrics ignore it.
+    images: list[str | None] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.image_ids)
         _check_len(self.name, "references", self.references, n)
         _check_unique(self.name, "image id", self.image_ids)
+        if self.images is not None:
+            _check_len(self.name, "images", self.images, n)
         for sys_id, caps in self.systems.items():
             _check_len(self.name, f"system {sys_id!r}", caps, n)
             _check_rows(self.name, caps, self.references, self.image_ids, what=f"system {sys_id!r}")
