@@ -59,6 +59,13 @@ class Metric(ABC):
     reuses_scores : bool
         True for a family built on other metrics' scores (``learned``): ``capeval.score`` runs
         it last and hands it, through :meth:`reuse`, the scores already computed in that call.
+    needs_images : bool
+        True for image-based families (CLIP-S, PAC-S): ``capeval.score`` refuses to run them
+        without ``images`` (one image path per candidate) and passes those paths to
+        :meth:`compute` as the keyword ``images``. Text families never receive it.
+    needs_references : bool
+        False for reference-free families (CLIP-S, PAC-S): they may run on benchmark splits
+        that ship no references.
 
     Callers ask these attributes and the optional hooks below (all with neutral defaults),
     never ``hasattr``.
@@ -71,6 +78,8 @@ class Metric(ABC):
     corpus_dependent: ClassVar[bool] = False
     aggregates_statistics: ClassVar[bool] = False
     reuses_scores: ClassVar[bool] = False
+    needs_images: ClassVar[bool] = False
+    needs_references: ClassVar[bool] = True
     #: Bumped when a fix changes this family's numbers while its signature stays the same, so
     #: score-cache entries stored before the fix are recomputed (``capeval.service``).
     cache_revision: ClassVar[int] = 0
