@@ -29,8 +29,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("scenegraph", "text"),
     ("resources",),
     ("io",),
-    ("rowfiles", "dffile"),
-    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "_compiled"),
+    ("rowfiles", "dffile", "scorefile"),
+    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "imagedir", "_compiled"),
     ("errors", "_version", "_speedups"),
 ]
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

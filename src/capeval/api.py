@@ -13,7 +13,7 @@ from .progress import reporting
 from .result import Result
 from .signature import nrefs_field
 from .text import tokenize_corpus, tokenizer_id
-from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus
+from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus, validate_images
 
 DEFAULT_METRICS = METRIC_SETS["coco"]
 
@@ -94,6 +94,7 @@ def score(
     options: dict[str, dict[str, Any]] | None = None,
     progress: Callable[[str], None] | None = None,
     on_chunk: Callable[[str, int, int], None] | None = None,
+    images: Sequence[str] | None = None,
 ) -> Result:
     """Score candidates against their references.
 
@@ -106,6 +107,9 @@ def score(
     metrics : list of str, optional
         Output names (``bleu1``..``bleu4``, ``meteor``, ``rouge_l``, ``cider_d``, ``cider``,
         ``ter``, ...). Default: the coco set. ``capeval.list_metrics()`` lists them all.
+        An entry may also be your own metric: a :class:`capeval.UserMetric` subclass (or
+        instance) or a callable ``fn(candidates, references, images) -> floats``; its name
+        is its output name in the result.
     tokenizer : {"ptb", "ptb-java", "none"}
         Applied to candidates and references before n-gram metrics, as pycocoevalcap does.
         Model-based metrics receive the raw text.
@@ -127,6 +131,9 @@ def score(
         ``done=0`` before it starts, after every chunk of the long-running families (BERTScore
         batches, SPICE parse batches; see :mod:`capeval.progress`), and with ``done == total``
         when it ends. The CLI drives its progress bar and ETA with it.
+    images : list of str, optional
+        One image file per candidate (checked to exist). Image-based metrics (``needs_images``)
+        refuse to run without them; user metrics receive them (or None).
 
     Returns
     -------
@@ -136,6 +143,10 @@ def score(
     metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
     if not metrics:
         raise InputError("no metrics requested")
+    if not all(isinstance(m, str) for m in metrics):
+        from .metrics.user import as_metric_name
+
+        metrics = [as_metric_name(m) for m in metrics]
     options = options or {}
     for fam in options:  # a misspelt family would otherwise be ignored silently
         get_family(fam)
@@ -145,6 +156,13 @@ def score(
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
     groups = _group_by_family(metrics)
+    # Before any scoring: an image metric without images would otherwise fail after the others ran.
+    blind = [n for cls, names in groups.items() if cls.needs_images for n in names]
+    if blind and images is None:
+        raise InputError(f"{', '.join(blind)} read(s) the images: pass images=[one path per candidate] "
+                         "(CLI: capeval score/bench --images DIR)")
+    if images is not None:
+        images = validate_images(images, len(cands), ids=ids)
     # Families that build on other metrics (``learned``) run last and reuse what this call
     # already computed with default options, so no metric runs twice.
     groups = dict(sorted(groups.items(), key=lambda kv: kv[0].reuses_scores))
@@ -174,11 +192,13 @@ def score(
             metric.reuse(shared, tokenizer=tokenizer)
         try:
             with reporting(chunk):
+                # Only image families see images, so text families keep their two-argument compute.
+                seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
                 if cls.text_input == "tokenized":
-                    out = metric.compute(*tokenized)
+                    out = metric.compute(*tokenized, **seen)
                     tok_field = tok
                 else:
-                    out = metric.compute(cands, refs)
+                    out = metric.compute(cands, refs, **seen)
                     tok_field = "none" + breaks
         finally:
             metric.close()

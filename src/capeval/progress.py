@@ -5,6 +5,10 @@ loops that can take minutes (BERTScore's encoder batches, SPICE's parses) call :
 every chunk. The callback lives in a :class:`contextvars.ContextVar`, so concurrent ``score``
 calls in different threads never see each other's progress, and code that runs outside a
 ``score`` call reports to nobody at the cost of one lookup.
+
+A step that makes a run wait for another reason than its units (a one-time conversion of a
+resource) says what it is doing with :func:`note`: to the listener installed by
+:func:`noting` (the CLI prints it), else to the ``capeval`` logger.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from contextvars import ContextVar
 ChunkCallback = Callable[[int, int], None]
 
 _current: ContextVar[ChunkCallback | None] = ContextVar("capeval_progress", default=None)
+_notes: ContextVar[Callable[[str], None] | None] = ContextVar("capeval_notes", default=None)
 
 
 @contextmanager
@@ -33,3 +38,24 @@ def report(done: int, total: int) -> None:
     cb = _current.get()
     if cb is not None:
         cb(done, total)
+
+
+@contextmanager
+def noting(callback: Callable[[str], None] | None) -> Iterator[None]:
+    """Send :func:`note` calls made inside the ``with`` block (same thread) to ``callback``."""
+    token = _notes.set(callback)
+    try:
+        yield
+    finally:
+        _notes.reset(token)
+
+
+def note(message: str) -> None:
+    """Say what a long step that is not a count of units is doing (plain text, never markup)."""
+    cb = _notes.get()
+    if cb is not None:
+        cb(message)
+    else:
+        import logging
+
+        logging.getLogger("capeval").info(message)

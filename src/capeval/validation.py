@@ -190,3 +190,27 @@ def check_ratings(values: Sequence[float], what: str = "rating") -> None:
             raise InputError(f"{what} {i} is not a number: {v!r}") from None
         if math.isnan(f):
             raise InputError(f"{what} {i} is NaN")
+
+
+def validate_images(images: Sequence, n: int, *, ids: Sequence | None = None) -> list[str]:
+    """One existing image file per candidate, as path strings; an error names the first item
+    whose image is missing, not a file, or not a path."""
+    import os
+
+    if isinstance(images, (str, bytes, os.PathLike)):
+        raise InputError("images must be a list with one image path per candidate, not a single path")
+    try:
+        paths = list(images)
+    except TypeError:
+        raise InputError(f"images must be a list of image paths, got {type(images).__name__}") from None
+    if len(paths) != n:
+        raise InputError(f"{len(paths)} images for {n} candidates; give one image per candidate")
+    out = []
+    for i, p in enumerate(paths):
+        if not isinstance(p, (str, os.PathLike)) or not str(p).strip():
+            raise InputError(f"image of {_label('candidate', i, ids)} is {p!r}, not a file path")
+        if not os.path.isfile(p):
+            what = "is not a file" if os.path.exists(p) else "does not exist"
+            raise InputError(f"image of {_label('candidate', i, ids)}: {os.fspath(p)!r} {what}")
+        out.append(os.fspath(p))
+    return out

@@ -47,7 +47,12 @@ def _score_with_progress(score, families: list[str], cands, refs, names, **kwarg
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=err, transient=True) as prog:
+    from rich.markup import escape
+
+    from ..progress import noting
+
+    with Progress(*columns, console=err, transient=True) as prog, \
+            noting(lambda msg: prog.console.print(f"[dim]{escape(msg)}[/dim]")):
         tasks: dict[str, int] = {}
 
         def on_chunk(family: str, done: int, total: int) -> None:

@@ -66,6 +66,12 @@ class Metric(ABC):
     needs_references : bool
         False for reference-free families (CLIP-S, PAC-S): they may run on benchmark splits
         that ship no references.
+    accepts_images : bool
+        True for a family that reads images when a call has them and runs without them too
+        (user metrics): :meth:`compute` then always receives ``images`` (paths, or None).
+    cacheable : bool
+        False when nothing identifies the computation across processes (a user's Python
+        callable): the score cache neither reads nor stores its numbers.
 
     Callers ask these attributes and the optional hooks below (all with neutral defaults),
     never ``hasattr``.
@@ -80,6 +86,8 @@ class Metric(ABC):
     reuses_scores: ClassVar[bool] = False
     needs_images: ClassVar[bool] = False
     needs_references: ClassVar[bool] = True
+    accepts_images: ClassVar[bool] = False
+    cacheable: ClassVar[bool] = True
     #: Bumped when a fix changes this family's numbers while its signature stays the same, so
     #: score-cache entries stored before the fix are recomputed (``capeval.service``).
     cache_revision: ClassVar[int] = 0

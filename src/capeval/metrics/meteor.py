@@ -228,6 +228,17 @@ class Meteor(Metric):
     corpus_dependent = False
     aggregates_statistics = True  # compute's details["stats"] + evaluate(): the jar's EVAL
 
+    @classmethod
+    def cache_token(cls, options: dict) -> str | None:
+        """The native backend's numbers come from the converted cache: its checksum manifest
+        (checked, or converted again, on loading) names it, so scores computed from another
+        conversion are never served from the score cache."""
+        if (options.get("backend") or DEFAULT_BACKEND) != "native":
+            return None
+        from ._meteor_native.resources import load
+
+        return "meteor-native:" + load(options.get("jar")).identity["conversion"][:16]
+
     def __init__(
         self,
         backend: str = DEFAULT_BACKEND,

@@ -48,22 +48,114 @@ METRIC_SETS: dict[str, tuple[str, ...]] = {
     "ngram": ("bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"),
 }
 
+#: Entry-point group through which an installed distribution adds metric families: each entry
+#: point's value is a :class:`Metric` subclass (``module:Class``). Read on the first lookup that
+#: misses the built-ins (or by ``list_metrics``), never at ``import capeval``.
+PLUGIN_GROUP = "capeval.metrics"
+
 _FAMILIES: dict[str, type[Metric]] = {}
 _OUTPUTS: dict[str, type[Metric]] = {}
+#: families a user registered at run time (``register_user``); a newer definition replaces them
+_USER: set[str] = set()
+#: family -> "distribution==version" of each plug-in, part of its score-cache keys
+_PLUGIN_ORIGIN: dict[str, str] = {}
+_PLUGIN_ERRORS: list[str] = []
 _discovered = False
+_plugins_loaded = False
 _discover_lock = threading.Lock()  # a second thread must not see a half-filled registry
+_plugin_lock = threading.Lock()
 
 
 def register(cls: type[Metric]) -> type[Metric]:
     if cls.family in _FAMILIES and _FAMILIES[cls.family] is not cls:
         raise ValueError(f"metric family {cls.family!r} registered twice")
-    _FAMILIES[cls.family] = cls
     for out in cls.outputs:
         owner = _OUTPUTS.get(out.name)
         if owner is not None and owner is not cls:
             raise ValueError(f"output {out.name!r} claimed by {owner.family} and {cls.family}")
+    _FAMILIES[cls.family] = cls
+    for out in cls.outputs:
         _OUTPUTS[out.name] = cls
     return cls
+
+
+def _check_metric_class(cls, what: str) -> None:
+    if not (isinstance(cls, type) and issubclass(cls, Metric)):
+        raise UnknownMetricError(f"{what} is {cls!r}, not a capeval.metrics.base.Metric subclass")
+    for attr in ("family", "variant", "outputs"):
+        if not hasattr(cls, attr):
+            raise UnknownMetricError(f"{what} ({cls.__name__}) does not define {attr!r}")
+    built_in = [o.name for o in cls.outputs if o.name in OUTPUT_MODULES or o.name in METRIC_SETS]
+    if built_in or cls.family in OUTPUT_MODULES:
+        raise UnknownMetricError(f"{what} ({cls.__name__}) uses the built-in name "
+                                 f"{(built_in or [cls.family])[0]!r}; choose another name")
+
+
+def register_user(cls: type[Metric]) -> type[Metric]:
+    """Register a family defined at run time (a :class:`~capeval.metrics.user.UserMetric` or a
+    wrapped callable). Redefining one, as a notebook does, replaces the earlier class; taking a
+    built-in's or a plug-in's name is an error."""
+    _check_metric_class(cls, f"user metric {getattr(cls, 'family', cls)!r}")
+    load_plugins()
+    with _discover_lock:
+        old = _FAMILIES.get(cls.family)
+        if old is not None and old is not cls:
+            if cls.family not in _USER:
+                raise UnknownMetricError(f"user metric {cls.family!r} would replace the registered metric "
+                                         f"family of that name; choose another name")
+            del _FAMILIES[cls.family]
+            for out in old.outputs:
+                if _OUTPUTS.get(out.name) is old:
+                    del _OUTPUTS[out.name]
+        try:
+            register(cls)
+        except ValueError as e:
+            raise UnknownMetricError(f"user metric {cls.family!r}: {e}") from None
+        _USER.add(cls.family)
+    return cls
+
+
+def load_plugins() -> None:
+    """Import every ``capeval.metrics`` entry point once (thread-safe). A plug-in that fails to
+    load or clashes with a registered name is recorded (:func:`plugin_errors`) and named by
+    lookups that miss, so one broken distribution does not hide the others."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    with _plugin_lock:
+        if _plugins_loaded:
+            return
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=PLUGIN_GROUP):
+            dist = getattr(ep, "dist", None)
+            origin = f"{dist.name}=={dist.version}" if dist is not None else "unknown"
+            what = f"plug-in {ep.name!r} ({ep.value}, from {origin})"
+            try:
+                cls = ep.load()
+                _check_metric_class(cls, what)
+                with _discover_lock:
+                    register(cls)
+            except Exception as e:  # noqa: BLE001 - any import error of third-party code
+                _PLUGIN_ERRORS.append(f"{what}: {type(e).__name__}: {e}")
+                continue
+            _PLUGIN_ORIGIN[cls.family] = origin
+        _plugins_loaded = True
+
+
+def plugin_errors() -> list[str]:
+    load_plugins()
+    return list(_PLUGIN_ERRORS)
+
+
+def plugin_origin(cls: type[Metric]) -> str | None:
+    """``distribution==version`` of a plug-in family; None for built-in and user families."""
+    return _PLUGIN_ORIGIN.get(cls.family)
+
+
+def _unknown(what: str, known) -> UnknownMetricError:
+    broken = f"; plug-ins that failed to load: {'; '.join(_PLUGIN_ERRORS)}" if _PLUGIN_ERRORS else ""
+    return UnknownMetricError(f"{what}; known: {', '.join(sorted(known))}{broken}")
 
 
 def _load_all() -> None:
@@ -84,8 +176,12 @@ def family_for(output: str) -> type[Metric]:
         return cls
     module = OUTPUT_MODULES.get(output)
     if module is None:
-        known = ", ".join(sorted(OUTPUT_MODULES))
-        raise UnknownMetricError(f"unknown metric {output!r}; known metrics: {known}")
+        load_plugins()
+        cls = _OUTPUTS.get(output)
+        if cls is not None:
+            return cls
+        known = set(OUTPUT_MODULES) | set(_OUTPUTS)
+        raise _unknown(f"unknown metric {output!r}", known)
     # Importing one module (not every metric module) keeps a first call cheap.
     importlib.import_module(module)
     return _OUTPUTS[output]
@@ -96,17 +192,22 @@ def get_family(family: str) -> type[Metric]:
     if cls is not None:
         return cls
     _load_all()
+    load_plugins()
     try:
         return _FAMILIES[family]
     except KeyError:
-        raise UnknownMetricError(
-            f"unknown metric family {family!r}; known: {', '.join(sorted(_FAMILIES))}"
-        ) from None
+        raise _unknown(f"unknown metric family {family!r}", _FAMILIES) from None
 
 
 def list_metrics() -> list[OutputInfo]:
-    """Every registered output, sorted by family then declaration order."""
+    """Every registered output (built-in, plug-in and user-registered), sorted by family then
+    declaration order. Plug-ins that failed to load are warned about, naming them."""
     _load_all()
+    load_plugins()
+    if _PLUGIN_ERRORS:
+        import warnings
+
+        warnings.warn("capeval plug-ins that failed to load: " + "; ".join(_PLUGIN_ERRORS), stacklevel=2)
     rows: list[OutputInfo] = []
     for fam in sorted(_FAMILIES):
         rows.extend(_FAMILIES[fam].outputs)

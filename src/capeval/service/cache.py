@@ -33,6 +33,21 @@ def corpus_digest(candidates: Sequence[str], references: Sequence[Sequence[str]]
     return h.hexdigest()
 
 
+def images_digest(paths: Sequence[str], hashes: dict[str, str]) -> str:
+    """sha256 over the content hashes of the images, in order. ``hashes`` maps a path to its
+    file's hash and is filled as files are read, so each image is read once per run."""
+    from ..digests import sha256_file
+
+    h = hashlib.sha256()
+    for p in paths:
+        d = hashes.get(p)
+        if d is None:
+            d = hashes[p] = sha256_file(p)
+        h.update(d.encode("ascii"))
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
 def resource_state(names: Sequence[str] | None = None) -> dict[str, Any]:
     """Which file each external resource resolves to now: path, size and mtime (for a
     directory, also of the files directly in it). Part of every key, so pointing e.g.

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics.registry import family_for
+from ..metrics.registry import family_for, plugin_origin
 from ..result import Result
-from .cache import CachedScores, ScoreCache, corpus_digest, resource_state, score_key
+from .cache import CachedScores, ScoreCache, corpus_digest, images_digest, resource_state, score_key
 
 
 def _result(per_unit: dict[str, np.ndarray], corpus: dict[str, float], signatures: dict[str, str],
@@ -27,14 +27,21 @@ def score_units(
     options: dict[str, dict[str, Any]] | None = None,
     cache: ScoreCache | None = None,
     progress: Callable[[str], None] | None = None,
+    images: Sequence[str] | None = None,
+    image_hashes: dict[str, str] | None = None,
 ) -> Result:
     """Cached metrics are read back; all missing ones run in ONE ``capeval.score`` call, so
-    the whole unit list is one corpus (CIDEr's df over every unit) and tokenization runs once."""
+    the whole unit list is one corpus (CIDEr's df over every unit) and tokenization runs once.
+
+    ``images`` (one path per unit) go to the families that read them; their keys then hold the
+    images' content hashes, taken once per file and kept in ``image_hashes`` (pass one dict for
+    a whole run, so a benchmark's several calls read each image once)."""
     from ..api import score
 
     options = options or {}
     cache = cache if cache is not None else ScoreCache(enabled=False)
     digest = corpus_digest(candidates, references)
+    pictures: str | None = None
     every_resource = resource_state() if cache.enabled else None
     per_unit: dict[str, np.ndarray] = {}
     corpus: dict[str, float] = {}
@@ -45,6 +52,9 @@ def score_units(
     for m in metrics:
         cls = family_for(m)
         fam_opts = options.get(cls.family)
+        if not cls.cacheable:  # a user's callable: nothing names its code across processes
+            missing.append(m)
+            continue
         # A family whose numbers depend on a file (a learned model's weights) names its content.
         token = cls.cache_token(fam_opts or {})
         resources = every_resource
@@ -53,8 +63,15 @@ def score_units(
             # Only what the family reads (and the Java tokenizer's jar when it runs), so that
             # installing e.g. another encoder leaves the other families' entries valid.
             resources = resource_state([*used, *(("ptb-jar",) if tokenizer == "ptb-java" else ())])
-        keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer,
-                            options={**(fam_opts or {}), "_content": token} if token else fam_opts,
+        key_opts = {**(fam_opts or {}), "_content": token} if token else fam_opts
+        origin = plugin_origin(cls)
+        if origin is not None:  # a plug-in's release may change its numbers
+            key_opts = {**(key_opts or {}), "_plugin": origin}
+        if images is not None and (cls.needs_images or cls.accepts_images):
+            if pictures is None and cache.enabled:
+                pictures = images_digest(images, image_hashes if image_hashes is not None else {})
+            key_opts = {**(key_opts or {}), "_images": pictures}
+        keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer, options=key_opts,
                             resources=resources, revision=cls.cache_revision)
         hit = cache.get(keys[m])
         if hit is not None and hit.metric == m and len(hit.per_unit) == len(candidates):
@@ -63,13 +80,15 @@ def score_units(
         else:
             missing.append(m)
     if missing:
-        res = score(candidates, references, missing, tokenizer=tokenizer, options=options, progress=progress)
+        res = score(candidates, references, missing, tokenizer=tokenizer, options=options, progress=progress,
+                    images=images)
         for m in missing:
             per_unit[m] = res.per_caption[m]
             corpus[m] = res.corpus[m]
             signatures[m] = res.signatures[m]
             cached[m] = False
-            cache.put(keys[m], CachedScores(m, res.per_caption[m], res.corpus[m], res.signatures[m]))
+            if m in keys:
+                cache.put(keys[m], CachedScores(m, res.per_caption[m], res.corpus[m], res.signatures[m]))
     order = list(metrics)
     return _result({m: per_unit[m] for m in order}, {m: corpus[m] for m in order},
                    {m: signatures[m] for m in order}, {m: cached[m] for m in order}, len(candidates))
@@ -107,13 +126,15 @@ def score_units_each_ref(
         i = int(np.argmin(counts))
         raise InputError(f"unit {i} ({candidates[i]!r}) has no reference; ref_mode=each-mean needs at least one")
     n = len(candidates)
+    images = kw.pop("images", None)
     sums = {m: np.zeros(n) for m in metrics}
     n_ok = {m: np.zeros(n) for m in metrics}
     signatures: dict[str, str] = {}
     cached = {m: True for m in metrics}
     for j in range(int(counts.max()) if n else 0):
         rows = np.flatnonzero(counts > j)
-        part = score_units([candidates[i] for i in rows], [[references[i][j]] for i in rows], metrics, **kw)
+        part = score_units([candidates[i] for i in rows], [[references[i][j]] for i in rows], metrics,
+                           images=None if images is None else [images[i] for i in rows], **kw)
         for m in metrics:
             v = np.asarray(part.per_caption[m], dtype=float)
             ok = ~np.isnan(v)

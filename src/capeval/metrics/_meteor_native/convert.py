@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...digests import sha256_file
 from ...errors import ResourceNotFound
+from . import manifest
 from .java import tokens
 from .normalize import parse_nonbreaking_prefixes
 
@@ -245,8 +245,11 @@ def _convert_jar(jar: Path, out: Path) -> None:
     }), encoding="utf-8")
 
 
-def convert(jar: Path, para: Path, target: Path) -> None:
-    """Write the cache for ``jar`` and ``para`` into ``target`` (atomically: via a temp dir)."""
+def convert(jar: Path, para: Path, target: Path, *, jar_sha256: str, paraphrase_sha256: str,
+            replace: bool = False) -> None:
+    """Write the cache for ``jar`` and ``para`` (whose SHA-256 are given) into ``target``,
+    atomically: via a temp dir renamed into place, with a checksum manifest (:mod:`.manifest`)
+    written last. ``replace``: ``target`` exists and failed its checks; swap it out."""
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -255,18 +258,38 @@ def convert(jar: Path, para: Path, target: Path) -> None:
         _convert_jar(jar, tmp)
         _convert_paraphrase(para, tmp)
         _index_paraphrases(tmp)
+        # content only, no install path: venvs with the same jar and table share one cache
         (tmp / "meta.json").write_text(json.dumps({
             "format": FORMAT,
-            "jar": str(jar.resolve()),
-            "jar_sha256": sha256_file(jar),
-            "paraphrase": str(para.resolve()),
-            "paraphrase_sha256": sha256_file(para),
+            "jar_sha256": jar_sha256,
+            "paraphrase_sha256": paraphrase_sha256,
         }, indent=1), encoding="utf-8")
-        try:
-            tmp.rename(target)
-        except OSError:
-            if not (target / "meta.json").is_file():  # not a concurrent conversion that won
-                raise
+        manifest.write(tmp)
+        _install(tmp, target, replace)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _install(tmp: Path, target: Path, replace: bool) -> None:
+    try:
+        tmp.rename(target)
+        return
+    except OSError:
+        if not target.exists():
+            raise
+    if not replace:
+        return  # a concurrent conversion won; the loader checks what it wrote
+    # Readers that mapped the damaged files keep their pages (unlinked inodes live on).
+    bad = target.with_name(f"{target.name}.damaged-{os.getpid()}-{threading.get_ident()}")
+    try:
+        target.rename(bad)
+    except FileNotFoundError:
+        pass  # another process is swapping it right now
+    try:
+        tmp.rename(target)
+    except OSError:
+        if not target.exists():
+            raise
+    finally:
+        shutil.rmtree(bad, ignore_errors=True)

@@ -5,9 +5,14 @@ non-breaking prefixes and its WordNet-derived synonym files; the paraphrase tabl
 (5,274,084 entries, 62 MB gzip) sits beside it in ``data/paraphrase-en.gz``. Parsing that
 table takes the jar ~9 s at every start and Python longer, so the first use converts
 everything into numpy arrays under ``$CAPEVAL_CACHE/meteor-1.5/<fingerprint>/`` (never in
-the repository); later uses memory-map them. The fingerprint covers both files' paths, sizes
-and modification times and the cache format, so a different jar or table gets its own
-conversion; the files' SHA-256 are recorded in the cache and reported in the signature.
+the repository); later uses memory-map them. The fingerprint is a digest of both files'
+contents and the cache format, not of where they are installed: every virtual environment
+with the same pycocoevalcap shares one conversion, and a different jar or table gets its own.
+The files' SHA-256 are recorded in the cache and reported in the signature.
+
+Each process checks a cache directory against its checksum manifest (:mod:`.manifest`) the
+first time it reads it; a damaged directory is converted again (or, when that is impossible,
+refused with :class:`~capeval.errors.ResourceDamaged`), never read.
 
 The conversion itself is :mod:`.convert`; this module finds the files, loads a converted cache
 and answers lookups.
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -23,13 +29,25 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import ResourceNotFound
+from ...digests import sha256_file
+from ...errors import ResourceDamaged, ResourceNotFound
 from ...paths import cache_root
+from ...progress import note
 from ...resources.resolver import resolve
+from . import manifest
 from .convert import FORMAT, convert
 
 _lock = threading.Lock()
 _loaded: dict[str, "MeteorResources"] = {}
+_source_sha: dict[tuple[str, int, int], str] = {}
+log = logging.getLogger(__name__)
+
+#: Every file :func:`_load_dir` reads; the manifest must vouch for each.
+FILES = ("meta.json", "small.json", "syn_words.txt", "syn_offsets.npy", "syn_ids.npy", "para_vocab.txt",
+         "para_phrase_offsets.npy", "para_phrase_tokens.npy", "para_entry_ref.npy", "para_entry_par.npy",
+         "para_anchor_offsets.npy", "para_anchor_phrases.npy", "para_empty_phrases.npy",
+         "para_ref_offsets.npy", "para_ref_entries.npy")
+CONVERTING = "converting the METEOR paraphrase table, once per machine"
 
 
 def locate(jar: str | os.PathLike | None = None) -> tuple[Path, Path]:
@@ -44,11 +62,21 @@ def locate(jar: str | os.PathLike | None = None) -> tuple[Path, Path]:
     return jar_path, para
 
 
+def source_sha256(path: Path) -> str:
+    """SHA-256 of a source file, hashed once per process while its size and mtime stay."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    got = _source_sha.get(key)
+    if got is None:
+        got = _source_sha[key] = sha256_file(path)
+    return got
+
+
 def fingerprint(jar: Path, para: Path) -> str:
-    h = hashlib.sha1(f"format{FORMAT}".encode())
+    """The cache directory's name: the cache format and both sources' contents."""
+    h = hashlib.sha256(f"format{FORMAT}".encode())
     for p in (jar, para):
-        st = p.stat()
-        h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode())
+        h.update(source_sha256(p).encode())
     return h.hexdigest()[:16]
 
 
@@ -205,19 +233,20 @@ class MeteorResources:
     identity: dict[str, str] = field(default_factory=dict)
 
 
-# -- conversion -------------------------------------------------------------------------------
 # -- loading ----------------------------------------------------------------------------------
 def _read_words(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     return text.split("\n") if text else []
 
 
-def _load_dir(d: Path) -> MeteorResources:
+def _load_dir(d: Path, conversion: str) -> MeteorResources:
     meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
     small = json.loads((d / "small.json").read_text(encoding="utf-8"))
     syn_words = _read_words(d / "syn_words.txt")
     syn_offsets = np.load(d / "syn_offsets.npy")
     syn_ids = np.load(d / "syn_ids.npy", mmap_mode="r")
+    if len(syn_offsets) != len(syn_words) + 1:
+        raise ValueError(f"{len(syn_words)} synonym words but {len(syn_offsets)} offsets")
     para = ParaphraseTable(
         vocab=_index_of(_read_words(d / "para_vocab.txt")),
         phrase_offsets=np.load(d / "para_phrase_offsets.npy", mmap_mode="r"),
@@ -236,8 +265,20 @@ def _load_dir(d: Path) -> MeteorResources:
         synsets=_LazySynsets(syn_words, syn_offsets, syn_ids),
         exceptions=small["exceptions"],
         paraphrase=para,
-        identity={"jar_sha256": meta["jar_sha256"], "paraphrase_sha256": meta["paraphrase_sha256"]},
+        identity={"jar_sha256": meta["jar_sha256"], "paraphrase_sha256": meta["paraphrase_sha256"],
+                  "conversion": conversion},
     )
+
+
+def _checked(d: Path) -> MeteorResources:
+    """The resources in ``d`` once it matches its manifest; :class:`manifest.Damaged` if not
+    (including a file that matches its checksum yet cannot be parsed: a manifest written
+    over damaged files)."""
+    conversion = manifest.verify(d, FILES)
+    try:
+        return _load_dir(d, conversion)
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as e:
+        raise manifest.Damaged(f"{d}: unreadable converted file ({type(e).__name__}: {e})") from None
 
 
 def _index_of(words: list[str]) -> dict[str, int]:
@@ -270,7 +311,8 @@ class _LazySynsets(dict):
 
 
 def load(jar: str | os.PathLike | None = None) -> MeteorResources:
-    """The resources for ``jar`` (default: pycocoevalcap's), converting them on first use."""
+    """The resources for ``jar`` (default: pycocoevalcap's), converting them on first use and
+    again whenever the converted directory fails its checks."""
     jar_path, para = locate(jar)
     key = fingerprint(jar_path, para)
     with _lock:
@@ -278,8 +320,32 @@ def load(jar: str | os.PathLike | None = None) -> MeteorResources:
         if got is not None:
             return got
         target = cache_root() / "meteor-1.5" / key
-        if not (target / "meta.json").is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            convert(jar_path, para, target)
-        got = _loaded[key] = _load_dir(target)
+        damage = None
+        if target.exists():
+            try:
+                got = _checked(target)
+            except manifest.Damaged as e:
+                damage = str(e)
+                note(f"the converted METEOR cache is damaged ({damage}); {CONVERTING}")
+                log.warning("converting METEOR's resources again: %s", damage)
+        if got is None:
+            if damage is None:
+                note(CONVERTING)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                convert(jar_path, para, target, jar_sha256=source_sha256(jar_path),
+                        paraphrase_sha256=source_sha256(para), replace=damage is not None)
+            except OSError as e:
+                if damage is None:
+                    raise
+                raise ResourceDamaged(
+                    f"{damage}, and converting it again failed ({e}). Delete {target} or make "
+                    "it writable, then run again."
+                ) from e
+            try:
+                got = _checked(target)
+            except manifest.Damaged as e:
+                raise ResourceDamaged(f"the METEOR cache just converted into {target} fails its "
+                                      f"checks: {e}") from None
+        _loaded[key] = got
         return got

@@ -1,0 +1,78 @@
+"""A user's image directory: image file names (as benchmarks and input files give them) → paths.
+
+A name is looked up directly under the directory first, then anywhere below it by file name
+(datasets unpack into ``val2014/``, ``Flicker8k_Dataset/``, ``JPEGImages/``...), so pointing
+``--images`` at the top of an image collection works. A file name found in two places is
+ambiguous and refused rather than guessed. A bare COCO ``image_id`` (an integer) is looked up
+as ``COCO_val2014_%012d.jpg``, then ``COCO_train2014_...``, then ``<id>.jpg``, then ``<id>``.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import InputError
+
+COCO_PATTERNS = ("COCO_val2014_{:012d}.jpg", "COCO_train2014_{:012d}.jpg", "{}.jpg", "{}")
+
+
+def candidate_names(image) -> list[str]:
+    """File names an input's ``image``/``image_id`` value may stand for, most specific first."""
+    if isinstance(image, bool):
+        return []
+    if isinstance(image, int) or (isinstance(image, str) and image.strip().isdigit()):
+        n = int(image)
+        return [p.format(n) for p in COCO_PATTERNS]
+    if isinstance(image, float) and image.is_integer():
+        return candidate_names(int(image))
+    return [str(image)] if isinstance(image, str) and image.strip() else []
+
+
+class ImageDir:
+    def __init__(self, directory: str | Path):
+        self.root = Path(directory).expanduser()
+        if not self.root.is_dir():
+            raise InputError(f"--images {self.root}: not a directory")
+        self._index: dict[str, list[Path]] | None = None
+
+    def _by_name(self) -> dict[str, list[Path]]:
+        if self._index is None:
+            index: dict[str, list[Path]] = {}
+            for dirpath, _dirs, files in os.walk(self.root, followlinks=True):
+                for f in files:
+                    index.setdefault(f, []).append(Path(dirpath) / f)
+            self._index = index
+        return self._index
+
+    def find(self, image) -> Path | None:
+        """The file of ``image`` (a file name, a relative path or a COCO id), or None."""
+        for name in candidate_names(image):
+            direct = self.root / name
+            if direct.is_file():
+                return direct
+            hits = self._by_name().get(Path(name).name, [])
+            if len(hits) > 1:
+                raise InputError(f"image {name!r} is ambiguous under {self.root}: "
+                                 + ", ".join(str(h) for h in hits[:3]))
+            if hits:
+                return hits[0]
+        return None
+
+    def resolve(self, images: Sequence, what: str) -> list[str]:
+        """Paths of every image, or an error naming the missing ones (``what`` names the
+        input, e.g. a benchmark, and the hint says how to list them)."""
+        out, missing = [], []
+        for i, image in enumerate(images):
+            if image is None:
+                raise InputError(f"{what}: item {i} has no image name, so image-based metrics cannot score it")
+            found = self.find(image)
+            if found is None:
+                missing.append(str(image))
+            else:
+                out.append(str(found))
+        if missing:
+            distinct = list(dict.fromkeys(missing))
+            shown = ", ".join(distinct[:5]) + (f" and {len(distinct) - 5} more" if len(distinct) > 5 else "")
+            raise InputError(f"{what}: {len(distinct)} image(s) not found under {self.root}: {shown}")
+        return out

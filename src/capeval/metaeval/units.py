@@ -1,0 +1,83 @@
+"""The units a benchmark scores, with stable ids: what ``capeval data export`` writes and what a
+user's scores file (``capeval bench --scores``) is matched against.
+
+A unit's id is a content hash of its candidate, references and image file name, so it does not
+depend on row order, on the capeval version or on the run; identical units (the same caption
+judged by three experts) share one id and one score.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..meta.experiments import correlation_units, pairwise_units, system_units
+
+
+def unit_id(candidate: str, references: Sequence[str], image: str | None) -> str:
+    blob = json.dumps([candidate, list(references), image], ensure_ascii=False, separators=(",", ":"))
+    return "u" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class UnitList:
+    """One corpus the runner scores in one call: a correlation table's rows, a pairwise table's
+    a-then-b candidates, or one system's captions."""
+
+    candidates: list[str]
+    references: list[list[str]]
+    images: list[str | None]
+    keys: list[dict[str, Any]]  # the benchmark's own ids of each unit
+    system: str | None = None
+
+    def ids(self) -> list[str]:
+        return [unit_id(c, r, i) for c, r, i in zip(self.candidates, self.references, self.images)]
+
+
+def _images(table, n: int) -> list[str | None]:
+    return list(table.images) if table.images is not None else [None] * n
+
+
+def unit_lists(table) -> list[UnitList]:
+    """Every corpus of ``table``, in the order and shape :mod:`capeval.metaeval.runner` scores."""
+    from ..data import CorrelationTable, PairwiseTable, SystemTable
+
+    if isinstance(table, CorrelationTable):
+        cands, refs = correlation_units(table)
+        keys = [{"row": i, "group": g} for i, g in enumerate(table.groups)]
+        return [UnitList(list(cands), [list(r) for r in refs], _images(table, len(cands)), keys)]
+    if isinstance(table, PairwiseTable):
+        cands, refs = pairwise_units(table)
+        n = len(table)
+        imgs = _images(table, n)
+        keys = [{"pair": i, "side": side, "category": table.categories[i]}
+                for side in ("a", "b") for i in range(n)]
+        return [UnitList(list(cands), [list(r) for r in refs], imgs + imgs, keys)]
+    if isinstance(table, SystemTable):
+        imgs = _images(table, len(table))
+        return [UnitList(list(c), [list(r) for r in refs], imgs,
+                         [{"system": s, "image_id": i} for i in table.image_ids], system=s)
+                for s, (c, refs) in system_units(table).items()]
+    raise TypeError(f"unexpected table type {type(table).__name__}")
+
+
+def export_records(table) -> Iterator[dict[str, Any]]:
+    """One record per distinct unit, in first-appearance order: ``id``, ``candidate``,
+    ``references``, ``image``, the benchmark name and ``keys`` (the benchmark's own ids of
+    every row the unit stands for)."""
+    out: dict[str, dict[str, Any]] = {}
+    for ul in unit_lists(table):
+        for uid, c, r, img, key in zip(ul.ids(), ul.candidates, ul.references, ul.images, ul.keys):
+            rec = out.get(uid)
+            if rec is None:
+                rec = out[uid] = {"id": uid, "candidate": c, "references": r, "image": img,
+                                  "benchmark": table.name, "keys": []}
+            rec["keys"].append(key)
+    return iter(out.values())
+
+
+def image_names(table) -> list[str | None]:
+    """Distinct image names the table refers to (None when its loader records none)."""
+    return list(dict.fromkeys(img for ul in unit_lists(table) for img in ul.images))

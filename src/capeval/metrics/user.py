@@ -1,0 +1,154 @@
+"""Metrics a user brings: a :class:`UserMetric` subclass, or a plain Python callable.
+
+A subclass names itself and its version and implements :meth:`UserMetric.score`; everything
+else (the output description, the signature, score-cache keys) follows from those. A callable
+``fn(candidates, references, images) -> one float per candidate`` is wrapped by
+:func:`from_callable`. Both receive the raw (untokenized) text of a batch, and the images of
+the call (file paths, or None when the call has none).
+
+The same classes are what a plug-in distribution exposes through the ``capeval.metrics``
+entry-point group (``capeval.metrics.registry``).
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import InputError
+from ..result import MetricScores
+from ..signature import Signature
+from .base import Metric, OutputInfo
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
+def check_name(name: str, what: str = "user metric name") -> str:
+    """Metric names end up in tables, signatures (``|``-separated) and option keys."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InputError(f"{what} {name!r}: use letters, digits, '_', '.' or '-', starting with a letter")
+    return name
+
+
+class UserMetric(Metric):
+    """Base of a metric defined outside capeval.
+
+    Set ``name`` (the output name used in ``-m``, tables and signatures) and ``version`` (bump it
+    whenever the numbers change: it is in the signature and in the score-cache key), optionally
+    ``higher_is_better``, ``range`` and ``description``, and implement :meth:`score`. Set
+    ``needs_images = True`` when the metric cannot run without images.
+
+    >>> class Length(UserMetric):
+    ...     name, version = "length", "1"
+    ...     def score(self, candidates, references, images):
+    ...         return [len(c.split()) for c in candidates]
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "0"
+    higher_is_better: ClassVar[bool] = True
+    range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
+    description: ClassVar[str] = ""
+    text_input = "raw"
+    accepts_images = True
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        name = cls.__dict__.get("name")
+        if name is None:  # an intermediate base class
+            return
+        check_name(name)
+        cls.family = name
+        cls.variant = f"user:{name}"
+        cls.outputs = (OutputInfo(name, name, cls.variant, tuple(cls.range), cls.higher_is_better,
+                                  cls.description or f"user metric {name} (version {cls.version})"),)
+
+    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
+              images: Sequence[str] | None) -> Sequence[float]:
+        """One number per candidate."""
+        raise NotImplementedError
+
+    def signature_fields(self) -> dict[str, object]:
+        """Settings that change the numbers, beyond name and version (a subclass with options
+        returns them here)."""
+        return {}
+
+    def compute(self, candidates, references, images=None) -> MetricScores:
+        values = checked_scores(self.score(list(candidates), [list(r) for r in references],
+                                           None if images is None else list(images)),
+                                len(candidates), self.name)
+        return MetricScores(corpus={self.name: float(values.mean()) if len(values) else math.nan},
+                            per_caption={self.name: values},
+                            signature_fields={"mv": self.version, **self.signature_fields()})
+
+    def signature(self, output: str, fields: dict, *, tok: str, nrefs: str) -> str:
+        # The corpus value of a user metric is the mean of its per-caption numbers: say so.
+        return str(Signature.make(self.variant, out=output, tok=tok, nrefs=nrefs, corpus="mean", **fields))
+
+    @classmethod
+    def cache_token(cls, options: dict) -> str | None:
+        return f"user-version:{cls.version}"
+
+
+def checked_scores(values, n: int, name: str) -> np.ndarray:
+    """A user metric's numbers as floats, one per candidate, all finite; else an error naming
+    the first bad item."""
+    try:
+        seq = list(values)
+    except TypeError:
+        raise InputError(f"user metric {name!r} returned {type(values).__name__}, not a sequence of numbers") from None
+    if len(seq) != n:
+        raise InputError(f"user metric {name!r} returned {len(seq)} scores for {n} candidates")
+    out = np.empty(n, dtype=float)
+    for i, v in enumerate(seq):
+        if isinstance(v, (bool, str, bytes)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise InputError(f"user metric {name!r}: score of candidate {i} is {v!r}, not a number")
+        out[i] = float(v)
+        if not math.isfinite(out[i]):
+            raise InputError(f"user metric {name!r}: score of candidate {i} is {v!r}; scores must be finite")
+    return out
+
+
+def from_callable(fn: Callable, name: str | None = None, *, higher_is_better: bool = True,
+                  needs_images: bool = False) -> type[UserMetric]:
+    """A :class:`UserMetric` class around ``fn(candidates, references, images)``.
+
+    ``name`` defaults to the function's name. Nothing identifies a function's code across
+    processes, so its numbers are never cached (``cacheable = False``) and its signature says
+    ``mv:callable``; subclass :class:`UserMetric` with a ``version`` to get cached, versioned
+    numbers."""
+    if not callable(fn):
+        raise InputError(f"{fn!r} is neither a metric name nor a callable")
+    name = check_name(name or getattr(fn, "__name__", ""), "callable metric name (pass name=...)")
+    if name == "<lambda>":
+        raise InputError("a lambda has no name; wrap it with capeval.metrics.user.from_callable(fn, name=...)")
+
+    def score(self, candidates, references, images):
+        return fn(candidates, references, images)
+
+    return type(f"Callable_{name}", (UserMetric,), {
+        "name": name, "version": "callable", "higher_is_better": higher_is_better,
+        "needs_images": needs_images, "cacheable": False, "score": score, "__module__": __name__,
+    })
+
+
+def as_metric_name(metric) -> str:
+    """A name, a :class:`Metric` subclass or instance, or a callable → the output name to ask
+    for; non-names are registered for this process (``registry.register_user``)."""
+    from .registry import register_user
+
+    if isinstance(metric, str):
+        return metric
+    cls = metric if isinstance(metric, type) else type(metric) if isinstance(metric, Metric) else None
+    if cls is None:
+        cls = from_callable(metric)
+    if not issubclass(cls, Metric):
+        raise InputError(f"{metric!r} is neither a metric name, a Metric subclass nor a callable")
+    register_user(cls)
+    names = cls.output_names()
+    if len(names) != 1:
+        raise InputError(f"metric family {cls.family!r} has outputs {names}; pass their names after registering it")
+    return names[0]

@@ -1,0 +1,139 @@
+"""A user's scores file: one number per unit id, from any tool (``capeval bench --scores``).
+
+JSONL lines ``{"id": ..., "score": ...}`` or a CSV/TSV with the header ``id,score``. Strict:
+a bad line, a duplicate id, a value that is not a finite number is an error naming the line;
+:func:`scores_for` then refuses ids the benchmark does not have and ids it lacks, naming them.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class ScoresFile:
+    path: Path
+    sha256: str
+    scores: dict[str, float]  # id -> score, in file order
+
+
+def _number(path, where: str, value) -> float:
+    # JSON true/false would pass float(); "1e3" in a CSV cell is a number, "high" is not.
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
+        raise InputError(f"{path}:{where}: score {value!r} is not a number")
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{path}:{where}: score {value!r} is not a number") from None
+    if not math.isfinite(f):
+        raise InputError(f"{path}:{where}: score is {value!r}; scores must be finite (no NaN or inf)")
+    return f
+
+
+def _key(path, where: str, value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        raise InputError(f"{path}:{where}: id {value!r} must be a non-empty string (as `capeval data export` writes)")
+    return str(value)
+
+
+def _rows_jsonl(path: Path, text: str):
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line, parse_constant=lambda c: c)  # NaN/Infinity stay strings: refused below
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from None
+        if not isinstance(obj, dict) or "id" not in obj or "score" not in obj:
+            raise InputError(f"{path}:{lineno}: expected an object with 'id' and 'score'")
+        if isinstance(obj["score"], str):
+            raise InputError(f"{path}:{lineno}: score {obj['score']!r} is not a number"
+                             + ("; scores must be finite (no NaN or inf)" if obj["score"] in ("NaN", "Infinity", "-Infinity") else ""))
+        yield str(lineno), obj["id"], obj["score"]
+
+
+def _rows_csv(path: Path, text: str):
+    tsv = path.suffix.lower() == ".tsv"
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if tsv else ",", strict=True)
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise InputError(f"{path}: empty file; expected the header id,score") from None
+    except csv.Error as e:
+        raise InputError(f"{path}:1: not valid CSV ({e})") from None
+    if header != ["id", "score"]:
+        raise InputError(f"{path}:1: header is {','.join(header)!r}; expected exactly 'id,score'")
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"{path}:{reader.line_num}: not valid CSV ({e})") from None
+        if not row:
+            continue
+        if len(row) != 2:
+            raise InputError(f"{path}:{reader.line_num}: {len(row)} cells; expected id,score")
+        yield str(reader.line_num), row[0], row[1].strip()
+
+
+def read_scores(path: str | Path) -> ScoresFile:
+    from .digests import sha256_file
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"scores file not found: {p}")
+    try:
+        text = p.read_bytes().decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{p}: not valid UTF-8 (byte {e.start}); re-encode the file as UTF-8") from None
+    suffix = p.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        rows = _rows_jsonl(p, text)
+    elif suffix in (".csv", ".tsv"):
+        rows = _rows_csv(p, text)
+    else:
+        raise InputError(f"{p}: unknown scores format {suffix!r}; use .jsonl ({{\"id\", \"score\"}} per line) "
+                         "or .csv (header id,score)")
+    scores: dict[str, float] = {}
+    first: dict[str, str] = {}
+    for where, key, value in rows:
+        k = _key(p, where, key)
+        if k in scores:
+            raise InputError(f"{p}:{where}: duplicate id {k!r} (first on line {first[k]})")
+        scores[k] = _number(p, where, value)
+        first[k] = where
+    if not scores:
+        raise InputError(f"{p}: no scores")
+    return ScoresFile(p, sha256_file(p), scores)
+
+
+def _some(ids: Sequence[str], k: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in ids[:k])
+    return shown + (f" and {len(ids) - k} more" if len(ids) > k else "")
+
+
+def scores_for(sf: ScoresFile, ids: Sequence[str], what: str) -> np.ndarray:
+    """The scores of ``ids`` (unit ids of ``what``, a benchmark), in that order. The file must
+    hold exactly the benchmark's distinct ids: missing and extra ones are named."""
+    wanted = dict.fromkeys(ids)
+    missing = [i for i in wanted if i not in sf.scores]
+    extra = [i for i in sf.scores if i not in wanted]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} unit id(s) of {what} missing: {_some(missing)}")
+        if extra:
+            parts.append(f"{len(extra)} id(s) that are not units of {what}: {_some(extra)}")
+        raise InputError(f"{sf.path}: {len(sf.scores)} scores for {len(wanted)} units; " + "; ".join(parts)
+                         + f". Score exactly the units `capeval data export {what}` writes")
+    return np.array([sf.scores[i] for i in ids], dtype=float)
