@@ -19,6 +19,11 @@ class ResourceNotFound(CapevalError, FileNotFoundError):
     """A model, vector set, jar or dataset could not be located; the message says what to install."""
 
 
+class ResourceDamaged(CapevalError, OSError):
+    """A file that capeval wrote or ships (a converted resource cache, a benchmark data file)
+    does not match its recorded checksum and could not be rebuilt; the message names the file."""
+
+
 class ExternalToolError(CapevalError, RuntimeError):
     """A subprocess (Java METEOR, PTB jar, SPICE) failed or timed out."""
 
