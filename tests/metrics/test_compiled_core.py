@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import capeval
@@ -150,6 +150,7 @@ def test_ptb_fast_equals_python(texts):
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.lists(st.one_of(st.text(max_size=20), st.text(alphabet="ab1 .,'\"-s", max_size=20)), max_size=20))
+@example(["0-.", "a dog runs-.", "a-b-."])  # Python 3.11.2's possessive-quantifier bug (docs/TOKENIZER.md)
 def test_ptb_fast_equals_python_on_any_text(texts):
     assert CORE.ptb_fast(texts, ptb._ABBREVIATIONS) == [ptb._fast(t) for t in texts]
 

@@ -430,7 +430,8 @@ def _candidates(ch: str, ascii_only: bool = False) -> tuple[_Rule, ...]:
 # or "."), and the trailing contexts of ABBREV4 (a space) and ACRO_ (a space or line break) win
 # the length comparison but consume the same run and keep it as it is. Taking such runs at once
 # skips trying ~40 rules at most positions of a caption.
-_LETTER_RUN = re.compile(r"[A-Za-z]++(?= |\n\Z)")
+# Greedy, not possessive (see capeval.text.ptb): giving back letters never satisfies the lookahead.
+_LETTER_RUN = re.compile(r"[A-Za-z]+(?= |\n\Z)")
 _SPLIT_RUNS = frozenset(("cannot", "gonna", "gotta", "lemme", "gimme", "wanna"))
 
 

@@ -42,11 +42,13 @@ PUNCTUATIONS = frozenset(
 #          close it (a quote token: `` or '');
 #   's     a free-standing clitic;
 #   p      one of . , ; : ! ? "  (runs like "?!" or "..." are single tokens and go the slow way).
-# Possessive quantifiers: the shape is unambiguous, so backtracking would only waste time.
-_CHUNK = (
-    r"""(?:"?(?:'s|[A-Za-z0-9]++(?:-[A-Za-z0-9]++)*+(?:'s)?+)(?:[,;:!?]|\.(?=[ "]|$))?+"?+|[.,;:!?"])"""
-)
-_FAST_SHAPE = re.compile(rf" *+(?:{_CHUNK}(?: ++{_CHUNK})*+)? *+")
+# Plain greedy quantifiers only: possessive quantifiers and atomic groups (new in 3.11) match
+# differently in early 3.11 patch releases (3.11.2 accepted "a dog runs-."). The shape is
+# unambiguous (trailing spaces belong to the last chunk, so no two space runs meet), hence a
+# greedy backtrack never finds a match the possessive form would refuse, and each failed
+# backtrack stops at the next character: matching stays linear in the caption's length.
+_CHUNK = r"""(?:"?(?:'s|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:'s)?)(?:[,;:!?]|\.(?=[ "]|$))?"?|[.,;:!?"])"""
+_FAST_SHAPE = re.compile(rf" *(?:{_CHUNK}(?: +{_CHUNK})* *)?")
 
 # Shapes inside a qualifying caption where CoreNLP does something else: contractions it splits
 # ("gonna" -> "gon na"), abbreviations and one-letter initials that keep their period ("etc.",

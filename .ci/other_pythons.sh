@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The tokenizer and metric exactness subset under every other Python that requires-python admits
+# and that this machine has (docs/TOKENIZER.md names them): the pure-Python tokenizer's regexes
+# once matched differently on an early 3.11 patch release. Each interpreter gets its own venv with
+# a minimal install; an absent interpreter is skipped with a note.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+main_version="$(python3 -c 'import platform; print(platform.python_version())')"
+subset=(tests/text tests/metrics/test_compiled_core.py tests/metrics/test_ngram_oracles.py)
+venvs="${CAPEVAL_CI_VENVS:-.ci-venvs}"
+status=0
+for py in /usr/bin/python3 "$HOME"/.pyenv/versions/3.11.7/bin/python "$HOME"/.pyenv/versions/3.12.1/bin/python \
+          "$HOME"/.pyenv/versions/3.13.0/bin/python; do
+  if [ ! -x "$py" ]; then
+    echo "other-pythons: $py not present, skipped"
+    continue
+  fi
+  version="$("$py" -c 'import platform; print(platform.python_version())')"
+  if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "other-pythons: $py is $version, below requires-python, skipped"
+    continue
+  fi
+  if [ "$version" = "$main_version" ]; then
+    echo "other-pythons: Python $version is the main suite's interpreter, covered there"
+    continue
+  fi
+  venv="$venvs/py$version"
+  echo "other-pythons: Python $version ($py)"
+  if ! { [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"; } \
+     || ! "$venv/bin/pip" install -q -e . pytest hypothesis pycocoevalcap==1.2 >"$venv.pip.log" 2>&1; then
+    # like the apt step: a machine that cannot install is reported, its tests are not run
+    echo "warning: other-pythons: could not set up a venv for Python $version (see $venv.pip.log)"
+    continue
+  fi
+  # -p no:cacheprovider: the main suite's pytest cache is left alone.
+  if "$venv/bin/python" -m pytest -q -p no:cacheprovider "${subset[@]}" >"$venv.pytest.log" 2>&1; then
+    tail -n 1 "$venv.pytest.log"
+  else
+    cat "$venv.pytest.log"
+    status=1
+  fi
+done
+exit "$status"
