@@ -5,7 +5,24 @@ from .metrics.registry import list_metrics
 from .result import Result
 from .stream import score_stream
 
-__all__ = ["__version__", "score", "score_stream", "list_metrics", "Result", "CiderDReward"]
+__all__ = ["__version__", "score", "score_stream", "list_metrics", "bench", "Result", "CiderDReward", "UserMetric"]
+
+
+def bench(name: str, metrics=None, **kwargs):
+    """Meta-evaluate metrics on a human-judgment benchmark, as ``capeval bench`` does; returns a
+    :class:`capeval.metaeval.runner.BenchResult`.
+
+    ``metrics`` holds metric names and/or your own metrics: a :class:`UserMetric` subclass or a
+    callable ``fn(candidates, references, images) -> one float per candidate``. Keyword
+    arguments are those of :func:`capeval.metaeval.runner.run_benchmark` (``root``,
+    ``images_dir``, ``scores={"name": "scored.jsonl"}``, ``options``, ``bootstrap``...)."""
+    from .metaeval.runner import DEFAULT_METRICS, run_benchmark
+
+    if metrics is None:
+        metrics = () if kwargs.get("scores") else DEFAULT_METRICS
+    elif isinstance(metrics, str):
+        metrics = metrics.split(",")
+    return run_benchmark(name, list(metrics), **kwargs)
 
 
 def __getattr__(name: str):
@@ -14,4 +31,8 @@ def __getattr__(name: str):
         from .reward import CiderDReward
 
         return CiderDReward
+    if name == "UserMetric":
+        from .metrics.user import UserMetric
+
+        return UserMetric
     raise AttributeError(f"module 'capeval' has no attribute {name!r}")

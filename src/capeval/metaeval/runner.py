@@ -15,16 +15,19 @@ from ..meta.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, boots
 from ..meta.correlation import SHORT, canonical_statistic
 from ..meta.distractors import DistractorSummary, summarize
 from ..meta.experiments import (CorrelationExperiment, MetricAgreement, PairwiseExperiment, SystemExperiment,
-                                correlation_experiment, correlation_units, defined_mask, metric_agreement,
-                                pairwise_experiment, pairwise_units, system_experiment, system_units)
+                                correlation_experiment, defined_mask, metric_agreement, pairwise_experiment,
+                                system_experiment)
 from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import METRIC_SETS, family_for
 from ..signature import Signature
 from ..service.cache import ScoreCache
 from ..service.scoring import REF_MODES, score_units, score_units_each_ref
+from .units import unit_lists
 
 #: ``capeval bench all`` runs these (the stable contract names).
 CORE_BENCHMARKS = ("flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s")
+#: ``capeval bench modern``: the sets recent metric papers report (Polos, DENEB, EXPERT, Pearl).
+MODERN_BENCHMARKS = ("thumb", "nebula", "polaris")
 #: n-gram metrics: no Java, no models; the default metric set.
 DEFAULT_METRICS = METRIC_SETS["ngram"]
 AGGREGATES = ("corpus", "mean")
@@ -96,9 +99,14 @@ def _note_skipped(signatures: dict[str, str], defined: dict[str, int], total: in
     return out
 
 
-def _check_metrics(metrics: Sequence[str]) -> list[str]:
+def _check_metrics(metrics: Sequence, scores: dict | None = None) -> list[str]:
+    """Names of the metrics to run; a user's Metric subclass or callable is registered under its
+    name (``capeval.metrics.user``). With scores files alone, no metric needs to run."""
+    from ..metrics.user import as_metric_name
+
+    metrics = [as_metric_name(m) if not isinstance(m, str) else m for m in metrics]
     metrics = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
-    if not metrics:
+    if not metrics and not scores:
         raise InputError("no metrics requested")
     for m in metrics:
         family_for(m)  # raises UnknownMetricError listing the known ones
@@ -121,16 +129,25 @@ def run_benchmark(
     load_options: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
     allow_seen: bool = False,
+    images_dir: Path | str | None = None,
+    scores: dict[str, Path | str] | None = None,
 ) -> BenchResult:
     """Run one benchmark by name (see :func:`capeval.data.names`).
 
     ``seed`` drives every random choice of the run (random metric-tie breaking, bootstrap)
     and is recorded. ``bootstrap`` > 0 adds a percentile CI for the headline number of each
     metric from that many row resamples.
+
+    ``metrics`` may hold a user's metric (a ``UserMetric`` subclass or a callable, see
+    :mod:`capeval.metrics.user`). ``images_dir`` resolves the table's image file names for the
+    metrics that read images. ``scores`` maps a column name to a user's scores file (one score
+    per unit id of ``capeval data export``; higher is better); it becomes a metric column.
     """
     from .. import data
 
-    metrics = _check_metrics(metrics)
+    metrics = _check_metrics(metrics, scores)
+    user = _read_scores(scores or {}, metrics)
+    pictures = _image_source(metrics, images_dir)
     if tie_policy not in TIE_POLICIES:
         raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     if aggregate not in AGGREGATES:
@@ -141,27 +158,42 @@ def run_benchmark(
     ref_mode = str(load_options.pop("ref_mode", "set"))
     if ref_mode not in REF_MODES:
         raise InputError(f"unknown ref_mode {ref_mode!r}; choose one of {', '.join(REF_MODES)}")
+    if user and ref_mode != "set":
+        raise InputError(f"scores files give one score per exported unit; ref_mode={ref_mode} scores each "
+                         "reference separately, which they cannot")
     table = data.load(name, root, **load_options)
+    if getattr(table, "references", ()) is None:
+        _check_reference_free(name, table, metrics, ref_mode)
     if ref_mode != "set":
         if isinstance(table, data.SystemTable):
             raise InputError(f"{name}: ref_mode={ref_mode} is defined for correlation and pairwise benchmarks, "
                              "not system-level ones")
         # Each row's score is a mean over single-reference scores: part of the table's protocol.
         table = dataclasses.replace(table, protocol={**table.protocol, "ref_mode": ref_mode})
-        score_fn = score_units_each_ref
+        base_fn = score_units_each_ref
     else:
-        score_fn = score_units
+        base_fn = score_units
     cache = cache if cache is not None else ScoreCache()
-    hib = {m: higher_is_better(m) for m in metrics}
+    hib = {m: higher_is_better(m) for m in metrics} | dict.fromkeys(user, True)
     # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
     # counted in the signature, as SPICE's own summary skips them; NaN elsewhere is an error.
     undef = undefined_outputs(metrics)
     say = progress or (lambda msg: None)
+    lists = unit_lists(table)
+    if user:
+        _check_user_ids(user, lists, name)
+    hashes: dict[str, str] = {}  # image content hashes, taken once per file in this run
+
+    to_run = list(metrics)
+
+    def score_fn(ul, **kw):
+        return _score_list(ul, to_run, user, base_fn, pictures, name, hashes, **kw)
+
+    metrics = [*metrics, *user]
 
     if isinstance(table, data.CorrelationTable):
         say(f"{name}: scoring {len(table)} rows")
-        cands, refs = correlation_units(table)
-        scored = score_fn(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
+        scored = score_fn(lists[0], tokenizer=tokenizer, options=options, cache=cache, progress=say)
         stat = canonical_statistic(statistic or table.statistic)
         exp = correlation_experiment(table, scored.per_caption,
                                      statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")),
@@ -180,8 +212,7 @@ def run_benchmark(
                 result.bootstrap[m] = bootstrap_correlation(x, h, stat, n_resamples=bootstrap, seed=seed)
     elif isinstance(table, data.PairwiseTable):
         say(f"{name}: scoring {2 * len(table)} candidates of {len(table)} pairs")
-        cands, refs = pairwise_units(table)
-        scored = score_fn(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache, progress=say)
+        scored = score_fn(lists[0], tokenizer=tokenizer, options=options, cache=cache, progress=say)
         exp = pairwise_experiment(table, scored.per_caption, tie_policy=tie_policy, seed=seed, higher_is_better=hib,
                                   skip_undefined=undef)
         result = BenchResult(name, "pairwise", dict(table.protocol), metrics,
@@ -197,11 +228,11 @@ def run_benchmark(
         cached: dict[str, bool] = {m: True for m in metrics}
         kept: dict[str, int] = {m: 0 for m in metrics if m in undef}
         units = 0
-        for sys_id, (cands, refs) in system_units(table).items():
+        for ul in lists:
+            sys_id = ul.system
             say(f"{name}: scoring system {sys_id}")
-            scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options, cache=cache,
-                                 progress=say)
-            units += len(cands)
+            scored = score_fn(ul, tokenizer=tokenizer, options=options, cache=cache, progress=say)
+            units += len(ul.candidates)
             for m in kept:
                 kept[m] += int(defined_mask(scored.per_caption[m]).sum())
             for m in metrics:
@@ -221,6 +252,90 @@ def run_benchmark(
     result.seen = seen
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _read_scores(scores: dict, metrics: Sequence[str]) -> dict[str, Any]:
+    """Column name -> the parsed scores file; names may not shadow a metric."""
+    from ..errors import UnknownMetricError
+    from ..metrics.user import check_name
+    from ..scorefile import read_scores
+
+    out = {}
+    for col, path in scores.items():
+        check_name(col, "scores column name")
+        if col in metrics:
+            raise InputError(f"scores column {col!r} is also a requested metric; name the column differently")
+        try:
+            family_for(col)
+        except UnknownMetricError:
+            pass
+        else:
+            raise InputError(f"scores column {col!r} is the name of a registered metric; name it differently "
+                             f"(e.g. {col}_user)")
+        out[col] = read_scores(path)
+    return out
+
+
+def _image_source(metrics: Sequence[str], images_dir):
+    """The image directory when a metric reads images; refused early when one needs them and
+    none was given."""
+    from ..imagedir import ImageDir
+
+    families = {family_for(m) for m in metrics}
+    need = [m for m in metrics if family_for(m).needs_images]
+    if need and images_dir is None:
+        raise InputError(f"{', '.join(need)} read(s) the images: pass --images DIR (Python: images_dir=DIR), the "
+                         "directory holding the benchmark's image files (`capeval data images NAME --images DIR` "
+                         "checks it)")
+    if images_dir is None or not any(c.needs_images or c.accepts_images for c in families):
+        return None
+    return ImageDir(images_dir)
+
+
+def _check_user_ids(user: dict, lists, name: str) -> None:
+    from ..scorefile import scores_for
+
+    ids = [i for ul in lists for i in ul.ids()]
+    for sf in user.values():
+        scores_for(sf, ids, name)
+
+
+def _score_list(ul, metrics, user, base_fn, pictures, name, hashes, **kw):
+    """Score one unit list with the metrics (through the cache) and add the scores files'
+    columns: a user column's per-unit numbers come from its file, its corpus value is their
+    mean, and its signature names the column and the file's SHA-256."""
+    from ..result import Result
+
+    images = None
+    if pictures is not None:
+        images = pictures.resolve(ul.images, f"{name} (`capeval data images {name} --images DIR` lists them)")
+    if metrics:
+        extra = {"images": images, "image_hashes": hashes} if images is not None else {}
+        res = base_fn(ul.candidates, ul.references, metrics, **kw, **extra)
+    else:
+        res = Result({}, {}, {}, len(ul.candidates), details={"cached": {}})
+    if user:
+        ids = ul.ids()
+        for col, sf in user.items():
+            v = np.array([sf.scores[i] for i in ids], dtype=float)
+            res.per_caption[col] = v
+            res.corpus[col] = float(v.mean()) if len(v) else float("nan")
+            res.signatures[col] = str(Signature.make(f"user:{col}", file=f"sha256:{sf.sha256}", corpus="mean"))
+            res.details["cached"][col] = False
+    return res
+
+
+def _check_reference_free(name: str, table, metrics: Sequence[str], ref_mode: str) -> None:
+    """A split without references (``refs: none``) is refused, before any scoring, for every
+    metric that compares a caption with references."""
+    split = table.protocol.get("split")
+    what = f"{name}" + (f" split {split}" if split else "")
+    refs_based = [m for m in metrics if family_for(m).needs_references]
+    if refs_based:
+        raise InputError(f"{', '.join(refs_based)} compare(s) captions with references, and {what} ships none "
+                         "(refs:none); only reference-free metrics (e.g. clip_s, pac_s) run on it")
+    if ref_mode != "set":
+        raise InputError(f"ref_mode={ref_mode} scores each reference separately; {what} ships no references")
 
 
 def _seen_metrics(name, metrics, options, root, allow_seen: bool) -> dict[str, list[str]]:
@@ -271,11 +386,14 @@ def _with(first: str, rest: Sequence[str]) -> tuple[str, ...]:
 
 
 def resolve_names(name: str) -> list[str]:
-    """``all`` → the core benchmarks; otherwise a comma-separated list of names."""
+    """``all`` → the core benchmarks, ``modern`` → THumB, Nebula and Polaris; otherwise a
+    comma-separated list of names."""
     if name.strip() == "all":
         return list(CORE_BENCHMARKS)
+    if name.strip() == "modern":
+        return list(MODERN_BENCHMARKS)
     return [n.strip() for n in name.split(",") if n.strip()]
 
 
-__all__ = ["BenchResult", "CORE_BENCHMARKS", "DEFAULT_METRICS", "DEFAULT_RESAMPLES", "run_benchmark",
+__all__ = ["BenchResult", "CORE_BENCHMARKS", "MODERN_BENCHMARKS", "DEFAULT_METRICS", "DEFAULT_RESAMPLES", "run_benchmark",
            "resolve_names", "higher_is_better", "ReportStatistics", "report_statistics"]

@@ -81,3 +81,55 @@ def export_records(table) -> Iterator[dict[str, Any]]:
 def image_names(table) -> list[str | None]:
     """Distinct image names the table refers to (None when its loader records none)."""
     return list(dict.fromkeys(img for ul in unit_lists(table) for img in ul.images))
+
+
+def load_table(name: str, root=None, load_options: dict[str, Any] | None = None):
+    from .. import data
+
+    opts = dict(load_options or {})
+    if opts.pop("ref_mode", "set") != "set":
+        from ..errors import InputError
+
+        raise InputError("ref_mode changes how units are scored, not which units there are; export without it")
+    return data.load(name, root, **opts)
+
+
+def export_units(name: str, path, *, root=None, load_options: dict[str, Any] | None = None) -> int:
+    """Write the distinct units of benchmark ``name`` as JSONL (atomically); returns how many."""
+    from ..outputs import atomic_open
+
+    table = load_table(name, root, load_options)
+    n = 0
+    with atomic_open(path) as fh:
+        for rec in export_records(table):
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class ImageCheck:
+    benchmark: str
+    images: list[str]  # distinct image names the benchmark refers to
+    found: dict[str, str]  # name -> path
+    missing: list[str]
+    unnamed: int  # units whose loader records no image
+
+
+def check_images(name: str, images_dir, *, root=None, load_options: dict[str, Any] | None = None) -> ImageCheck:
+    """Which of the benchmark's images ``images_dir`` holds (``capeval data images``)."""
+    from ..imagedir import ImageDir
+
+    table = load_table(name, root, load_options)
+    names = image_names(table)
+    listed = [n for n in names if n is not None]
+    unnamed = sum(img is None for ul in unit_lists(table) for img in ul.images)
+    d = ImageDir(images_dir)
+    found, missing = {}, []
+    for img in listed:
+        p = d.find(img)
+        if p is None:
+            missing.append(img)
+        else:
+            found[img] = str(p)
+    return ImageCheck(name, listed, found, missing, unnamed)
