@@ -151,7 +151,8 @@ def score(
     for fam in options:  # a misspelt family would otherwise be ignored silently
         get_family(fam)
     cands, refs = validate_corpus(
-        candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks
+        candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
+        need_references=any(family_for(m).needs_references for m in metrics),
     )
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""

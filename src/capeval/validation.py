@@ -90,8 +90,12 @@ def validate_corpus(
     ids: Sequence | None = None,
     allow_empty: bool = False,
     line_breaks: str = "space",
+    need_references: bool = True,
 ) -> tuple[list[str], list[list[str]]]:
     """Check shapes and text; return plain lists. Raises :class:`InputError` naming the item.
+
+    ``need_references=False`` (every requested metric is reference-free) accepts empty
+    reference lists.
 
     ``line_breaks="space"`` (default) returns texts with every line-break character replaced by
     a space; ``"refuse"`` raises on the first one (see the module docstring)."""
@@ -140,7 +144,7 @@ def validate_corpus(
                 f"references for {_label('item', i, ids)} must be a list of strings, got a string"
             )
         refs = list(refs)
-        if not refs:
+        if not refs and need_references:
             raise InputError(f"{_label('item', i, ids)} has no references")
         for j, ref in enumerate(refs):
             if ref.__class__ is str and ref in ok:

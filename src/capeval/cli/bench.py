@@ -12,7 +12,8 @@ from ..metrics.registry import METRIC_SETS
 
 def bench_cmd(
     name: str = typer.Argument(..., help="Benchmark name (flickr8k-expert, flickr8k-cf, composite, pascal50s, "
-                               "abstract50s, tanti-coco, ...), a comma-separated list, or 'all' (the first five)."),
+                               "abstract50s, tanti-coco, thumb, nebula, polaris, ...), a comma-separated list, 'all' (the first "
+                               "five) or 'modern' (thumb, nebula, polaris)."),
     metrics: str = typer.Option(",".join(METRIC_SETS["ngram"]), "--metrics", "-m",
                                 help="Comma-separated metric output names (see `capeval metrics`)."),
     json_out: Path | None = typer.Option(None, "--json", help="Write results (stable JSON contract) here."),
@@ -45,6 +46,9 @@ def bench_cmd(
     allow_seen: bool = typer.Option(False, "--allow-seen", help="Report learned metrics (learned, nneval) "
                                     "on benchmarks their model was trained or selected on, marked 'seen' "
                                     "in the table and signature (refused by default)."),
+    allow_modified_data: bool = typer.Option(False, "--allow-modified-data", help="Run on data files that "
+                                             "differ from capeval's packaged checksums (refused by default); "
+                                             "the benchmark signature then says data:modified."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing --json/--markdown/--latex/"
                                    "--report files (refused by default)."),
 ) -> None:
@@ -85,6 +89,7 @@ def bench_cmd(
                     seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
                     load_options=load_options, options=metric_options or None,
                     progress=lambda msg: status.update(msg), allow_seen=allow_seen,
+                    allow_modified_data=allow_modified_data,
                 )
             results.append(res)
             hit = sum(res.cached.values())

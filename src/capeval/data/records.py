@@ -41,11 +41,15 @@ class DatasetInfo:
 
 @dataclass
 class CorrelationTable:
-    """Caption-level human scores: one row per (candidate, references, rating)."""
+    """Caption-level human scores: one row per (candidate, references, rating).
+
+    ``references=None`` marks a split that ships no references (Polaris-exp): only
+    reference-free metrics can score it, and its protocol must say ``refs: none``.
+    """
 
     name: str
     candidates: list[str]
-    references: list[list[str]]
+    references: list[list[str]] | None
     human: np.ndarray
     groups: list[str]
     statistic: str
@@ -59,7 +63,11 @@ class CorrelationTable:
     def __post_init__(self) -> None:
         self.human = np.asarray(self.human, dtype=float)
         n = len(self.candidates)
-        _check_len(self.name, "references", self.references, n)
+        if self.references is None:
+            if self.protocol.get("refs") != "none":
+                raise InputError(f"{self.name}: a table without references must say refs=none in its protocol")
+        else:
+            _check_len(self.name, "references", self.references, n)
         _check_len(self.name, "human", self.human, n)
         _check_len(self.name, "groups", self.groups, n)
         if self.images is not None:
@@ -71,7 +79,11 @@ class CorrelationTable:
                 f"{self.name}: human rating of row {i} (group {self.groups[i]!r}) is "
                 f"{float(self.human[i])!r}; {bad.size} non-finite rating(s) in all"
             )
-        _check_rows(self.name, self.candidates, self.references, self.groups)
+        if self.references is None:
+            for i, cand in enumerate(self.candidates):
+                _check(cand, f"{self.name}: candidate of row {i} (group {self.groups[i]!r})")
+        else:
+            _check_rows(self.name, self.candidates, self.references, self.groups)
 
     def __len__(self) -> int:
         return len(self.candidates)

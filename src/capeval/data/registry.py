@@ -70,3 +70,11 @@ _D(DatasetSpec("distractors", "pairwise", "flickr8k", "distractors:load_distract
                "captions, 8 tasks (accuracy)", needs=("references_karpathy_test", "machine_captions"), costly=True))
 _D(DatasetSpec("foil-sample", "pairwise", "foil_sample_only", "foil:load_foil_sample",
                "FOIL-COCO format samples only (not the benchmark): original vs foil pairs"))
+# Evaluation sets of recent metric papers: never a training source by default (capeval.learn.judgments).
+_D(DatasetSpec("thumb", "correlation", "thumb", "thumb:load_thumb",
+               "THumB 1.0 MSCOCO, 2,000 machine rows (4 systems x 500 images), total score (Pearson; "
+               "-D table=system for the system level)"))
+_D(DatasetSpec("nebula", "correlation", "nebula", "nebula:load_nebula",
+               "Nebula test split (DENEB), EXPERT's JSON, 5/6/10 references per item (tau-c)"))
+_D(DatasetSpec("polaris", "correlation", "polaris", "polaris:load_polaris",
+               "Polaris (Polos) test CSV, or -D split=exp-val: EXPERT's validation split without references (tau-c)"))

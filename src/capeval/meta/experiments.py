@@ -46,6 +46,10 @@ def defined_mask(values: Sequence[float]) -> np.ndarray:
 
 
 def correlation_units(table: "CorrelationTable") -> tuple[list[str], list[list[str]]]:
+    """Candidates and references; a table without references (``references=None``) gives
+    every unit an empty reference list, which only reference-free metrics accept."""
+    if table.references is None:
+        return table.candidates, [[] for _ in table.candidates]
     return table.candidates, table.references
 
 

@@ -1,0 +1,155 @@
+"""Inputs of the loaders that check their own files against the packaged checksums
+(THumB, Nebula, Polaris), and the parsing those three share.
+
+A file with a pinned SHA-256 (``manifest.json``) that does not match is refused, naming the
+file, unless the caller allows modified data; the table's protocol then records the file's
+own digest, so the signature of every number says which bytes it came from. A file capeval
+has no checksum for (the Polaris CSVs) is read and its digest recorded the same way.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+
+from ..digests import sha256_file
+from ..errors import InputError
+from ._common import need
+from .checksums import folder_sums
+
+#: the suffixes an ``imgid`` may already carry; any other id is a bare name of a JPEG
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+
+
+def flag(benchmark: str, name: str, value) -> bool:
+    """A boolean loader option; ``capeval bench -D key=value`` passes strings."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise InputError(f"{benchmark}: option {name}={value!r} is not a yes/no value (true or false)")
+
+
+def checked_file(root: Path, folder: str, rel: str, benchmark: str, *, allow_modified: bool,
+                 tags: dict[str, str]) -> Path:
+    """``root/folder/rel``, hashed against its pinned SHA-256.
+
+    A mismatch raises :class:`InputError` naming the file unless ``allow_modified``. Any file
+    that is not the pinned one (modified, or without a packaged checksum) adds
+    ``<file name>: modified-<sha12>`` or ``unpinned-<sha12>`` to ``tags``, which the loader
+    puts in the table's protocol.
+    """
+    path = need(root, f"{folder}/{rel}", benchmark)
+    expected = (folder_sums(root, folder) or {}).get(rel)
+    got = sha256_file(path)
+    if expected is None:
+        tags[PurePosixPath(rel).name] = f"unpinned-{got[:12]}"
+    elif got != expected:
+        if not allow_modified:
+            raise InputError(
+                f"{benchmark}: {folder}/{rel} under {root} does not match its pinned SHA-256 "
+                f"(file {got[:12]}…, expected {expected[:12]}…): a changed file changes every number. "
+                f"Restore it (`capeval data download {benchmark}`), or pass allow_modified=true "
+                f"(capeval bench -D allow_modified=true) to use it with its digest in the signature.")
+        tags[PurePosixPath(rel).name] = f"modified-{got[:12]}"
+    return path
+
+
+def data_tag(tags: dict[str, str]) -> dict[str, str]:
+    """The protocol entry for ``tags``: nothing when every file is the pinned one."""
+    if not tags:
+        return {}
+    return {"data": "+".join(f"{name}={tag}" for name, tag in sorted(tags.items()))}
+
+
+def read_json(path: Path, rel: str):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{rel}: not a readable JSON file ({exc})") from None
+
+
+def read_json_lines(path: Path, rel: str) -> list[tuple[int, dict]]:
+    """``(line number, object)`` for every non-blank line of a JSON Lines file."""
+    out = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{rel}: not UTF-8 ({exc})") from None
+    for i, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{rel} line {i}: not a JSON object ({exc})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{rel} line {i}: expected a JSON object, got {type(obj).__name__}")
+        out.append((i, obj))
+    return out
+
+
+def field(record: dict, key: str, where: str):
+    if key not in record:
+        raise InputError(f"{where}: no field {key!r}")
+    return record[key]
+
+
+def text_field(record: dict, key: str, where: str) -> str:
+    value = field(record, key, where)
+    if not isinstance(value, str):
+        raise InputError(f"{where}: field {key!r} is {type(value).__name__}, not text")
+    return value
+
+
+def score_field(record: dict, key: str, where: str) -> float:
+    value = field(record, key, where)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InputError(f"{where}: {key} {value!r} is not a number")
+    try:
+        out = float(value)
+    except ValueError:
+        raise InputError(f"{where}: {key} {value!r} is not a number") from None
+    if out != out or out in (float("inf"), float("-inf")):
+        raise InputError(f"{where}: {key} is {out!r}")
+    return out
+
+
+def reference_list(value, where: str) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise InputError(f"{where}: references must be a non-empty list of captions, got {value!r:.80}")
+    for j, ref in enumerate(value):
+        if not isinstance(ref, str):
+            raise InputError(f"{where}: reference {j} is {type(ref).__name__}, not text")
+    return list(value)
+
+
+def image_name(imgid, where: str) -> str:
+    """An ``imgid`` as an image file name: the Polaris CSVs give the file name, the EXPERT
+    JSON files the bare id (its own code opens ``<imgid>.jpg``)."""
+    if isinstance(imgid, bool) or not isinstance(imgid, (str, int)) or not str(imgid).strip():
+        raise InputError(f"{where}: imgid {imgid!r} is not an image id")
+    name = str(imgid).strip()
+    if "/" in name or "\\" in name:
+        raise InputError(f"{where}: imgid {name!r} is a path, not a file name")
+    return name if name.lower().endswith(IMAGE_SUFFIXES) else f"{name}.jpg"
+
+
+def scored_items(data, rel: str, *, with_refs: bool) -> list[dict]:
+    """The items of a Nebula/Polaris-style JSON list ``[{imgid, mt, score[, refs]}, ...]``,
+    checked; each gains ``image`` (its file name) and a string ``imgid``."""
+    if not isinstance(data, list) or not data:
+        raise InputError(f"{rel}: expected a non-empty JSON list of items")
+    out = []
+    for i, rec in enumerate(data):
+        where = f"{rel} item {i}"
+        if not isinstance(rec, dict):
+            raise InputError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+        item = {"imgid": str(field(rec, "imgid", where)), "image": image_name(field(rec, "imgid", where), where),
+                "mt": text_field(rec, "mt", where), "score": score_field(rec, "score", where)}
+        if with_refs:
+            item["refs"] = reference_list(field(rec, "refs", where), where)
+        out.append(item)
+    return out
