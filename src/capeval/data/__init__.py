@@ -45,8 +45,19 @@ def load(name: str, root: Path | str | None = None, **options) -> CorrelationTab
     """Build benchmark ``name`` from the data under ``root`` (default: ``data_root()``)."""
     from ._common import resolve_root
 
+    from ..errors import CapevalError, InputError
+
     spec = get_spec(name)
-    return spec.load_fn()(resolve_root(root, spec), **options)
+    base = resolve_root(root, spec)
+    try:
+        return spec.load_fn()(base, **options)
+    except CapevalError:
+        raise
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as e:
+        # A data file of an unexpected shape (truncated, edited, another version): name the
+        # benchmark and where to look instead of a traceback from inside a loader.
+        raise InputError(f"{name}: the data under {base} are malformed ({type(e).__name__}: {e}). "
+                         "`capeval data verify` compares them with the packaged checksums.") from e
 
 
 def available(root: Path | str | None = None, *, verify: bool = False, count: bool = True) -> list[DatasetInfo]:

@@ -48,6 +48,17 @@ def need(root: Path, rel: str, benchmark: str) -> Path:
     return p
 
 
+def read_json(path: Path, benchmark: str):
+    """A data file's JSON; a truncated or otherwise broken file is an error naming it."""
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError is a ValueError
+        raise InputError(f"{benchmark}: {path} is not valid JSON ({e}); it may be truncated or edited. "
+                         "`capeval data verify` compares it with the packaged checksums.") from None
+
+
 def ws(text: str) -> str:
     """Whitespace normalisation of the CLIPScore loaders: ``" ".join(s.split())``.
 

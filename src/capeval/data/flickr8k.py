@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, flickr8k_captions, need, read_lines, reject_unknown, ws
+from ._common import check_options, flickr8k_captions, need, read_json, read_lines, reject_unknown, ws
 from .records import CorrelationTable
 
 EXPERT_JSON = "flickr8k/clipscore_format_EXPERT/flickr8k.json"
@@ -75,8 +74,7 @@ def load_expert(root: Path, protocol: str = "clipscore", rebuild_from_raw: bool 
 
 
 def _expert_from_json(root: Path):
-    path = need(root, EXPERT_JSON, "flickr8k-expert")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(need(root, EXPERT_JSON, "flickr8k-expert"), "flickr8k-expert")
     cands, refs, human, groups = [], [], [], []
     for image_id, entry in data.items():
         gt = [ws(r) for r in entry["ground_truth"]]

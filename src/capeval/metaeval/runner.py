@@ -131,8 +131,13 @@ def run_benchmark(
     allow_seen: bool = False,
     images_dir: Path | str | None = None,
     scores: dict[str, Path | str] | None = None,
+    allow_modified_data: bool = False,
 ) -> BenchResult:
     """Run one benchmark by name (see :func:`capeval.data.names`).
+
+    Its data files are first checked against capeval's packaged checksums; a file that
+    differs is refused (:class:`~capeval.errors.ResourceDamaged`) unless
+    ``allow_modified_data``, which marks the benchmark signature ``data:modified``.
 
     ``seed`` drives every random choice of the run (random metric-tie breaking, bootstrap)
     and is recorded. ``bootstrap`` > 0 adds a percentile CI for the headline number of each
@@ -161,7 +166,12 @@ def run_benchmark(
     if user and ref_mode != "set":
         raise InputError(f"scores files give one score per exported unit; ref_mode={ref_mode} scores each "
                          "reference separately, which they cannot")
+    from ..data.integrity import check_benchmark_data
+
+    modified = check_benchmark_data(name, root, allow_modified=allow_modified_data)
     table = data.load(name, root, **load_options)
+    if modified:
+        table = dataclasses.replace(table, protocol={**table.protocol, "data": "modified"})
     if getattr(table, "references", ()) is None:
         _check_reference_free(name, table, metrics, ref_mode)
     if ref_mode != "set":
