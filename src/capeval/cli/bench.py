@@ -49,9 +49,6 @@ def bench_cmd(
     allow_modified_data: bool = typer.Option(False, "--allow-modified-data", help="Run on data files that "
                                              "differ from capeval's packaged checksums (refused by default); "
                                              "the benchmark signature then says data:modified."),
-    allow_modified_data: bool = typer.Option(False, "--allow-modified-data", help="Run on data files that "
-                                             "differ from capeval's packaged checksums (refused by default); "
-                                             "the benchmark signature then says data:modified."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing --json/--markdown/--latex/"
                                    "--report files (refused by default)."),
 ) -> None:
@@ -92,7 +89,6 @@ def bench_cmd(
                     seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
                     load_options=load_options, options=metric_options or None,
                     progress=lambda msg: status.update(msg), allow_seen=allow_seen,
-                    allow_modified_data=allow_modified_data,
                     allow_modified_data=allow_modified_data,
                 )
             results.append(res)
