@@ -15,19 +15,22 @@ CONSENSUS_MAT = "abstract50s/consensus_abstract.mat"
 SCENES_MAT = "abstract50s/abstract50S.mat"
 
 
-def _scene_of_pairs(root: Path, refs: list[list[str]]) -> list[int]:
-    """Index in ``abstract50S.mat`` of the scene whose 48 sentences are each pair's references."""
+def _scene_of_pairs(root: Path, refs: list[list[str]]) -> tuple[list[int], list[str]]:
+    """Index in ``abstract50S.mat`` of the scene whose 48 sentences are each pair's references,
+    and every scene's image file name (the last part of its URL, e.g. ``Scene898_0.png``)."""
     mat = load_mat(need(root, SCENES_MAT, "abstract50s"))
     by_sentences: dict[tuple[str, ...], int] = {}
+    names: list[str] = []
     for i, scene in enumerate(np.atleast_1d(mat["abs_sent"])):
         by_sentences.setdefault(tuple(sorted(ws(str(x)) for x in np.atleast_1d(scene.sentences))), i)
+        names.append(str(scene.name).rsplit("/", 1)[-1])
     out = []
     for j, r in enumerate(refs):
         key = tuple(sorted(r))
         if key not in by_sentences:
             raise InputError(f"{CONSENSUS_MAT}: the references of pair {j} are no scene of {SCENES_MAT}")
         out.append(by_sentences[key])
-    return out
+    return out, names
 
 
 def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options) -> PairwiseTable:
@@ -56,7 +59,7 @@ def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options
         refs[j].append(ws(str(t.A)))
         margin[j] += rating
     pairs = list(order)
-    scenes = _scene_of_pairs(root, refs)
+    scenes, scene_names = _scene_of_pairs(root, refs)
     cats, evidence = derive_categories(pairs, scenes)
     labels, tied = majority_labels(margin, ties, seed)
     keep = np.flatnonzero(~np.isnan(labels))
@@ -75,4 +78,5 @@ def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options
                "n_votes": np.array([len(refs[j]) for j in keep]),
                "scene": np.array([scenes[j] for j in keep]),
                "category_evidence": [evidence[j] for j in keep]},
+        images=[scene_names[scenes[j]] for j in keep],
     )

@@ -50,7 +50,7 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
                 raise InputError(f"{JSONL} line {lineno}: duplicate position-0 candidate for {subset} image {image}")
             human_key[(subset, image)] = loose_key(cand)
 
-    cands, all_refs, human, groups, subsets, positions = [], [], [], [], [], []
+    cands, all_refs, human, groups, subsets, positions, images = [], [], [], [], [], [], []
     seen: dict[tuple[str, str, int], int] = {}
     for lineno, subset, image, pos, cand, score, refs8k in records:
         where = f"{JSONL} line {lineno} ({subset} {image} position {pos})"
@@ -86,6 +86,7 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
         groups.append(f"{subset}/{image}")
         subsets.append(subset)
         positions.append(pos)
+        images.append(image)  # the original file name: Flickr8k, <id>.jpg (Flickr30k) or COCO_val2014_…
     return CorrelationTable(
         name="composite",
         candidates=cands,
@@ -101,4 +102,5 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
             "text": "umic-decoded-lowercase",
         },
         extra={"subset": subsets, "position": np.asarray(positions, dtype=int)},
+        images=images,
     )

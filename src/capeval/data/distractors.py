@@ -199,4 +199,5 @@ def load_distractors(
         categories=[it.task for it in items],
         protocol=protocol,
         extra={"items": items},
+        images=[it.image.split("/", 1)[-1] for it in items],  # "<dataset>/<file name>" -> file name
     )

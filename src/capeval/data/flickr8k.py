@@ -53,7 +53,7 @@ def load_expert(root: Path, protocol: str = "clipscore", rebuild_from_raw: bool 
     if protocol == "elliott-keller":
         return _elliott_keller(root)
     rows = _expert_from_raw(root) if rebuild_from_raw else _expert_from_json(root)
-    cands, refs, human, groups = rows
+    cands, refs, human, groups, images = rows
     return CorrelationTable(
         name="flickr8k-expert",
         candidates=cands,
@@ -70,14 +70,17 @@ def load_expert(root: Path, protocol: str = "clipscore", rebuild_from_raw: bool 
             "text": "ws-normalised",
             "source": "raw-annotations" if rebuild_from_raw else "clipscore-json",
         },
+        images=images,
     )
 
 
 def _expert_from_json(root: Path):
     data = read_json(need(root, EXPERT_JSON, "flickr8k-expert"), "flickr8k-expert")
-    cands, refs, human, groups = [], [], [], []
+    cands, refs, human, groups, images = [], [], [], [], []
     for image_id, entry in data.items():
         gt = [ws(r) for r in entry["ground_truth"]]
+        # image_path is "Flickr8k_Dataset/<id>.jpg"; the file name is what a user's directory holds
+        image = Path(entry.get("image_path") or f"{image_id}.jpg").name
         for k, judgement in enumerate(entry["human_judgement"]):
             where = f"{EXPERT_JSON}: image {image_id} judgement {k}"
             rating = judgement.get("rating")
@@ -87,7 +90,8 @@ def _expert_from_json(root: Path):
             refs.append(gt)
             human.append(float(rating))
             groups.append(image_id)
-    return cands, refs, human, groups
+            images.append(image)
+    return cands, refs, human, groups, images
 
 
 def _expert_from_raw(root: Path):
@@ -95,7 +99,7 @@ def _expert_from_raw(root: Path):
     image's own captions (158 rows), then one row per expert."""
     captions = flickr8k_captions(root, "flickr8k-expert")
     by_id = {f"{img}#{k}": c for img, caps in captions.items() for k, c in enumerate(caps)}
-    cands, refs, human, groups = [], [], [], []
+    cands, refs, human, groups, images = [], [], [], [], []
     path = need(root, EXPERT_RAW, "flickr8k-expert")
     seen: dict = {}
     for i, line in enumerate(read_lines(path)):
@@ -114,7 +118,8 @@ def _expert_from_raw(root: Path):
             refs.append(gt)
             human.append(_rating(s, where))
             groups.append(_bare(image))
-    return cands, refs, human, groups
+            images.append(image)
+    return cands, refs, human, groups, images
 
 
 def _elliott_keller(root: Path) -> CorrelationTable:
@@ -128,7 +133,7 @@ def _elliott_keller(root: Path) -> CorrelationTable:
     for what, lines in [("candidates", cand_lines)] + [(f"ref-{k}", r) for k, r in enumerate(ref_lines)]:
         if len(lines) != n:
             raise InputError(f"{EK_DIR}/{what} has {len(lines)} lines for {n} judgements; files must align")
-    cands, refs, human, groups = [], [], [], []
+    cands, refs, human, groups, images = [], [], [], [], []
     for i, row in enumerate(judgements):
         rr = [ws(r[i]) for r in ref_lines]
         for j in ("j1", "j2", "j3"):
@@ -136,6 +141,7 @@ def _elliott_keller(root: Path) -> CorrelationTable:
             refs.append(rr)
             human.append(_rating(row[j], f"{EK_DIR}/judgements row {i + 1} {j}"))
             groups.append(_bare(row["imageid"]))
+            images.append(row["imageid"])
     return CorrelationTable(
         name="flickr8k-expert",
         candidates=cands,
@@ -152,6 +158,7 @@ def _elliott_keller(root: Path) -> CorrelationTable:
             "text": "elliott-keller-detok",
             "source": "elliott-keller-2014",
         },
+        images=images,
     )
 
 
@@ -206,4 +213,5 @@ def load_cf(root: Path, rating: str = "file", **options) -> CorrelationTable:
             "text": "ws-normalised",
         },
         extra={"n_judgements": np.array([n for *_, n in rows], dtype=int)},
+        images=[img for img, _, _, _ in rows],
     )

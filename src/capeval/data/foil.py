@@ -53,6 +53,8 @@ def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_c
     originals = [a for a in anns if not _is_foil(a)]
     foils = [a for a in anns if _is_foil(a)]
     orig_ids = {a["id"] for a in originals}
+    # The file's own image list names each file (val2014 for the test split, train2014 for train).
+    file_names = {im.get("id"): im.get("file_name") for im in data.get("images") or [] if isinstance(im, dict)}
     by_id = any(f["id"] in orig_ids for f in foils)
 
     coco = None
@@ -98,4 +100,5 @@ def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_c
         extra={"image_id": [m[0] for m in meta], "original_id": [m[1] for m in meta],
                "foil_id": [m[2] for m in meta], "target_word": [m[3] for m in meta],
                "foil_word": [m[4] for m in meta], "dropped_no_refs": dropped},
+        images=[file_names.get(m[0]) or f"COCO_val2014_{int(m[0]):012d}.jpg" for m in meta],
     )

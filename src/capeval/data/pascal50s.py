@@ -74,6 +74,7 @@ def _from_expert(root: Path) -> PairwiseTable:
         protocol={"dataset": "pascal50s", "rows": str(len(a)), "labels": "expert-json",
                   "refs": "expert-json", "nrefs": "5", "text": "ws-normalised"},
         extra={"image": images, "candidate_in_refs": _cand_in_refs(a, b, refs)},
+        images=images,
     )
 
 
@@ -124,6 +125,7 @@ def _from_pairs(root: Path, k, seed: int, ties: str) -> PairwiseTable:
                   "ties": f"{ties}:{tied.size}", "text": "ws-normalised"},
         extra={"image": sel(images), "n_votes": np.array([len(v) for v in votes])[keep],
                "tied_pairs": tied.tolist(), "candidate_in_refs": _cand_in_refs(sel(a), sel(b), sel(refs))},
+        images=sel(images),
     )
 
 

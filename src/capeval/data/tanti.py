@@ -72,6 +72,7 @@ def _load_systems(root: Path, dataset: str, include_human: bool = False, **optio
             "text": "ws-normalised",
         },
         extra={"published": {s: published[s] for s in systems if s in published}},
+        images=list(images),  # the image lists hold file names (COCO_val2014_…, <id>.jpg)
     )
 
 
@@ -171,7 +172,7 @@ def load_human200(root: Path, judgement: str = "acc", table: str = "caption", **
         return SystemTable(
             name="tanti-human200", systems=systems, references=[refs_by_image[i] for i in images],
             image_ids=images, human=human, protocol={**protocol, "images": str(len(images))},
-            extra={"unjudged_images": unjudged},
+            extra={"unjudged_images": unjudged}, images=list(images),
         )
     cands, refs, human, groups, systems = [], [], [], [], []
     for img in images:
@@ -186,6 +187,7 @@ def load_human200(root: Path, judgement: str = "acc", table: str = "caption", **
         groups=groups, statistic="kendall_tau_b", protocol={**protocol, "rows": str(len(cands))},
         extra={"system": systems, "n_judges": np.array([len(judged[g][s]) for g, s in zip(groups, systems)]),
                "unjudged_images": unjudged},
+        images=list(groups),  # each row's group is its COCO file name
     )
 
 
