@@ -37,9 +37,11 @@ def _load_json(path) -> object:
         raise InputError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
 
 
-def parse_jsonl_line(path, lineno: int, line: str):
-    """One JSONL line as ``(id, candidate, references)``; ``None`` for a blank line. The id
-    defaults to the line number. Shared by :func:`read_jsonl` and the streaming reader."""
+def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
+    """One JSONL line as ``(id, candidate, references)`` (``+ (image,)`` with ``with_image``:
+    the optional ``image`` field, a file name or path, None when absent); ``None`` for a blank
+    line. The id defaults to the line number. Shared by :func:`read_jsonl` and the streaming
+    reader."""
     if not line.strip():
         return None
     try:
@@ -56,29 +58,41 @@ def parse_jsonl_line(path, lineno: int, line: str):
         raise InputError(f"{path}:{lineno}: id must be a string or integer, got {key!r}")
     if not isinstance(obj["references"], list):
         raise InputError(f"{path}:{lineno}: 'references' must be a list of strings")
+    image = obj.get("image")
+    if image is not None and (not isinstance(image, str) or not image.strip()):
+        raise InputError(f"{path}:{lineno}: 'image' must be a file name or path, got {image!r}")
+    if with_image:
+        return key, obj["candidate"], obj["references"], image
     return key, obj["candidate"], obj["references"]
 
 
 def read_jsonl(path: str | Path):
-    """Lines of ``{"id": ..., "candidate": str, "references": [str, ...]}``."""
-    ids, cands, refs = [], [], []
+    """Lines of ``{"id": ..., "candidate": str, "references": [str, ...]}`` (an ``image``
+    field is read by :func:`read_input_images`)."""
+    ids, cands, refs, _ = _read_jsonl(path)
+    return ids, cands, refs
+
+
+def _read_jsonl(path):
+    ids, cands, refs, images = [], [], [], []
     seen: dict = {}
     # split on "\n" only: str.splitlines would also split inside captions on U+2028 etc.,
     # which validation must see (and read as spaces, or refuse in strict mode).
     for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        rec = parse_jsonl_line(path, lineno, line)
+        rec = parse_jsonl_line(path, lineno, line, with_image=True)
         if rec is None:
             continue
-        key, cand, rs = rec
+        key, cand, rs, image = rec
         if key in seen:
             raise InputError(f"{path}:{lineno}: duplicate id {key!r} (first on line {seen[key]})")
         seen[key] = lineno
         ids.append(key)
         cands.append(cand)
         refs.append(rs)
+        images.append(image)
     if not ids:
         raise InputError(f"{path}: no records")
-    return ids, cands, refs
+    return ids, cands, refs, images
 
 
 def _check_image_id(path, item: str, img) -> None:
@@ -159,25 +173,33 @@ def read_csv(path: str | Path, delimiter: str | None = None):
     have different numbers of references) and skipped. Without an ``id`` column the id of a
     row is the line it starts on.
     """
+    ids, cands, refs, _ = _read_csv(path, delimiter)
+    return ids, cands, refs
+
+
+def _read_csv(path, delimiter: str | None = None):
     p = Path(path)
-    ids, cands, refs = [], [], []
+    ids, cands, refs, images = [], [], [], []
     seen: dict = {}
-    for line, key, cand, row_refs in iter_csv(p, io.StringIO(read_text(p), newline=""), delimiter):
+    for line, key, cand, row_refs, image in iter_csv(p, io.StringIO(read_text(p), newline=""), delimiter,
+                                                     with_image=True):
         if key in seen:
             raise _table_error(p, line, f"duplicate id {key!r} (first on line {seen[key]})")
         seen[key] = line
         ids.append(key)
         cands.append(cand)
         refs.append(row_refs)
+        images.append(image)
     if not ids:
         raise InputError(f"{p}: a header but no rows")
-    return ids, cands, refs
+    return ids, cands, refs, images
 
 
-def iter_csv(p: Path, stream, delimiter: str | None = None):
+def iter_csv(p: Path, stream, delimiter: str | None = None, with_image: bool = False):
     """``(line, id, candidate, references)`` of each row of the CSV/TSV text ``stream`` (rules in
-    :func:`read_csv`, duplicate ids excepted: callers check those). Lazy, so the streaming
-    reader shares it."""
+    :func:`read_csv`, duplicate ids excepted: callers check those), ``+ (image,)`` with
+    ``with_image`` (the optional ``image`` column; None when absent or empty). Lazy, so the
+    streaming reader shares it."""
     tsv = (delimiter == "\t") if delimiter is not None else p.suffix.lower() == ".tsv"
     opts = dict(delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else dict(delimiter=delimiter or ",", strict=True)
     kind = "TSV" if tsv else "CSV"
@@ -206,10 +228,11 @@ def iter_csv(p: Path, stream, delimiter: str | None = None):
         if name in seen_cols:
             raise _table_error(p, 1, f"column {header[k]!r} appears twice (columns {seen_cols[name] + 1} and {k + 1})")
         seen_cols[name] = k
-    unknown = [h for h, n in zip(header, names) if n not in ("id", "candidate") and not _REF_COLUMN.fullmatch(n)]
+    unknown = [h for h, n in zip(header, names)
+               if n not in ("id", "candidate", "image") and not _REF_COLUMN.fullmatch(n)]
     if unknown:
         raise _table_error(p, 1, f"unknown column(s) {', '.join(map(repr, unknown))}; the columns are id (optional), "
-                                 "candidate, and ref1, ref2, ... (or reference_1, ...)"
+                                 "candidate, ref1, ref2, ... (or reference_1, ...) and image (optional)"
                                  + (f". Is this a {'comma' if tsv else 'tab'}-separated file? Name it "
                                     f"{'.csv' if tsv else '.tsv'}" if ("," if tsv else "\t") in "".join(header) else ""))
     if "candidate" not in seen_cols:
@@ -218,6 +241,7 @@ def iter_csv(p: Path, stream, delimiter: str | None = None):
     if not ref_cols:
         raise _table_error(p, 1, "no reference column (ref1, ref2, ... or reference_1, ...)")
     id_col = seen_cols.get("id")
+    image_col = seen_cols.get("image")
     cand_col = seen_cols["candidate"]
     for line, row in rows:
         if len(row) != len(header):
@@ -232,7 +256,10 @@ def iter_csv(p: Path, stream, delimiter: str | None = None):
         row_refs = [row[k] for k in ref_cols if row[k]]
         if not row_refs:
             raise _table_error(p, line, f"id {key!r} has no reference (every reference cell is empty)")
-        yield line, key, row[cand_col], row_refs
+        if with_image:
+            yield line, key, row[cand_col], row_refs, (row[image_col].strip() or None) if image_col is not None else None
+        else:
+            yield line, key, row[cand_col], row_refs
 
 
 def read_input(path: str | Path, annotations: str | Path | None = None):
@@ -249,6 +276,25 @@ def read_input(path: str | Path, annotations: str | Path | None = None):
     if suffix == ".json":
         raise InputError(f"{p}: a .json input is read as COCO results; pass --annotations with the COCO captions file")
     raise InputError(f"{p}: unknown input format {suffix!r} (use .jsonl, .csv, .tsv, or COCO .json with --annotations)")
+
+
+def read_input_images(path: str | Path, annotations: str | Path | None = None):
+    """:func:`read_input` plus each item's image: the JSONL/CSV ``image`` field (None where
+    absent), or the COCO ``image_id``; ``images`` is None when no item names one."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input file not found: {p}")
+    if annotations is not None:
+        ids, cands, refs = read_coco(p, annotations)
+        return ids, cands, refs, list(ids)
+    suffix = p.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        ids, cands, refs, images = _read_jsonl(p)
+    elif suffix in (".csv", ".tsv"):
+        ids, cands, refs, images = _read_csv(p)
+    else:
+        return (*read_input(p), None)
+    return ids, cands, refs, (images if any(i is not None for i in images) else None)
 
 
 def output_files(path: str | Path) -> list[tuple[Path, Path | None]]:

@@ -14,8 +14,15 @@ def bench_cmd(
     name: str = typer.Argument(..., help="Benchmark name (flickr8k-expert, flickr8k-cf, composite, pascal50s, "
                                "abstract50s, tanti-coco, thumb, nebula, polaris, ...), a comma-separated list, 'all' (the first "
                                "five) or 'modern' (thumb, nebula, polaris)."),
-    metrics: str = typer.Option(",".join(METRIC_SETS["ngram"]), "--metrics", "-m",
-                                help="Comma-separated metric output names (see `capeval metrics`)."),
+    metrics: str | None = typer.Option(None, "--metrics", "-m",
+                                       help="Comma-separated metric output names (see `capeval metrics`); default "
+                                       f"{','.join(METRIC_SETS['ngram'])}, or none when --scores is given."),
+    scores: list[str] = typer.Option([], "--scores", help="NAME=FILE, repeatable: your own metric's scores of the "
+                                     "units `capeval data export NAME` writes (JSONL {\"id\", \"score\"} or CSV "
+                                     "id,score; higher is better), reported as column NAME; its signature holds "
+                                     "the file's SHA-256."),
+    images: Path | None = typer.Option(None, "--images", help="Directory holding the benchmark's images (searched "
+                                       "recursively by file name), for metrics that read images."),
     json_out: Path | None = typer.Option(None, "--json", help="Write results (stable JSON contract) here."),
     markdown_out: Path | None = typer.Option(None, "--markdown", help="Write Markdown tables here."),
     latex_out: Path | None = typer.Option(None, "--latex", help="Write LaTeX tables here."),
@@ -82,14 +89,17 @@ def bench_cmd(
         from .score import parse_options
 
         metric_options = parse_options(option)
+        score_files = _parse_scores(scores)
+        metric_names = (metrics.split(",") if metrics is not None
+                        else [] if score_files else list(METRIC_SETS["ngram"]))
         for n in names:
             with err.status(f"{n} …") as status:
                 res = run_benchmark(
-                    n, metrics.split(","), root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
+                    n, metric_names, root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
                     seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
                     load_options=load_options, options=metric_options or None,
                     progress=lambda msg: status.update(msg), allow_seen=allow_seen,
-                    allow_modified_data=allow_modified_data,
+                    allow_modified_data=allow_modified_data, images_dir=images, scores=score_files or None,
                 )
             results.append(res)
             hit = sum(res.cached.values())
@@ -115,6 +125,20 @@ def bench_cmd(
         raise typer.Exit(2) from None
 
 
+
+
+def _parse_scores(items: list[str]) -> dict[str, str]:
+    from ..errors import InputError
+
+    out: dict[str, str] = {}
+    for item in items:
+        col, sep, path = item.partition("=")
+        if not sep or not col.strip() or not path.strip():
+            raise InputError(f"--scores {item!r}: expected NAME=FILE (e.g. mymetric=scored.jsonl)")
+        if col.strip() in out:
+            raise InputError(f"--scores: column {col.strip()!r} given twice")
+        out[col.strip()] = path.strip()
+    return out
 
 
 def combine_cmd(

@@ -113,5 +113,71 @@ def download_cmd(
     typer.echo(f"{len(files)} files verified under {target}. Use them with: export CAPEVAL_DATA={target}")
 
 
+def _data_options(items: list[str]) -> dict[str, str]:
+    from capeval.errors import InputError
+
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--data-option expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+_DATA_OPTION = typer.Option([], "--data-option", "-D", help="Loader option KEY=VALUE, repeatable, as in "
+                            "`capeval bench` (it changes the table, hence the units).")
+
+
+@data_app.command("export")
+def export_cmd(
+    name: str = typer.Argument(..., help="Benchmark name (see `capeval data list`)."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL file to write: one distinct unit per line."),
+    root: Path | None = _ROOT,
+    data_option: list[str] = _DATA_OPTION,
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
+) -> None:
+    """Write every distinct unit the benchmark scores ({"id", "candidate", "references", "image",
+    "benchmark", "keys"} per line), to score with your own metric and bring back with
+    `capeval bench NAME --scores COLUMN=scored.jsonl` ({"id", "score"} per line)."""
+    from capeval.metaeval.units import export_units
+    from capeval.outputs import check_outputs
+
+    base = _root(root)
+    with _clean_errors():
+        check_outputs([output], overwrite=overwrite)
+        n = export_units(name, output, root=base, load_options=_data_options(data_option))
+    typer.echo(f"{n} units of {name} written to {output}")
+
+
+@data_app.command("images")
+def images_cmd(
+    name: str = typer.Argument(..., help="Benchmark name (see `capeval data list`)."),
+    images: Path = typer.Option(..., "--images", help="Image directory (searched recursively by file name)."),
+    root: Path | None = _ROOT,
+    data_option: list[str] = _DATA_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """How many of the benchmark's images the directory holds; lists the missing ones. Exit 1
+    when any is missing or a unit names no image."""
+    from capeval.metaeval.units import check_images
+
+    base = _root(root)
+    with _clean_errors():
+        c = check_images(name, images, root=base, load_options=_data_options(data_option))
+    if as_json:
+        typer.echo(json.dumps({"benchmark": c.benchmark, "images": len(c.images), "found": len(c.found),
+                               "missing": c.missing, "units_without_image": c.unnamed}, indent=1))
+    else:
+        typer.echo(f"{name}: {len(c.found)} of {len(c.images)} images found under {images}")
+        if c.unnamed:
+            typer.echo(f"{c.unnamed} units name no image (the loader does not record it)")
+        if c.missing:
+            typer.echo(f"missing ({len(c.missing)}):")
+            for img in c.missing:
+                typer.echo(f"  {img}")
+    raise typer.Exit(1 if c.missing or c.unnamed else 0)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")

@@ -75,6 +75,10 @@ def score_cmd(
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Score empty candidates (0, as pycocoevalcap) instead of failing."),
     strict_line_breaks: bool = typer.Option(False, "--strict-line-breaks", help="Refuse captions holding a line break (\\n, \\r, U+2028, ...) instead of reading each as a space (default, as pycocoevalcap does for \\n)."),
     option: list[str] = typer.Option([], "--option", "-O", help="Metric option FAMILY.KEY=VALUE, repeatable (e.g. wmd.vectors=spacy-md, wembsim.combine=max, meteor.workers=2). Values are parsed as JSON when possible."),
+    images: Optional[Path] = typer.Option(None, "--images", help="Image directory for metrics that read images: "
+                                          "each item's image (JSONL/CSV 'image' field, or the COCO image_id as "
+                                          "COCO_val2014_%012d.jpg or <id>.jpg) is looked up under it, recursively "
+                                          "by file name."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr)."),
     engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs capeval[ray])."),
@@ -117,6 +121,8 @@ def score_cmd(
         from ._stream import run_streamed, stream_reason
 
         why_not = stream_reason(input, annotations, output, names, save_cider_df)
+        if why_not is None and images is not None:
+            why_not = "--images is given (streamed runs score text metrics only)"
         if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
             from ..errors import InputError
 
@@ -127,16 +133,16 @@ def score_cmd(
                                   line_breaks=line_breaks, options=options, chunk_size=chunk_size, jobs=jobs,
                                   engine=engine, address=address, quiet=quiet, err=err)
         else:
-            ids, cands, refs = read_input(input, annotations)
+            ids, cands, refs, image_list = _read_with_images(input, annotations, images, names)
         if streamed:
             pass
         elif quiet:
             result = score(cands, refs, names, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
-                           line_breaks=line_breaks, options=options)
+                           line_breaks=line_breaks, options=options, images=image_list)
         else:
             result = _score_with_progress(score, families, cands, refs, names, tokenizer=tokenizer,
                                           ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
-                                          options=options)
+                                          options=options, images=image_list)
     except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
@@ -158,6 +164,36 @@ def score_cmd(
                 err.print(f"[red]error:[/red] {e}")
                 raise typer.Exit(2) from None
         console.print(f"per-caption scores written to {output}")
+
+
+def _read_with_images(input: Path, annotations, images: Path | None, names: list[str]):
+    """The input, and each item's image path when ``--images`` is given or a metric reads images:
+    names resolve under ``--images`` (recursively), or, without it, as paths relative to the
+    input file."""
+    from ..errors import InputError
+    from ..io import read_input, read_input_images
+    from ..metrics.registry import family_for
+
+    wants = any(family_for(n).needs_images or family_for(n).accepts_images for n in names)
+    if images is None and not wants:
+        return (*read_input(input, annotations), None)
+    ids, cands, refs, found = read_input_images(input, annotations)
+    if found is None:
+        if images is not None or any(family_for(n).needs_images for n in names):
+            raise InputError(f"{input}: no item names an image; add an 'image' field (JSONL) or column (CSV), "
+                             "or use COCO results with --annotations")
+        return ids, cands, refs, None
+    missing = [ids[i] for i, img in enumerate(found) if img is None]
+    if missing:
+        raise InputError(f"{input}: item {missing[0]!r} has no image ({len(missing)} item(s) in all)")
+    if images is not None:
+        from ..imagedir import ImageDir
+
+        return ids, cands, refs, ImageDir(images).resolve(found, str(input))
+    if annotations is not None:
+        raise InputError(f"{input}: COCO image ids need --images DIR to find their files")
+    base = input.parent
+    return ids, cands, refs, [str(base / img) for img in found]
 
 
 def metrics_cmd() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..meta.experiments import correlation_units, pairwise_units, system_units
+from ..meta.experiments import correlation_units, pairwise_units
 
 
 def unit_id(candidate: str, references: Sequence[str], image: str | None) -> str:
@@ -27,39 +27,51 @@ class UnitList:
     a-then-b candidates, or one system's captions."""
 
     candidates: list[str]
-    references: list[list[str]]
+    references: list[list[str]] | None  # None: a reference-free table
     images: list[str | None]
     keys: list[dict[str, Any]]  # the benchmark's own ids of each unit
     system: str | None = None
 
+    def refs(self) -> list[list[str]]:
+        return self.references if self.references is not None else [[] for _ in self.candidates]
+
     def ids(self) -> list[str]:
-        return [unit_id(c, r, i) for c, r, i in zip(self.candidates, self.references, self.images)]
+        return [unit_id(c, r, i) for c, r, i in zip(self.candidates, self.refs(), self.images)]
 
 
 def _images(table, n: int) -> list[str | None]:
     return list(table.images) if table.images is not None else [None] * n
 
 
+def _refs(refs, n: int) -> list[list[str]] | None:
+    """None for a reference-free table (scored as such); its unit ids hash an empty list."""
+    return [list(r) for r in refs] if refs is not None else None
+
+
 def unit_lists(table) -> list[UnitList]:
-    """Every corpus of ``table``, in the order and shape :mod:`capeval.metaeval.runner` scores."""
+    """Every corpus of ``table``, in the order and shape :mod:`capeval.metaeval.runner` scores
+    (one corpus per system for a system table, as ``meta.experiments.system_units``)."""
     from ..data import CorrelationTable, PairwiseTable, SystemTable
 
     if isinstance(table, CorrelationTable):
         cands, refs = correlation_units(table)
         keys = [{"row": i, "group": g} for i, g in enumerate(table.groups)]
-        return [UnitList(list(cands), [list(r) for r in refs], _images(table, len(cands)), keys)]
+        return [UnitList(list(cands), _refs(refs, len(cands)), _images(table, len(cands)), keys)]
     if isinstance(table, PairwiseTable):
-        cands, refs = pairwise_units(table)
         n = len(table)
+        if table.references is None:
+            cands, refs = list(table.candidates_a) + list(table.candidates_b), None
+        else:
+            cands, refs = pairwise_units(table)
         imgs = _images(table, n)
         keys = [{"pair": i, "side": side, "category": table.categories[i]}
                 for side in ("a", "b") for i in range(n)]
-        return [UnitList(list(cands), [list(r) for r in refs], imgs + imgs, keys)]
+        return [UnitList(list(cands), _refs(refs, len(cands)), imgs + imgs, keys)]
     if isinstance(table, SystemTable):
         imgs = _images(table, len(table))
-        return [UnitList(list(c), [list(r) for r in refs], imgs,
+        return [UnitList(list(c), _refs(table.references, len(c)), imgs,
                          [{"system": s, "image_id": i} for i in table.image_ids], system=s)
-                for s, (c, refs) in system_units(table).items()]
+                for s, c in table.systems.items()]
     raise TypeError(f"unexpected table type {type(table).__name__}")
 
 
@@ -69,7 +81,7 @@ def export_records(table) -> Iterator[dict[str, Any]]:
     every row the unit stands for)."""
     out: dict[str, dict[str, Any]] = {}
     for ul in unit_lists(table):
-        for uid, c, r, img, key in zip(ul.ids(), ul.candidates, ul.references, ul.images, ul.keys):
+        for uid, c, r, img, key in zip(ul.ids(), ul.candidates, ul.refs(), ul.images, ul.keys):
             rec = out.get(uid)
             if rec is None:
                 rec = out[uid] = {"id": uid, "candidate": c, "references": r, "image": img,
