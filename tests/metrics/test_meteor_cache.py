@@ -212,3 +212,16 @@ def test_manifest_verify_names_the_file(tmp_path):
     shutil.copy(tmp_path / "b.npy", tmp_path / "a.txt")
     with pytest.raises(manifest.Damaged, match="a.txt has"):
         manifest.verify(tmp_path, ())
+
+
+def test_cli_says_it_is_converting(env, tmp_path):
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"id": str(i), "candidate": c, "references": r}) + "\n"
+                            for i, (c, r) in enumerate(zip(CANDS, REFS))), encoding="utf-8")
+    res = CliRunner().invoke(app, ["score", "--input", str(rows), "-m", "meteor"])
+    assert res.exit_code == 0, res.output
+    assert resources.CONVERTING in res.output
