@@ -1,10 +1,9 @@
-"""Inputs of the loaders that check their own files against the packaged checksums
-(THumB, Nebula, Polaris), and the parsing those three share.
+"""Inputs of the THumB, Nebula and Polaris loaders, and the parsing the three share.
 
-A file with a pinned SHA-256 (``manifest.json``) that does not match is refused, naming the
-file, unless the caller allows modified data; the table's protocol then records the file's
-own digest, so the signature of every number says which bytes it came from. A file capeval
-has no checksum for (the Polaris CSVs) is read and its digest recorded the same way.
+``capeval bench`` refuses files that differ from their pinned SHA-256 before it loads them
+(:mod:`.integrity`). These loaders also hash what they read, so that a table built from other
+bytes says so itself: a modified file, or one capeval has no checksum for (the Polaris CSVs),
+puts its own digest in the table's protocol, and so in the signature of every number.
 """
 from __future__ import annotations
 
@@ -20,39 +19,17 @@ from .checksums import folder_sums
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 
 
-def flag(benchmark: str, name: str, value) -> bool:
-    """A boolean loader option; ``capeval bench -D key=value`` passes strings."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise InputError(f"{benchmark}: option {name}={value!r} is not a yes/no value (true or false)")
-
-
-def checked_file(root: Path, folder: str, rel: str, benchmark: str, *, allow_modified: bool,
-                 tags: dict[str, str]) -> Path:
-    """``root/folder/rel``, hashed against its pinned SHA-256.
-
-    A mismatch raises :class:`InputError` naming the file unless ``allow_modified``. Any file
-    that is not the pinned one (modified, or without a packaged checksum) adds
-    ``<file name>: modified-<sha12>`` or ``unpinned-<sha12>`` to ``tags``, which the loader
-    puts in the table's protocol.
-    """
+def checked_file(root: Path, folder: str, rel: str, benchmark: str, tags: dict[str, str]) -> Path:
+    """``root/folder/rel`` (a named :class:`ResourceNotFound` when absent), hashed against its
+    pinned SHA-256: a file that is not the pinned one adds ``<file name>: modified-<sha12>``
+    (or ``unpinned-<sha12>`` when capeval has no checksum for it) to ``tags``, which the
+    loader puts in the table's protocol."""
     path = need(root, f"{folder}/{rel}", benchmark)
     expected = (folder_sums(root, folder) or {}).get(rel)
     got = sha256_file(path)
     if expected is None:
         tags[PurePosixPath(rel).name] = f"unpinned-{got[:12]}"
     elif got != expected:
-        if not allow_modified:
-            raise InputError(
-                f"{benchmark}: {folder}/{rel} under {root} does not match its pinned SHA-256 "
-                f"(file {got[:12]}…, expected {expected[:12]}…): a changed file changes every number. "
-                f"Restore it (`capeval data download {benchmark}`), or pass allow_modified=true "
-                f"(capeval bench -D allow_modified=true) to use it with its digest in the signature.")
         tags[PurePosixPath(rel).name] = f"modified-{got[:12]}"
     return path
 
@@ -61,7 +38,7 @@ def data_tag(tags: dict[str, str]) -> dict[str, str]:
     """The protocol entry for ``tags``: nothing when every file is the pinned one."""
     if not tags:
         return {}
-    return {"data": "+".join(f"{name}={tag}" for name, tag in sorted(tags.items()))}
+    return {"files": "+".join(f"{name}={tag}" for name, tag in sorted(tags.items()))}
 
 
 def read_json(path: Path, rel: str):

@@ -10,19 +10,18 @@ from pathlib import Path
 import numpy as np
 
 from ._common import reject_unknown
-from ._pinned import checked_file, data_tag, flag, read_json, scored_items
+from ._pinned import checked_file, data_tag, read_json, scored_items
 from .records import CorrelationTable
 
 FOLDER = "nebula"
 TEST = "nebula_test.json"
 
 
-def load_nebula(root: Path, allow_modified=False, **options) -> CorrelationTable:
+def load_nebula(root: Path, **options) -> CorrelationTable:
     """The Nebula test split; statistic Kendall τc."""
     reject_unknown("nebula", options)
     tags: dict[str, str] = {}
-    path = checked_file(root, FOLDER, TEST, "nebula", allow_modified=flag("nebula", "allow_modified", allow_modified),
-                        tags=tags)
+    path = checked_file(root, FOLDER, TEST, "nebula", tags)
     items = scored_items(read_json(path, f"{FOLDER}/{TEST}"), f"{FOLDER}/{TEST}", with_refs=True)
     return CorrelationTable(
         name="nebula",

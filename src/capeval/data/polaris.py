@@ -6,7 +6,7 @@ Two releases are read:
   columns Polos's own evaluation reads: ``mt`` (candidate), ``refs`` (a Python list literal
   of references), ``score`` (human score) and ``imgid`` (the image file name); other
   columns are ignored. capeval has no pinned checksum for them yet, so each table records
-  the file's digest in its protocol (``data: polaris_test.csv=unpinned-<sha12>``);
+  the file's digest in its protocol (``files: polaris_test.csv=unpinned-<sha12>``);
 * ``polaris/polaris_exp_val.json`` from hjkim811/EXPERT ``exp_datasets/``: ``{id, imgid,
   mt, score, count, explanation}``, **no references**. The table has ``references=None``
   (protocol ``refs: none``) and only reference-free metrics run on it.
@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._common import check_options, reject_unknown
-from ._pinned import checked_file, data_tag, flag, image_name, read_json, reference_list, score_field, scored_items
+from ._pinned import checked_file, data_tag, image_name, read_json, reference_list, score_field, scored_items
 from .records import CorrelationTable
 
 FOLDER = "polaris"
@@ -31,21 +31,20 @@ SPLITS = ("test", "val", "train", "exp-val")
 COLUMNS = ("mt", "refs", "score", "imgid")
 
 
-def load_polaris(root: Path, split: str = "test", allow_modified=False, **options) -> CorrelationTable:
+def load_polaris(root: Path, split: str = "test", **options) -> CorrelationTable:
     """One Polaris split; statistic Kendall τc. ``split``: ``"test"`` (default, the split the
     papers report), ``"val"``, ``"train"`` or ``"exp-val"`` (EXPERT's validation split,
     without references)."""
     reject_unknown("polaris", options)
     check_options("polaris", "split", split, SPLITS)
-    allow_modified = flag("polaris", "allow_modified", allow_modified)
     tags: dict[str, str] = {}
     if split == "exp-val":
-        path = checked_file(root, FOLDER, EXP_VAL, "polaris", allow_modified=allow_modified, tags=tags)
+        path = checked_file(root, FOLDER, EXP_VAL, "polaris", tags)
         items = scored_items(read_json(path, f"{FOLDER}/{EXP_VAL}"), f"{FOLDER}/{EXP_VAL}", with_refs=False)
         refs, source, ref_rule = None, "expert-exp-json", "none"
     else:
         rel = f"polaris_{split}.csv"
-        path = checked_file(root, FOLDER, rel, "polaris", allow_modified=allow_modified, tags=tags)
+        path = checked_file(root, FOLDER, rel, "polaris", tags)
         items = _csv_items(path, f"{FOLDER}/{rel}")
         refs, source, ref_rule = [it["refs"] for it in items], "hf-csv", "as-released"
     return CorrelationTable(

@@ -15,8 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._common import check_options, reject_unknown
-from ._pinned import (checked_file, data_tag, field, flag, read_json_lines, reference_list, score_field,
-                      text_field)
+from ._pinned import checked_file, data_tag, field, read_json_lines, reference_list, score_field, text_field
 from .records import CorrelationTable, SystemTable
 
 FOLDER = "thumb"
@@ -28,7 +27,7 @@ TARGETS = {"total": "human_score", "P": "P", "R": "R"}
 
 
 def load_thumb(root: Path, rows: str = "machine", target: str = "total", table: str = "instance",
-               allow_modified=False, **options) -> CorrelationTable | SystemTable:
+               **options) -> CorrelationTable | SystemTable:
     """THumB rows against the human score, Pearson r as in the paper (Kendall τc beside it).
 
     ``rows``: ``"machine"`` (default) keeps the 2,000 rows of the four captioning models,
@@ -41,10 +40,9 @@ def load_thumb(root: Path, rows: str = "machine", target: str = "total", table: 
     check_options("thumb", "rows", rows, ("machine", "all"))
     check_options("thumb", "target", target, tuple(TARGETS))
     check_options("thumb", "table", table, ("instance", "system"))
-    allow_modified = flag("thumb", "allow_modified", allow_modified)
     tags: dict[str, str] = {}
-    scores_path = checked_file(root, FOLDER, SCORES, "thumb", allow_modified=allow_modified, tags=tags)
-    refs_path = checked_file(root, FOLDER, REFERENCES, "thumb", allow_modified=allow_modified, tags=tags)
+    scores_path = checked_file(root, FOLDER, SCORES, "thumb", tags)
+    refs_path = checked_file(root, FOLDER, REFERENCES, "thumb", tags)
     refs = _references(refs_path)
     records = _rows(scores_path, refs, TARGETS[target], keep_human=rows == "all")
     protocol = {"dataset": "thumb", "systems": rows, "target": target, "refs": "coco-minus-human",
