@@ -1,0 +1,82 @@
+"""Nebula loader on a fixture file in EXPERT's format (tests/data/fixtures/nebula)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from scipy import stats
+
+from capeval import data, score
+from capeval.data.checksums import packaged_manifest, packaged_sources
+from capeval.errors import InputError, ResourceDamaged, ResourceNotFound
+
+from .modern_fixtures import FIXTURES, fixture_root, pin_fixtures
+
+FILE = "nebula/nebula_test.json"
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    r = fixture_root(tmp_path, "nebula")
+    pin_fixtures(monkeypatch, r)
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    return r
+
+
+def test_pinned_checksum_and_origin_stay_packaged():
+    assert packaged_manifest()["nebula"] == {
+        "nebula_test.json": "ac70204016a35ccc3a81603a7c1c9c836152ab8d7d3fea6a33e84eafe937df39"}
+    assert packaged_sources()["nebula"]["nebula_test.json"].endswith(":annotations/nebula_test.json")
+
+
+def test_items_with_varying_reference_counts(root):
+    items = json.loads((FIXTURES / FILE).read_text())
+    t = data.load("nebula", root)
+    assert t.statistic == "kendall_tau_c" and len(t) == len(items)
+    assert [len(r) for r in t.references] == [5, 6, 10, 5]
+    assert t.references == [it["refs"] for it in items]
+    assert t.candidates == [it["mt"] for it in items]
+    assert t.human.tolist() == [it["score"] for it in items]
+    assert t.images == [f"{it['imgid']}.jpg" for it in items] and t.groups == [it["imgid"] for it in items]
+    assert t.protocol == {"dataset": "nebula", "split": "test", "rows": "4", "refs": "as-released",
+                          "text": "as-released", "source": "expert-json"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda items: items[1].update(refs=[]), "item 1: references must be a non-empty list"),
+    (lambda items: items[2].update(score="high"), "item 2: score 'high' is not a number"),
+    (lambda items: items[0].pop("mt"), "item 0: no field 'mt'"),
+    (lambda items: items[3].update(imgid="../x"), "item 3: imgid '../x' is a path"),
+    (lambda items: items[3].update(mt="two\nlines"), "candidate of row 3"),
+])
+def test_bad_items_are_named(root, change, message):
+    items = json.loads((root / FILE).read_text())
+    change(items)
+    (root / FILE).write_text(json.dumps(items))
+    with pytest.raises(InputError, match=message):
+        data.load("nebula", root)
+
+
+def test_missing_file_and_mismatch(root):
+    from capeval.metaeval.runner import run_benchmark
+
+    (root / FILE).write_text((root / FILE).read_text().replace("0.75", "0.25", 1))
+    assert data.load("nebula", root).protocol["files"].startswith("nebula_test.json=modified-")
+    with pytest.raises(ResourceDamaged, match="nebula_test.json"):
+        run_benchmark("nebula", ["bleu4"], root=root)
+    (root / FILE).unlink()
+    with pytest.raises(ResourceNotFound, match="nebula/nebula_test.json"):
+        data.load("nebula", root)
+
+
+def test_bench_nebula_is_tau_c_of_the_scores(root):
+    from capeval.metaeval.runner import run_benchmark
+
+    r = run_benchmark("nebula", ["bleu4", "cider_d"], root=root, bootstrap=20)
+    assert r.statistic == "kendall_tau_c" and "stat:tau-c" in str(r.signature())
+    t = data.load("nebula", root)
+    mine = score(t.candidates, t.references, ["bleu4", "cider_d"])
+    for m in ("bleu4", "cider_d"):
+        assert r.experiment.results[m]["kendall_tau_c"].value == pytest.approx(
+            stats.kendalltau(mine.per_caption[m], t.human, variant="c")[0], abs=1e-12)
+    assert "nrefs:var" in r.metric_signatures["bleu4"]
