@@ -84,6 +84,8 @@ def test_list_metrics_has_contract_names():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from tests._budget import examples
+
 from capeval.validation import LINE_BREAKS  # noqa: E402
 
 _TEXT = st.text(
@@ -93,7 +95,7 @@ _TEXT = st.text(
 ).filter(lambda s: s.strip())
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(_TEXT, st.lists(_TEXT, min_size=1, max_size=3)), min_size=2, max_size=6))
 def test_score_total_on_random_unicode(units):
     """Any valid unicode goes through PTB tokenization and every n-gram metric: one finite

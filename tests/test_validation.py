@@ -4,6 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 from capeval.errors import InputError
 from capeval.validation import LINE_BREAKS, check_ratings, validate_corpus
 
@@ -64,7 +66,7 @@ def test_nan_ratings_named():
         check_ratings([1.0, 2.0, math.nan])
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(min_size=1, max_size=40))
 def test_validation_is_total_on_unicode(text):
     """Any string is either accepted (unchanged but for line breaks, which become spaces) or

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 import capeval
 import capeval.data
 from capeval.metrics.bleu_smooth import BleuSmooth
@@ -75,7 +77,7 @@ def test_corpus_is_mean_of_sentences():
 words = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=12).map(" ".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(words, st.lists(words, min_size=1, max_size=4)), min_size=1, max_size=4))
 def test_random_equal_to_nltk(rows):
     assert_equal_to_nltk([c for c, _ in rows], [r for _, r in rows])

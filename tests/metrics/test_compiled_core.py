@@ -11,6 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 import capeval
 from capeval import _compiled
 from capeval.metrics import _ngrams
@@ -59,7 +61,7 @@ SENT = st.lists(WORD, min_size=0, max_size=14).map(" ".join)
 ODD = st.lists(st.one_of(WORD, st.sampled_from(["  ", "\t", "\u3000", " \u00a0 ", "\x1c"])), max_size=10).map(" ".join)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.one_of(SENT, ODD), max_size=12, unique=True))
 def test_index_equals_numpy_build(sentences):
     a = _with(CORE, _ngrams.NgramIndex, sentences)
@@ -67,7 +69,7 @@ def test_index_equals_numpy_build(sentences):
     assert _canonical(a) == _canonical(b)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.text(max_size=30), max_size=10, unique=True))
 def test_index_equals_numpy_build_on_any_text(sentences):
     # any code points: 1-, 2- and 4-byte strings, equal words across them, every kind of space
@@ -76,7 +78,7 @@ def test_index_equals_numpy_build_on_any_text(sentences):
     assert _canonical(a) == _canonical(b)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(st.one_of(SENT, ODD), st.lists(st.one_of(SENT.filter(bool), ODD.filter(str.strip)),
                                                           min_size=1, max_size=5)),
                 min_size=2, max_size=8))
@@ -84,7 +86,7 @@ def test_scores_equal_numpy_path(units):
     _assert_same_scores([u[0] for u in units], [u[1] for u in units])
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.lists(st.integers(0, 6), max_size=150), min_size=2, max_size=6))
 def test_lcs_pairs_equal_the_table(seqs):
     # both branches: bit-parallel (reference <= 64 words) and the table (longer references)
@@ -142,20 +144,20 @@ _EDGE = ["Mr. Smith", "a dog's.", "Dog's. ", "x-a. y", '"a."', "at 3 4 pm", "wan
          "'s", "dog's's", '""', '"', "a\tb", "a\nb", "caf\u00e9", "x'sy", "a.\"", "a,\"", "a.b", "A-B-C's,\""]
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.one_of(caption_like, st.sampled_from(_EDGE)), max_size=30))
 def test_ptb_fast_equals_python(texts):
     assert CORE.ptb_fast(texts, ptb._ABBREVIATIONS) == [ptb._fast(t) for t in texts]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.one_of(st.text(max_size=20), st.text(alphabet="ab1 .,'\"-s", max_size=20)), max_size=20))
 @example(["0-.", "a dog runs-.", "a-b-."])  # Python 3.11.2's possessive-quantifier bug (docs/TOKENIZER.md)
 def test_ptb_fast_equals_python_on_any_text(texts):
     assert CORE.ptb_fast(texts, ptb._ABBREVIATIONS) == [ptb._fast(t) for t in texts]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(caption_like, st.sampled_from(_EDGE)))
 def test_ascii_rules_lex_like_the_full_rules(text):
     if not text.isascii():
@@ -163,7 +165,7 @@ def test_ascii_rules_lex_like_the_full_rules(text):
     assert _ptb_lexer.lex(text) == _ptb_lexer.lex(text, ascii_rules=False)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(caption_like, st.sampled_from(_EDGE + ["Cannot go", "gonna", "a b", "x", "Mr Smith", "wannabe x"])))
 def test_letter_run_shortcut_lexes_like_the_rules(text):
     assert _ptb_lexer.lex(text) == _ptb_lexer.lex(text, letter_runs=False)

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 from capeval.metrics.bleu import BleuCoco
 from capeval.metrics.cider import CiderD
 from capeval.metrics.rouge import RougeLCoco, lcs_length
@@ -99,7 +101,7 @@ SENT = st.lists(WORDS, min_size=0, max_size=12).map(" ".join)
 UNIT = st.tuples(SENT, st.lists(SENT.filter(bool), min_size=1, max_size=5))
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(UNIT, min_size=2, max_size=8))
 def test_random_corpora_equal_pycocoevalcap(units):
     cands = [u[0] for u in units]
@@ -107,7 +109,7 @@ def test_random_corpora_equal_pycocoevalcap(units):
     assert_identical(ours(cands, refs), coco_scores(cands, refs))
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(WORDS, max_size=15), st.lists(WORDS, max_size=15))
 def test_bit_parallel_lcs_equals_table(a, b):
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 import capeval
 import capeval.data
 from capeval.metrics.ter import Ter, _BeamEditDistance, edit_count
@@ -90,7 +92,7 @@ def test_band_and_candidate_budget_corner_cases():
 words = st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), min_size=0, max_size=14).map(" ".join)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(words, st.lists(words, min_size=1, max_size=3)), min_size=1, max_size=4))
 def test_random_small_vocabulary(rows):
     cands = [c for c, _ in rows]

@@ -5,6 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 from capeval.errors import InputError
 from capeval.pregen import tiers
 from capeval.pregen.tokens import TokenScores
@@ -56,7 +58,7 @@ def test_all_504_bit_identical_to_loop_reference():
     assert any(math.isinf(v) for v in got.values()) and any(v == 0.0 for v in got.values())
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.sampled_from([0.0, 0.2]))
 def test_random_corpora_match_reference(seed, n_images, zero_rate):
     rng = np.random.default_rng(seed)

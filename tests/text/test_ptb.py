@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 from capeval.errors import InputError
 from capeval.text import _ptb_lexer, ptb
 from capeval.validation import LINE_BREAKS
@@ -114,7 +116,7 @@ caption_like = st.builds(
 )
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(caption_like)
 def test_rule_prefilter_is_exact(text):
     """Trying only the rules whose first-character class admits the next character gives the
@@ -122,7 +124,7 @@ def test_rule_prefilter_is_exact(text):
     assert _ptb_lexer.lex(text) == _ptb_lexer.lex(text, prefilter=False)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(caption_like)
 @example("a dog runs-.")
 @example("0-.")
@@ -132,7 +134,7 @@ def test_fast_path_agrees_with_lexer(text):
         assert fast == ptb._slow(text)
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=5))
 def test_total_on_any_unicode(texts):
     out = ptb.tokenize(texts)
@@ -162,7 +164,6 @@ def _jar(texts: list[str]) -> list[str]:
 @pytest.mark.slow
 @settings(
     max_examples=6,
-    derandomize=True,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # shrinking would re-run Java a lot
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

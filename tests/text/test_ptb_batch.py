@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._budget import examples
+
 from capeval.text import ptb
 
 from .test_ptb import caption_like
@@ -21,13 +23,13 @@ def _one_by_one(texts):
     return [ptb.tokenize_one(t) for t in texts]
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.one_of(caption_like, st.sampled_from(_EDGE)), max_size=30))
 def test_batch_equals_one_by_one(texts):
     assert ptb.tokenize(texts) == _one_by_one(texts)
 
 
-@settings(max_examples=100, derandomize=True, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.one_of(caption_like, st.sampled_from(_EDGE + ["a\nb.", "\n", "x.\n y", "Mr.\nA"])),
                 max_size=20))
 def test_captions_holding_newlines_keep_their_place(texts):
