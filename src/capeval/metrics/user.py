@@ -122,9 +122,9 @@ def from_callable(fn: Callable, name: str | None = None, *, higher_is_better: bo
     numbers."""
     if not callable(fn):
         raise InputError(f"{fn!r} is neither a metric name nor a callable")
-    name = check_name(name or getattr(fn, "__name__", ""), "callable metric name (pass name=...)")
-    if name == "<lambda>":
+    if name is None and getattr(fn, "__name__", "") == "<lambda>":
         raise InputError("a lambda has no name; wrap it with capeval.metrics.user.from_callable(fn, name=...)")
+    name = check_name(name or getattr(fn, "__name__", ""), "callable metric name (pass name=...)")
 
     def score(self, candidates, references, images):
         return fn(candidates, references, images)
