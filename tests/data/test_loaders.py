@@ -22,6 +22,7 @@ def test_registry_names_are_the_stable_contract():
     assert set(data.names()) == {
         "flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s",
         "tanti-flickr8k", "tanti-flickr30k", "tanti-coco", "tanti-human200", "foil-sample", "distractors",
+        "thumb", "nebula", "polaris",
     }
 
 
