@@ -19,6 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: ``score``, ``score_stream`` ...) sits above everything and nothing inside imports it.
 LAYERS: list[tuple[str, ...]] = [
     ("cli",),
+    ("compat", "integrations"),
     ("metaeval",),
     ("learn", "pregen", "stream", "qace"),
     ("meta",),
