@@ -23,6 +23,7 @@ OUTPUT_MODULES: dict[str, str] = {
     **dict.fromkeys(["bleu1", "bleu2", "bleu3", "bleu4"], _M + "bleu"),
     **dict.fromkeys(["bleu1_smooth", "bleu2_smooth", "bleu3_smooth", "bleu4_smooth"], _M + "bleu_smooth"),
     **dict.fromkeys(["cider", "cider_d"], _M + "cider"),
+    **dict.fromkeys(["clip_s", "refclip_s", "pac_s", "refpac_s"], _M + "clipscore"),
     "meteor": _M + "meteor",
     "rouge_l": _M + "rouge",
     **dict.fromkeys(["sentsim_max", "sentsim_mean", "sentsim_centroid"], _M + "sentsim"),

@@ -46,7 +46,8 @@ def register_resource(spec: ResourceSpec) -> ResourceSpec:
 
 #: Modules that register resource specs at import (cheap: no heavy dependencies), so that
 #: :func:`list_resources` (which feeds score-cache keys) is the same in every process.
-RESOURCE_MODULES = ("capeval.resources.encoders", "capeval.resources.vectors", "capeval.resources.wordnet")
+RESOURCE_MODULES = ("capeval.resources.encoders", "capeval.resources.vectors", "capeval.resources.wordnet",
+                    "capeval.resources.clip")
 
 
 def _load_resource_modules() -> None:

@@ -1,0 +1,66 @@
+"""CLIP's image preprocessing with PIL and numpy, step for step as torchvision runs it.
+
+The reference scripts (clipscore.py, PAC-S's evaluation code, ``clip.load``'s ``preprocess``) all
+use ``Compose([Resize(n_px, BICUBIC), CenterCrop(n_px), convert("RGB"), ToTensor(),
+Normalize(CLIP_MEAN, CLIP_STD)])``. torchvision runs ``Resize`` and ``CenterCrop`` on a PIL
+image through PIL itself, so doing the same PIL calls with the same sizes and offsets gives the
+same pixels without torchvision (which cannot be imported beside every torch build). The order
+matters for non-RGB images: resizing happens in the file's own mode (a palette image is resized
+with nearest neighbour by PIL), the RGB conversion after the crop.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from ..errors import InputError
+
+CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
+CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
+#: Named in signatures: what the pixels went through.
+PREPROCESS_ID = "resize-short-bicubic-center-crop-rgb-clipnorm"
+
+
+def resized_size(width: int, height: int, n_px: int) -> tuple[int, int]:
+    """(width, height) after torchvision's ``Resize(n_px)``: the shorter side becomes ``n_px``,
+    the longer one ``int(n_px * long / short)`` (truncated, not rounded)."""
+    if width <= height:
+        return n_px, int(n_px * height / width)
+    return int(n_px * width / height), n_px
+
+
+def crop_box(width: int, height: int, n_px: int) -> tuple[int, int, int, int]:
+    """PIL crop box of torchvision's ``CenterCrop(n_px)``; offsets use Python's ``round`` (half
+    to even), as torchvision does, so an odd margin puts the extra pixel where it puts it."""
+    top = int(round((height - n_px) / 2.0))
+    left = int(round((width - n_px) / 2.0))
+    return left, top, left + n_px, top + n_px
+
+
+def preprocess_image(image, n_px: int) -> np.ndarray:
+    """A PIL image -> float32 array (3, n_px, n_px), normalised with CLIP's mean and std."""
+    from PIL import Image
+
+    w, h = image.size
+    new = resized_size(w, h, n_px)
+    if new != (w, h):
+        image = image.resize(new, Image.BICUBIC)
+    image = image.crop(crop_box(new[0], new[1], n_px)).convert("RGB")
+    # ToTensor divides by 255 and Normalize subtracts then divides, all in float32.
+    x = np.asarray(image, dtype=np.uint8).astype(np.float32) / np.float32(255)
+    x = (x - np.asarray(CLIP_MEAN, dtype=np.float32)) / np.asarray(CLIP_STD, dtype=np.float32)
+    return np.ascontiguousarray(x.transpose(2, 0, 1))
+
+
+def decode(data: bytes, name: str):
+    """The PIL image in ``data`` (the bytes of file ``name``), fully decoded; a file PIL cannot
+    read is an :class:`InputError` naming it."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise InputError(f"image {name!r} cannot be read as an image: {exc}") from None
+    return image

@@ -1,0 +1,359 @@
+"""CLIP models behind one interface: find the weights offline, load them once, embed images and
+captions, and keep image embeddings by image content hash and model.
+
+Backends
+--------
+``openai``
+    An OpenAI-format checkpoint file (CLIP's ``ViT-B-32.pt``, PAC-S's ``clip_ViT-B-32.pth``) run
+    by capeval's own torch module (``_clip_openai``) and tokenized by capeval's CLIP BPE
+    (``_clip_bpe``, from the released merges file). Needs torch only.
+``open_clip``
+    The same file loaded by ``open_clip`` (``build_model_from_openai_state_dict``) with its
+    tokenizer. open_clip imports torchvision, so this backend works where torchvision imports.
+``transformers``
+    A ``CLIPModel`` directory (or a Hugging Face id already in the local cache) with its own
+    tokenizer, loaded with ``local_files_only``.
+
+Every backend takes the same pixels (``_clip_image``, CLIP's preprocessing). Nothing is
+downloaded: a missing model is a :class:`ResourceNotFound` that says where to put it.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..digests import sha256_file
+from ..errors import InputError, ResourceNotFound
+from ._clip_image import PREPROCESS_ID, decode, preprocess_image
+
+BACKENDS = ("auto", "openai", "open_clip", "transformers")
+#: Bumped when embeddings computed by this module would change for the same model and image,
+#: so embeddings cached on disk before the change are not reused.
+EMBEDDING_REVISION = 1
+
+
+@dataclass
+class ClipEncoder:
+    """A loaded model: what signatures name, and the two embedding functions."""
+
+    backend: str
+    model_sha256: str
+    n_px: int
+    context_length: int
+    tokenizer: str
+    dtype: str
+    device: str
+    embed_pixels: Callable[[np.ndarray], np.ndarray]
+    embed_texts: Callable[[list[str]], np.ndarray]
+    arch: str = ""
+
+    @property
+    def key(self) -> str:
+        """What an embedding depends on besides its input."""
+        return (f"{self.backend}|{self.model_sha256}|{self.dtype}|{self.device}|{PREPROCESS_ID}|"
+                f"{self.n_px}|{self.tokenizer}|r{EMBEDDING_REVISION}")
+
+
+_digests: dict[tuple, str] = {}
+
+
+def model_sha256(path: Path) -> str:
+    """SHA-256 of a checkpoint file, or of a model directory's weight files (names and bytes)."""
+    files = [path] if path.is_file() else sorted(
+        p for p in path.iterdir() if p.is_file() and p.suffix in {".safetensors", ".bin", ".pt", ".pth"}
+    )
+    if not files:
+        raise ResourceNotFound(f"no weight files (*.safetensors, *.bin) in model directory {path}")
+    key = tuple((str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    if key not in _digests:
+        if path.is_file():
+            _digests[key] = sha256_file(path)
+        else:
+            h = hashlib.sha256()
+            for p in files:
+                h.update(p.name.encode() + b"\0" + sha256_file(p).encode())
+            _digests[key] = h.hexdigest()
+    return _digests[key]
+
+
+def locate(model: str | Path | None, default_resource: str, backend: str) -> tuple[str, Path]:
+    """(backend, local path) of ``model``: a checkpoint file, a model directory, a Hugging Face id
+    in the local cache, or (``None``) the family's registered default."""
+    from ..resources.resolver import resolve
+
+    if backend not in BACKENDS:
+        raise InputError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if model is None:
+        path = resolve(default_resource)
+    else:
+        path = Path(model).expanduser()
+        if not path.exists():
+            name = str(model)
+            if name.startswith(("/", ".", "~")) or name.count("/") != 1 or "\\" in name:
+                raise ResourceNotFound(
+                    f"CLIP model not found: {path}. Pass an OpenAI-format checkpoint file (ViT-B-32.pt, "
+                    "PAC-S's clip_ViT-B-32.pth) or a transformers CLIPModel directory"
+                )
+            path = _hub_snapshot(name)
+    if backend == "auto":
+        backend = "transformers" if path.is_dir() else "openai"
+    if backend == "transformers" and not path.is_dir():
+        raise InputError(f"backend 'transformers' needs a CLIPModel directory, got the file {path}")
+    if backend in ("openai", "open_clip") and not path.is_file():
+        raise InputError(f"backend {backend!r} needs an OpenAI-format checkpoint file, got the directory {path}")
+    return backend, path
+
+
+def _hub_snapshot(repo_id: str) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id, local_files_only=True))
+    except Exception as exc:  # noqa: BLE001 - hub errors vary by version; all mean "not here"
+        raise ResourceNotFound(
+            f"CLIP model {repo_id!r} is not in the local Hugging Face cache ({type(exc).__name__}); capeval "
+            "downloads nothing. Fetch it once where there is network (huggingface-cli download "
+            f"{repo_id}) or pass a local CLIPModel directory"
+        ) from None
+
+
+_loaded: dict[tuple, ClipEncoder] = {}
+_load_lock = threading.Lock()
+
+
+def load(model: str | Path | None, *, default_resource: str, backend: str = "auto",
+         tokenizer: str | Path | None = None, device: str = "cpu", fp16: bool = False,
+         quick_gelu: bool = True) -> ClipEncoder:
+    """The :class:`ClipEncoder` of ``model``, loaded once per process (one model kept)."""
+    backend, path = locate(model, default_resource, backend)
+    if fp16 and not str(device).startswith("cuda"):
+        raise InputError("fp16 runs on a GPU only (device='cuda'); on CPU CLIP runs in float32")
+    key = (backend, str(path.resolve()), str(tokenizer), device, fp16, quick_gelu)
+    with _load_lock:
+        hit = _loaded.get(key)
+        if hit is not None:
+            return hit
+        if backend == "transformers":
+            enc = _load_transformers(path, device, fp16)
+        else:
+            enc = _load_openai_format(path, backend, tokenizer, device, fp16, quick_gelu)
+        _loaded.clear()  # models are hundreds of MB: keep the last one
+        _loaded[key] = enc
+        return enc
+
+
+def _torch_device(device: str):
+    import torch
+
+    try:
+        dev = torch.device(device)
+        torch.empty(0, device=dev)
+    except (RuntimeError, AssertionError) as exc:
+        raise InputError(f"device {device!r} is not usable: {exc}") from None
+    return dev
+
+
+def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: bool, quick_gelu: bool) -> ClipEncoder:
+    import torch
+
+    from ._clip_openai import build, read_state_dict
+
+    dev = _torch_device(device)
+    sd = read_state_dict(path)
+    if backend == "open_clip":
+        try:
+            import open_clip
+            from open_clip.model import build_model_from_openai_state_dict
+        except Exception as exc:  # noqa: BLE001 - a broken torchvision raises RuntimeError, not ImportError
+            raise ResourceNotFound(
+                f"backend 'open_clip' cannot import open_clip here ({type(exc).__name__}: {exc}); "
+                "pip install open_clip_torch with a torchvision built for this torch, or use backend='openai' "
+                "(same checkpoint, no torchvision)"
+            ) from None
+        net = build_model_from_openai_state_dict(dict(sd), quick_gelu=quick_gelu, cast_dtype=torch.float32)
+        net = net.float().eval()
+        if fp16:
+            from open_clip.model import convert_weights_to_lp
+
+            convert_weights_to_lp(net, dtype=torch.float16)
+        ctx = int(net.context_length)
+        n_px = int(net.visual.image_size[0] if isinstance(net.visual.image_size, (tuple, list)) else net.visual.image_size)
+        tok_name = f"open_clip-{getattr(open_clip, '__version__', '?')}"
+
+        def ids_of(texts: list[str]):
+            return open_clip.tokenize(texts, context_length=ctx)
+    else:
+        from ..resources.clip import clip_bpe_path
+        from ._clip_bpe import ClipBPE
+
+        net = build(sd, quick_gelu=quick_gelu)
+        if fp16:
+            net.half_weights()
+        bpe_path = clip_bpe_path(tokenizer)
+        bpe = ClipBPE(bpe_path)
+        if bpe.vocab_size > net.token_embedding.num_embeddings:
+            raise InputError(f"tokenizer {bpe_path} has {bpe.vocab_size} tokens, the model only "
+                             f"{net.token_embedding.num_embeddings}")
+        ctx = int(net.context_length)
+        n_px = int(net.visual.input_resolution)
+        tok_name = f"clip-bpe-{sha256_file(bpe_path)[:12]}"
+
+        def ids_of(texts: list[str]):
+            rows = bpe.tokenize(texts, ctx)
+            out = torch.zeros(len(rows), ctx, dtype=torch.long)  # zero padding, as clip.tokenize
+            for i, row in enumerate(rows):
+                out[i, :len(row)] = torch.tensor(row)
+            return out
+    net = net.to(dev)
+    in_dtype = torch.float16 if fp16 else torch.float32
+
+    def embed_pixels(pixels: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            x = torch.from_numpy(pixels).to(dev, in_dtype)
+            return net.encode_image(x).float().cpu().numpy()
+
+    def embed_texts(texts: list[str]) -> np.ndarray:
+        with torch.inference_mode():
+            return net.encode_text(ids_of(texts).to(dev)).float().cpu().numpy()
+
+    width = sd["visual.conv1.weight"].shape[0]
+    patch = sd["visual.conv1.weight"].shape[-1]
+    arch = f"vit-w{width}-p{patch}-{n_px}px" + ("" if quick_gelu else "-gelu")
+    return ClipEncoder(backend, model_sha256(path), n_px, ctx, tok_name, "float16" if fp16 else "float32",
+                       str(device), embed_pixels, embed_texts, arch)
+
+
+def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
+    try:
+        import torch
+        from transformers import AutoTokenizer, CLIPModel
+    except ImportError as exc:
+        raise ResourceNotFound(f"backend 'transformers' needs torch and transformers ({exc}); "
+                               "pip install 'capeval[image]'") from None
+    dev = _torch_device(device)
+    try:
+        net = CLIPModel.from_pretrained(str(path), local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ResourceNotFound(f"could not load a CLIPModel and its tokenizer from {path}: {exc}") from None
+    net = net.eval().to(dev)
+    if fp16:
+        net = net.half()
+    ctx = int(net.config.text_config.max_position_embeddings)
+    n_px = int(net.config.vision_config.image_size)
+
+    def features(out):
+        # transformers 5 returns a model output whose pooler_output is the projected embedding.
+        return out if isinstance(out, torch.Tensor) else out.pooler_output
+
+    def embed_pixels(pixels: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            x = torch.from_numpy(pixels).to(dev, net.dtype)
+            return features(net.get_image_features(pixel_values=x)).float().cpu().numpy()
+
+    def embed_texts(texts: list[str]) -> np.ndarray:
+        # Padded to the context length with truncation keeping the end token, as clip.tokenize.
+        enc = tok(texts, padding="max_length", truncation=True, max_length=ctx, return_tensors="pt")
+        with torch.inference_mode():
+            out = net.get_text_features(input_ids=enc["input_ids"].to(dev),
+                                        attention_mask=enc["attention_mask"].to(dev))
+            return features(out).float().cpu().numpy()
+
+    vc = net.config.vision_config
+    arch = f"vit-w{vc.hidden_size}-p{vc.patch_size}-{n_px}px-{vc.hidden_act}"
+    return ClipEncoder("transformers", model_sha256(path), n_px, ctx, f"hf-{type(tok).__name__}",
+                       "float16" if fp16 else "float32", str(device), embed_pixels, embed_texts, arch)
+
+
+# ------------------------------------------------------------------------ image embeddings
+
+_memory: dict[str, dict[str, np.ndarray]] = {}
+_memory_lock = threading.Lock()
+
+
+def _disk_dir(enc: ClipEncoder) -> Path:
+    from ..paths import cache_root
+
+    return cache_root() / "clip-image-embeddings" / hashlib.sha256(enc.key.encode()).hexdigest()[:24]
+
+
+def _table(enc: ClipEncoder, disk: bool) -> dict[str, np.ndarray]:
+    """Embeddings already known for this model: this process's, plus the disk shards."""
+    with _memory_lock:
+        table = _memory.get(enc.key)
+        if table is None:
+            table = _memory[enc.key] = {}
+            if disk:
+                folder = _disk_dir(enc)
+                for shard in sorted(folder.glob("*.npz")) if folder.is_dir() else ():
+                    try:
+                        with np.load(shard, allow_pickle=False) as z:
+                            table.update(zip(z["sha256"].tolist(), z["emb"]))
+                    except (OSError, ValueError, KeyError):
+                        continue  # an unreadable shard only costs recomputation
+        return table
+
+
+def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, disk: bool = True,
+                     on_batch: Callable[[int], None] | None = None) -> tuple[np.ndarray, dict]:
+    """One embedding row per path. Each distinct image content is decoded and embedded once per
+    process (and once per cache root when ``disk``); returns the rows and counts."""
+    digests: list[str] = []
+    todo: dict[str, tuple[str, bytes]] = {}
+    table = _table(enc, disk)
+    for p in paths:
+        try:
+            data = Path(p).read_bytes()
+        except OSError as exc:
+            raise InputError(f"image {p!r} cannot be read: {exc}") from None
+        d = hashlib.sha256(data).hexdigest()
+        digests.append(d)
+        if d not in table and d not in todo:
+            todo[d] = (p, data)
+    new: dict[str, np.ndarray] = {}
+    items = list(todo.items())
+    for start in range(0, len(items), batch_size):
+        chunk = items[start:start + batch_size]
+        pixels = np.stack([preprocess_image(decode(data, p), enc.n_px) for _, (p, data) in chunk])
+        for (d, _), row in zip(chunk, enc.embed_pixels(pixels)):
+            new[d] = row.astype(np.float32)
+        if on_batch is not None:
+            on_batch(len(chunk))
+    if new:
+        with _memory_lock:
+            table.update(new)
+        if disk:
+            _write_shard(enc, new)
+    rows = np.stack([table[d] for d in digests]) if digests else np.zeros((0, 0), np.float32)
+    return rows, {"images": len(paths), "distinct": len(set(digests)), "embedded": len(new)}
+
+
+def _write_shard(enc: ClipEncoder, new: dict[str, np.ndarray]) -> None:
+    import os
+    import secrets
+
+    from ..errors import OutputError
+    from ..outputs import atomic_write
+
+    buf = io.BytesIO()
+    np.savez(buf, sha256=np.array(list(new)), emb=np.stack(list(new.values())))
+    try:
+        atomic_write(_disk_dir(enc) / f"{os.getpid()}-{secrets.token_hex(6)}.npz", buf.getvalue())
+    except OutputError:
+        pass  # a read-only cache root only costs recomputation next run
+
+
+def text_embeddings(enc: ClipEncoder, texts: list[str], *, batch_size: int) -> np.ndarray:
+    """One embedding row per text, each distinct text embedded once."""
+    distinct = list(dict.fromkeys(texts))
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(distinct), batch_size):
+        chunk = distinct[start:start + batch_size]
+        out.update(zip(chunk, enc.embed_texts(chunk).astype(np.float32)))
+    return np.stack([out[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)

@@ -1,0 +1,268 @@
+"""CLIP-S, RefCLIP-S, PAC-S, RefPAC-S on a tiny random CLIP: against torchmetrics' CLIPScore,
+against the papers' formulas read directly, across backends, and their errors.
+
+No real weights or benchmark images exist here; the tiny model (``_tiny_clip``) exercises the
+same code paths, and every check compares numbers computed by independent code.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("PIL")
+pytest.importorskip("ftfy")
+
+from capeval.errors import InputError, ResourceNotFound  # noqa: E402
+from capeval.metrics import _clip_models  # noqa: E402
+from capeval.metrics._clip_image import preprocess_image  # noqa: E402
+from capeval.metrics.clipscore import ClipScore, PacScore  # noqa: E402
+
+from ._tiny_clip import build_hf, save_openai, synthetic_images  # noqa: E402
+
+CANDS = ["a dog runs on the grass", "two cats sleep in a sunny room", "a man rides a red bike down the street",
+         "children play ball near the water", "a photo of a dog"]
+REFS = [["a dog on grass", "the dog runs"], ["cats sleep"], ["a man on a bike", "red bike", "a street"],
+        ["children near water", "two children play ball"], ["a dog"]]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tinyclip")
+    model, merges = build_hf(root / "hf")
+    pt = save_openai(model, root / "tiny.pt")
+    pacs = save_openai(model, root / "tiny_pacs.pth", wrap=True)
+    images = [str(p) for p in synthetic_images(root / "img")]
+    return {"root": root, "hf": model, "hf_dir": root / "hf", "pt": pt, "pacs": pacs, "merges": merges,
+            "images": images}
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    _clip_models._memory.clear()
+
+
+def _direct_embeddings(tiny, texts, images, backend):
+    """Embeddings straight from the model a backend runs (no batching, caching or scoring code):
+    transformers' CLIPModel with its tokenizer, or the OpenAI-format module with CLIP's BPE."""
+    import torch
+    from PIL import Image
+
+    px = torch.from_numpy(np.stack([preprocess_image(Image.open(p), 224) for p in images]))
+    with torch.no_grad():
+        if backend == "transformers":
+            from transformers import AutoTokenizer
+
+            model = tiny["hf"]
+            enc = AutoTokenizer.from_pretrained(tiny["hf_dir"])(texts, padding=True, return_tensors="pt")
+            t = model.text_projection(model.text_model(**enc).pooler_output)
+            v = model.visual_projection(model.vision_model(pixel_values=px).pooler_output)
+        else:
+            from capeval.metrics._clip_bpe import ClipBPE
+            from capeval.metrics._clip_openai import build, read_state_dict
+
+            model = build(read_state_dict(tiny["pt"]))
+            rows = ClipBPE(tiny["merges"]).tokenize(texts)
+            ids = torch.zeros(len(rows), 77, dtype=torch.long)
+            for i, r in enumerate(rows):
+                ids[i, :len(r)] = torch.tensor(r)
+            t, v = model.encode_text(ids), model.encode_image(px)
+    return t.double().numpy(), v.double().numpy()
+
+
+def _paper(tiny, cands, refs, images, w, backend, prompt="A photo depicts "):
+    """CLIP-S and RefCLIP-S read off the paper, one caption at a time, in float64."""
+    flat = [r for rs in refs for r in rs]
+    t, v = _direct_embeddings(tiny, [prompt + c for c in cands + flat], images, backend)
+
+    def cos(a, b):
+        return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+    clip_s, ref_s, j = [], [], len(cands)
+    for i, rs in enumerate(refs):
+        s = w * max(cos(t[i], v[i]), 0.0)
+        r = max(max(cos(t[i], t[j + k]) for k in range(len(rs))), 0.0)
+        j += len(rs)
+        clip_s.append(s)
+        ref_s.append(0.0 if s + r == 0 else 2 * s * r / (s + r))
+    return np.array(clip_s), np.array(ref_s)
+
+
+def _images_for(tiny, n):
+    return [tiny["images"][i % len(tiny["images"])] for i in range(n)]
+
+
+@pytest.mark.parametrize("backend", ["openai", "transformers"])
+def test_clip_s_and_refclip_s_follow_the_paper(tiny, backend):
+    model = tiny["pt"] if backend == "openai" else tiny["hf_dir"]
+    images = _images_for(tiny, len(CANDS))
+    m = ClipScore(model=str(model), tokenizer=str(tiny["merges"]) if backend == "openai" else None)
+    out = m.compute(CANDS, REFS, images=images)
+    want_s, want_ref = _paper(tiny, CANDS, REFS, images, 2.5, backend)
+    np.testing.assert_allclose(out.per_caption["clip_s"], want_s, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(out.per_caption["refclip_s"], want_ref, rtol=0, atol=1e-6)
+    assert out.corpus["clip_s"] == pytest.approx(float(np.mean(want_s)), abs=1e-6)
+    assert out.corpus["refclip_s"] == pytest.approx(float(np.mean(want_ref)), abs=1e-6)
+    # The tiny model must exercise the clip at zero and positive scores alike.
+    assert (want_s == 0).any() and (want_s > 0).any()
+
+
+def test_pac_s_and_refpac_s_follow_the_paper(tiny):
+    images = _images_for(tiny, len(CANDS))
+    m = PacScore(model=str(tiny["pacs"]), tokenizer=str(tiny["merges"]))
+    out = m.compute(CANDS, REFS, images=images)
+    want_s, want_ref = _paper(tiny, CANDS, REFS, images, 2.0, "openai")
+    np.testing.assert_allclose(out.per_caption["pac_s"], want_s, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(out.per_caption["refpac_s"], want_ref, rtol=0, atol=1e-6)
+    assert out.signature_fields["w"] == 2.0
+
+
+class _Unwrapped:
+    """torchmetrics 1.9 divides what ``get_*_features`` returns by its norm, but transformers 5
+    returns a model output there; this hands torchmetrics the projected embedding, nothing else."""
+
+    def __init__(self, model):
+        self.model = model
+        self.config = model.config
+
+    def to(self, device):
+        self.model.to(device)
+        return self
+
+    def get_image_features(self, *a, **k):
+        out = self.model.get_image_features(*a, **k)
+        return out if hasattr(out, "norm") else out.pooler_output
+
+    def get_text_features(self, *a, **k):
+        out = self.model.get_text_features(*a, **k)
+        return out if hasattr(out, "norm") else out.pooler_output
+
+
+def test_clip_s_equals_torchmetrics_clipscore_rescaled_to_w(tiny):
+    """Per caption, on 224x224 images (torchmetrics preprocesses through CLIPImageProcessor,
+    which crops odd margins differently; at 224 both only rescale and normalise)."""
+    import torch
+    from PIL import Image
+    from torchmetrics.multimodal.clip_score import CLIPScore
+    from transformers import AutoTokenizer, CLIPImageProcessor, CLIPProcessor
+
+    folder = tiny["root"] / "square"
+    paths = [str(p) for p in synthetic_images(folder, sizes=((224, 224),) * len(CANDS), seed=3)]
+    processor = CLIPProcessor(image_processor=CLIPImageProcessor(), tokenizer=AutoTokenizer.from_pretrained(tiny["hf_dir"]))
+    tm = CLIPScore(model_name_or_path=lambda: (_Unwrapped(tiny["hf"]), processor))
+    ours = ClipScore(model=str(tiny["hf_dir"])).compute(CANDS, REFS, images=paths).per_caption["clip_s"]
+    assert (ours > 0).sum() >= 2  # the comparison is not all clipped zeros
+    for cand, path, got in zip(CANDS, paths, ours):
+        tm.reset()
+        pixels = torch.from_numpy(np.array(Image.open(path).convert("RGB"))).permute(2, 0, 1)
+        tm.update(pixels, "A photo depicts " + cand)
+        assert got == pytest.approx(float(tm.compute()) * 2.5 / 100, abs=1e-6)
+
+
+def test_backends_give_the_same_embeddings(tiny):
+    a = _clip_models.load(str(tiny["pt"]), default_resource="clip-vit-b32", tokenizer=str(tiny["merges"]))
+    b = _clip_models.load(str(tiny["hf_dir"]), default_resource="clip-vit-b32")
+    ea, _ = _clip_models.image_embeddings(a, tiny["images"], batch_size=2, disk=False)
+    eb, _ = _clip_models.image_embeddings(b, tiny["images"], batch_size=3, disk=False)
+    np.testing.assert_allclose(ea, eb, rtol=1e-5, atol=1e-5)
+    texts = ["A photo depicts " + c for c in CANDS]
+    np.testing.assert_allclose(_clip_models.text_embeddings(a, texts, batch_size=2),
+                               _clip_models.text_embeddings(b, texts, batch_size=4), rtol=1e-5, atol=1e-5)
+
+
+def test_open_clip_backend_matches_the_own_module(tiny):
+    try:
+        import open_clip  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - a torchvision built for another torch raises RuntimeError
+        pytest.skip(f"open_clip cannot be imported here ({type(exc).__name__}: {exc})")
+    images = _images_for(tiny, 3)
+    # open_clip tokenizes with its own (the real) vocabulary, so only the image side is comparable here.
+    a = _clip_models.load(str(tiny["pt"]), default_resource="clip-vit-b32", backend="open_clip")
+    b = _clip_models.load(str(tiny["pt"]), default_resource="clip-vit-b32", tokenizer=str(tiny["merges"]))
+    ea, _ = _clip_models.image_embeddings(a, images, batch_size=2, disk=False)
+    eb, _ = _clip_models.image_embeddings(b, images, batch_size=2, disk=False)
+    np.testing.assert_allclose(ea, eb, rtol=1e-5, atol=1e-5)
+
+
+def test_each_image_is_decoded_once_and_embeddings_are_kept_on_disk(tiny, monkeypatch):
+    calls = []
+    real = _clip_models.decode
+    monkeypatch.setattr(_clip_models, "decode", lambda data, name: calls.append(name) or real(data, name))
+    m = ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]))
+    images = _images_for(tiny, 12)  # 5 distinct files, each used more than once
+    first = m.compute(["a dog"] * 12, [["a dog"]] * 12, images=images)
+    assert len(calls) == 5 and first.details["images"] == {"images": 12, "distinct": 5, "embedded": 5}
+    _clip_models._memory.clear()  # a new process: only the disk shards remain
+    again = m.compute(["a dog"] * 12, [["a dog"]] * 12, images=images)
+    assert len(calls) == 5 and again.details["images"]["embedded"] == 0
+    np.testing.assert_array_equal(first.per_caption["clip_s"], again.per_caption["clip_s"])
+
+
+def test_signature_names_backend_model_prompt_w_and_preprocessing(tiny):
+    from capeval.digests import sha256_file
+
+    out = ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"])).compute(
+        CANDS[:2], REFS[:2], images=_images_for(tiny, 2))
+    f = out.signature_fields
+    assert f["backend"] == "openai" and f["model"] == sha256_file(tiny["pt"])
+    assert f["prompt"] == "A photo depicts" and f["w"] == 2.5
+    assert f["pre"].startswith("resize-short-bicubic-center-crop") and f["tok"].endswith("trunc77")
+    assert ClipScore.cache_token({"model": str(tiny["pt"])}) == sha256_file(tiny["pt"])
+
+
+def test_refclip_s_without_references_is_nan_and_two_zeros_give_zero():
+    from capeval.metrics.clipscore import harmonic, reference_cosines
+
+    cand = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
+    refs = np.array([[-1.0, 0.0]], np.float32)  # one negative cosine, for the first candidate only
+    r = reference_cosines(cand, refs, np.array([0]), 2)
+    assert r[0] == 0 and math.isnan(r[1])
+    h = harmonic(np.array([0.0, 1.0]), r)
+    assert h[0] == 0 and math.isnan(h[1])
+
+
+def test_missing_model_says_where_to_put_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CAPEVAL_CLIP_MODEL", raising=False)
+    with pytest.raises(ResourceNotFound, match=r"CAPEVAL_CLIP_MODEL.*~/.cache/clip|~/.cache/clip.*CAPEVAL_CLIP_MODEL"):
+        ClipScore()
+    with pytest.raises(ResourceNotFound, match="CAPEVAL_PACS_MODEL"):
+        PacScore()
+    with pytest.raises(ResourceNotFound, match="not found"):
+        ClipScore(model=str(tmp_path / "nope.pt"))
+    with pytest.raises(ResourceNotFound, match="not in the local Hugging Face cache"):
+        ClipScore(model="someone/not-a-cached-clip")
+
+
+def test_missing_or_unreadable_image_is_named(tiny, tmp_path):
+    m = ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]))
+    with pytest.raises(InputError, match="gone.png"):
+        m.compute(["a dog"], [["a dog"]], images=[str(tmp_path / "gone.png")])
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"not an image")
+    with pytest.raises(InputError, match="bad.jpg"):
+        m.compute(["a dog"], [["a dog"]], images=[str(bad)])
+
+
+def test_needs_images(tiny):
+    import capeval
+
+    m = ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]))
+    with pytest.raises(InputError, match="images"):
+        m.compute(["a dog"], [["a dog"]])
+    with pytest.raises(InputError, match="--images"):
+        capeval.score(["a dog"], [["a dog"]], ["clip_s"], options={"clip_s": {"model": str(tiny["pt"])}})
+
+
+def test_options_are_checked(tiny):
+    for bad in ({"batch_size": 0}, {"w": -1}, {"fp16": "yes"}, {"prompt": "a|b"}, {"backend": "jax"}):
+        with pytest.raises(InputError):
+            ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]), **bad)
+    with pytest.raises(InputError, match="GPU"):
+        ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]), fp16=True)
+    with pytest.raises(InputError, match="directory"):
+        ClipScore(model=str(tiny["pt"]), backend="transformers")
