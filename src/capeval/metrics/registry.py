@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import threading
 
-from ..errors import UnknownMetricError
+from ..errors import InputError, UnknownMetricError
 from .base import Metric, OutputInfo
 
 _M = "capeval.metrics."
@@ -82,13 +82,13 @@ def register(cls: type[Metric]) -> type[Metric]:
 
 def _check_metric_class(cls, what: str) -> None:
     if not (isinstance(cls, type) and issubclass(cls, Metric)):
-        raise UnknownMetricError(f"{what} is {cls!r}, not a capeval.metrics.base.Metric subclass")
+        raise InputError(f"{what} is {cls!r}, not a capeval.metrics.base.Metric subclass")
     for attr in ("family", "variant", "outputs"):
         if not hasattr(cls, attr):
-            raise UnknownMetricError(f"{what} ({cls.__name__}) does not define {attr!r}")
+            raise InputError(f"{what} ({cls.__name__}) does not define {attr!r}")
     built_in = [o.name for o in cls.outputs if o.name in OUTPUT_MODULES or o.name in METRIC_SETS]
     if built_in or cls.family in OUTPUT_MODULES:
-        raise UnknownMetricError(f"{what} ({cls.__name__}) uses the built-in name "
+        raise InputError(f"{what} ({cls.__name__}) uses the built-in name "
                                  f"{(built_in or [cls.family])[0]!r}; choose another name")
 
 
@@ -102,7 +102,7 @@ def register_user(cls: type[Metric]) -> type[Metric]:
         old = _FAMILIES.get(cls.family)
         if old is not None and old is not cls:
             if cls.family not in _USER:
-                raise UnknownMetricError(f"user metric {cls.family!r} would replace the registered metric "
+                raise InputError(f"user metric {cls.family!r} would replace the registered metric "
                                          f"family of that name; choose another name")
             del _FAMILIES[cls.family]
             for out in old.outputs:
@@ -111,7 +111,7 @@ def register_user(cls: type[Metric]) -> type[Metric]:
         try:
             register(cls)
         except ValueError as e:
-            raise UnknownMetricError(f"user metric {cls.family!r}: {e}") from None
+            raise InputError(f"user metric {cls.family!r}: {e}") from None
         _USER.add(cls.family)
     return cls
 
