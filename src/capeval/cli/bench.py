@@ -8,6 +8,7 @@ import typer
 
 from ..errors import CapevalError
 from ..metrics.registry import METRIC_SETS
+from ._console import error, escape, say
 
 
 def bench_cmd(
@@ -73,13 +74,13 @@ def bench_cmd(
         check_outputs([p for p in (json_out, markdown_out, latex_out, report_out) if p is not None],
                       overwrite=overwrite)
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
     load_options = {}
     for item in data_option:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            err.print(f"[red]error:[/red] --data-option expects KEY=VALUE, got {item!r}")
+            error(err, f"--data-option expects KEY=VALUE, got {item!r}")
             raise typer.Exit(2)
         load_options[key.strip()] = value.strip()
     cache = ScoreCache(cache_dir, enabled=not no_cache)
@@ -93,19 +94,19 @@ def bench_cmd(
         metric_names = (metrics.split(",") if metrics is not None
                         else [] if score_files else list(METRIC_SETS["ngram"]))
         for n in names:
-            with err.status(f"{n} …") as status:
+            with err.status(escape(f"{n} …")) as status:
                 res = run_benchmark(
                     n, metric_names, root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
                     seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
                     load_options=load_options, options=metric_options or None,
-                    progress=lambda msg: status.update(msg), allow_seen=allow_seen,
+                    progress=lambda msg: status.update(escape(msg)), allow_seen=allow_seen,
                     allow_modified_data=allow_modified_data, images_dir=images, scores=score_files or None,
                 )
             results.append(res)
             hit = sum(res.cached.values())
-            err.print(f"[dim]{n}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache[/dim]")
+            say(err, f"{n}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache", style="dim")
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
     if not quiet:
         print_rich(results, Console(width=max(Console().width, 120)))
@@ -121,7 +122,7 @@ def bench_cmd(
 
             write_report(results, report_out)
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
 
 
@@ -173,17 +174,17 @@ def combine_cmd(
         run = run_combination(name, metrics.split(","), sizes=size_list, method=norm, statistic=statistic, df=df,
                               root=root, cache=ScoreCache(cache_dir, enabled=not no_cache), tokenizer=tokenizer)
     except ValueError as e:  # InputError is a ValueError; so is a bad --sizes
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
     Console().print(Markdown(combination_markdown(run, top=top)))
     if json_out is not None:
         try:
             atomic_write(json_out, json.dumps(combination_to_json(run), indent=1) + "\n")
         except CapevalError as e:
-            err.print(f"[red]error:[/red] {e}")
+            error(err, e)
             raise typer.Exit(2) from None
 
 

@@ -7,6 +7,7 @@ import typer
 from rich.console import Console
 
 from ..errors import CapevalError
+from ._console import error, say
 
 console = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True)
@@ -26,16 +27,16 @@ def explain_cmd(
     try:
         result = score([candidate], [list(references)], [metric], options=parse_options(option))
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
     exps = result.explanations
     family = next(iter(exps), None)
     if family is None:
-        err.print(f"[red]error:[/red] metric {metric!r} gives no explanations")
+        error(err, f"metric {metric!r} gives no explanations")
         raise typer.Exit(2)
     exp = exps[family][0]
     if as_json:
-        console.print(json.dumps({"explanation": exp.to_dict(), "signature": result.signatures[metric]}, indent=2))
+        say(console, json.dumps({"explanation": exp.to_dict(), "signature": result.signatures[metric]}, indent=2))
         return
     console.print(exp.table(), markup=False)
     console.print(f"signature: {result.signatures[metric]}", markup=False)

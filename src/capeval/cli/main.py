@@ -16,6 +16,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help text is printed as written: "capeval[ray]" is an extra, not Rich markup.
+    rich_markup_mode=None,
 )
 
 

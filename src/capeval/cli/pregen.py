@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import CapevalError
+from ._console import error, literal, say
 
 console = Console()
 err = Console(stderr=True)
@@ -41,7 +42,7 @@ def score_cmd(
         names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
         result = score(ts, names)
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
     values, sig = result.values, result.signature
     shown = [BEST] if BEST in values and len(values) > 10 else list(values)
@@ -49,11 +50,11 @@ def score_cmd(
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name in shown:
-        table.add_row(name, f"{values[name]:.6g}")
+        table.add_row(literal(name), f"{values[name]:.6g}")
     console.print(table)
     if len(shown) < len(values):
-        console.print(f"({len(values)} values computed; write them with --output)")
-    console.print(f"signature: {sig}", soft_wrap=True, highlight=False)
+        say(console, f"({len(values)} values computed; write them with --output)")
+    say(console, f"signature: {sig}", soft_wrap=True)
     if output is not None:
         try:
             if output.suffix.lower() == ".csv":
@@ -71,9 +72,9 @@ def score_cmd(
                 }
                 atomic_write(output, json.dumps(payload, indent=1))
         except CapevalError as e:
-            err.print(f"[red]error:[/red] {e}")
+            error(err, e)
             raise typer.Exit(2) from None
-        console.print(f"written to {output}")
+        say(console, f"written to {output}")
 
 
 def analyse_cmd(
@@ -101,18 +102,18 @@ def analyse_cmd(
         summary = {}
         for m, c in corrs.items():
             best = c.top(top, by)
-            t = Table(title=f"{m}: top {top} pre-gen columns by R² ({by}, n={c.n_rows[by]})")
+            t = Table(title=literal(f"{m}: top {top} pre-gen columns by R² ({by}, n={c.n_rows[by]})"))
             t.add_column("pre-gen", overflow="fold")
             for g in c.groups:
-                t.add_column(f"{g} R²", justify="right")
+                t.add_column(literal(f"{g} R²"), justify="right")
             for name, _ in best:
-                t.add_row(name, *[f"{c.rows[name][g].r2:.5f}" for g in c.groups])
+                t.add_row(literal(name), *[f"{c.rows[name][g].r2:.5f}" for g in c.groups])
             console.print(t)
-            console.print(
+            say(
+                console,
                 f"kept {len(c.rows)} of {len(table.pregen)} columns (dropped {len(c.dropped)}: inf or "
                 f"constant in a group)\nsignature: {c.signature()}",
                 soft_wrap=True,
-                highlight=False,
             )
             summary[m] = {
                 "signature": c.signature(),
@@ -132,11 +133,11 @@ def analyse_cmd(
                 if plot:
                     scatter_plot(table, c.top(1, by)[0][0], m, out_dir / f"scatter_{m}.png", c.groups)
             atomic_write(out_dir / "summary.json", json.dumps(summary, indent=1))
-            console.print(f"written to {out_dir}")
+            say(console, f"written to {out_dir}")
         elif plot:
             raise CapevalError("--plot needs --out-dir")
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
 
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..errors import CapevalError
 from ..metrics.registry import METRIC_SETS
+from ._console import error, literal, say
 
 console = Console()
 err = Console(stderr=True)
@@ -58,7 +59,7 @@ def _score_with_progress(score, families: list[str], cands, refs, names, **kwarg
         def on_chunk(family: str, done: int, total: int) -> None:
             if family not in tasks:
                 k = families.index(family) + 1 if family in families else len(tasks) + 1
-                tasks[family] = prog.add_task(f"[{k}/{len(families)}] {family}", total=total)
+                tasks[family] = prog.add_task(escape(f"[{k}/{len(families)}] {family}"), total=total)
             prog.update(tasks[family], completed=done, total=total)
 
         return score(cands, refs, names, on_chunk=on_chunk, **kwargs)
@@ -144,26 +145,26 @@ def score_cmd(
                                           ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
                                           options=options, images=image_list)
     except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
 
-    table = Table(title=f"capeval — {result.n} captions ({input.name})")
+    table = Table(title=literal(f"capeval — {result.n} captions ({input.name})"))
     table.add_column("metric")
     table.add_column("corpus", justify="right")
     for name, value in result.corpus.items():
-        table.add_row(name, f"{value:.6f}")
+        table.add_row(literal(name), f"{value:.6f}")
     console.print(table)
     console.print("signatures:")
     for name, sig in result.signatures.items():
-        console.print(f"  {name}: {sig}", soft_wrap=True, highlight=False)
+        say(console, f"  {name}: {sig}", soft_wrap=True)
     if output is not None:
         if not streamed:
             try:
                 write_result(result, output, ids)
             except (CapevalError, OSError) as e:
-                err.print(f"[red]error:[/red] {e}")
+                error(err, e)
                 raise typer.Exit(2) from None
-        console.print(f"per-caption scores written to {output}")
+        say(console, f"per-caption scores written to {output}")
 
 
 def _read_with_images(input: Path, annotations, images: Path | None, names: list[str]):
@@ -204,8 +205,8 @@ def metrics_cmd() -> None:
     for col in ("name", "family", "variant", "range", "better", "description"):
         table.add_column(col, overflow="fold")
     for m in list_metrics():
-        table.add_row(m.name, m.family, m.variant, f"[{m.range[0]:g}, {m.range[1]:g}]",
-                      "higher" if m.higher_is_better else "lower", m.description)
+        table.add_row(*map(literal, (m.name, m.family, m.variant, f"[{m.range[0]:g}, {m.range[1]:g}]",
+                                     "higher" if m.higher_is_better else "lower", m.description)))
     console.print(table)
 
 

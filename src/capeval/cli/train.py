@@ -6,6 +6,7 @@ from pathlib import Path
 import typer
 
 from ..errors import CapevalError
+from ._console import error, escape, say
 
 
 def train_cmd(
@@ -48,6 +49,8 @@ def train_cmd(
     benchmarks: str | None = typer.Option(None, "--benchmarks", help="learned: human-judgment benchmarks to "
                                           "train on, comma-separated (default: all of them); distractors-train adds the "
                                           "distractor tasks on Flickr8k training images as comparisons."),
+    allow_eval_sets: bool = typer.Option(False, "--allow-eval-sets", help="learned: let --benchmarks name the "
+                                         "evaluation sets (thumb, nebula, polaris); the model is then seen on them."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused by default)."),
 ) -> None:
     """Train a learned metric: nneval/lceval/linear on Tanti et al.'s machine vs human captions
@@ -61,7 +64,7 @@ def train_cmd(
         raise typer.Exit(2) from None
     if model == "learned":
         _train_learned(out, seed=seed, features=features, kind=kind, benchmarks=benchmarks, max_refs=max_refs,
-                       cache_dir=cache_dir, no_cache=no_cache, root=root)
+                       cache_dir=cache_dir, no_cache=no_cache, root=root, allow_eval_sets=allow_eval_sets)
         return
     from rich.console import Console
 
@@ -82,20 +85,21 @@ def train_cmd(
                                          negative_slots=negative_slots)
             trained = train_recipe(recipe, training, validation=validation, root=root,
                                    cache=ScoreCache(cache_dir, enabled=not no_cache),
-                                   progress=lambda msg: status.update(msg))
+                                   progress=lambda msg: status.update(escape(msg)))
         sha = trained.save(out)
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
     v = trained.meta["validation"]
     best = v.get("best_score")
-    err.print(f"{model}: {training.info['rows']} rows from {training.info['images']} images; validation "
-              f"{validation}" + (f", best {v.get('statistic')} {best:.4f} at epoch {v.get('best_epoch')}"
-                                 if best is not None else ""))
+    say(err, f"{model}: {training.info['rows']} rows from {training.info['images']} images; validation "
+             f"{validation}" + (f", best {v.get('statistic')} {best:.4f} at epoch {v.get('best_epoch')}"
+                                if best is not None else ""))
     typer.echo(f"{out}\tsha256:{sha}")
 
 
-def _train_learned(out: Path, *, seed, features, kind, benchmarks, max_refs, cache_dir, no_cache, root) -> None:
+def _train_learned(out: Path, *, seed, features, kind, benchmarks, max_refs, cache_dir, no_cache, root,
+                   allow_eval_sets: bool = False) -> None:
     from rich.console import Console
 
     from ..service.cache import ScoreCache
@@ -112,16 +116,17 @@ def _train_learned(out: Path, *, seed, features, kind, benchmarks, max_refs, cac
         feats = rf.parse(features or DEFAULT_FEATURES)
         with err.status("features …") as status:
             blocks = lobo.load_blocks(names, feats, cache=ScoreCache(cache_dir, enabled=not no_cache),
-                                      max_refs=max_refs, root=root, progress=lambda msg: status.update(msg))
+                                      max_refs=max_refs, root=root, progress=lambda msg: status.update(escape(msg)),
+                                      allow_eval_sets=allow_eval_sets)
         trained = lobo.train(kind, list(blocks.values()), feats, seed=seed, max_refs=max_refs,
                              hyper=DEFAULT_HYPER if kind == DEFAULT_KIND else None,
                              meta={"name": out.stem, "selected_on": [], "features_spec": features or DEFAULT_FEATURES})
         sha = trained.save(out)
     except CapevalError as e:
-        err.print(f"[red]error:[/red] {e}")
+        error(err, e)
         raise typer.Exit(2) from None
-    err.print(f"learned ({kind}): trained on {', '.join(names)}; capeval bench refuses it there "
-              f"(--allow-seen to report it marked)")
+    say(err, f"learned ({kind}): trained on {', '.join(names)}; capeval bench refuses it there "
+             f"(--allow-seen to report it marked)")
     typer.echo(f"{out}\tsha256:{sha}")
 
 

@@ -208,19 +208,21 @@ def to_latex(results: Sequence[BenchResult]) -> str:
 def print_rich(results: Sequence[BenchResult], console=None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    # Text objects, never markup: names, signatures and notes hold user text ("[b]x", "capeval[...]").
     console = console or Console()
     for r in results:
         t = build_table(r)
         d = _digits(r.kind)
-        table = Table(title=t.title, caption=f"values: {t.scale}", caption_justify="left")
+        table = Table(title=Text(t.title), caption=Text(f"values: {t.scale}"), caption_justify="left")
         for i, c in enumerate(t.columns):
-            table.add_column(c, justify="left" if i == 0 else "right")
+            table.add_column(Text(str(c)), justify="left" if i == 0 else "right")
         for row in t.rows:
-            table.add_row(*(_fmt(v, d) for v in row))
+            table.add_row(*(Text(_fmt(v, d)) for v in row))
         console.print(table)
         for n in t.notes:
-            console.print(f"  [dim]{n}[/dim]", highlight=False, soft_wrap=True)
+            console.print(Text(f"  {n}", style="dim"), highlight=False, soft_wrap=True)
         console.print()
 
 

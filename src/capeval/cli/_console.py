@@ -1,0 +1,29 @@
+"""Printing through Rich without reading user text as markup.
+
+Ids, paths, captions, option values and exception messages may hold square brackets (``[b]x``,
+``capeval[bertscore]``, ``[/b]``); Rich would take them for markup, dropping them or raising
+MarkupError. Every message a command prints goes through these helpers, which hand Rich
+``Text`` objects (never parsed) or escaped strings.
+"""
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.text import Text
+
+__all__ = ["error", "escape", "literal", "say"]
+
+
+def literal(text: object, style: str = "") -> Text:
+    """``text`` as it is, for a table cell, a title or a status line."""
+    return Text(str(text), style=style)
+
+
+def say(console, text: object, **kwargs) -> None:
+    """Print ``text`` as it is."""
+    kwargs.setdefault("highlight", False)
+    console.print(literal(text), **kwargs)
+
+
+def error(console, text: object) -> None:
+    """``error: <text>`` with the prefix in red and the text as it is."""
+    console.print(Text.assemble(("error:", "red"), " ", str(text)), highlight=False)
