@@ -214,6 +214,7 @@ def _write_table(path, entries, tail="\n"):
                                   "carriage return", "invalid utf-8"])
 def test_paraphrase_conversion_on_bytes_equals_line_by_line(tmp_path, case):
     from capeval.metrics._meteor_native import convert as R
+    from capeval.metrics._meteor_native import convert_arrow
 
     entries = [("0.5", "a dog", "the dog"), ("0.25", "a dog", "one dog"), ("0.1", "runs", "is running"),
                ("0.2", "the dog", "a dog"), ("0.3", "big car", "large automobile")]
@@ -241,11 +242,19 @@ def test_paraphrase_conversion_on_bytes_equals_line_by_line(tmp_path, case):
     R._convert_paraphrase(table, got)
     for f in sorted(want.iterdir()):
         assert (got / f.name).read_bytes() == f.read_bytes(), f.name
-    if case in ("plain", "no final newline", "empty phrase", "non-ascii"):
-        R._convert_paraphrase_plain(table, tmp_path)  # the fast path itself accepts these
-    else:
-        with pytest.raises(R._NotPlain):
-            R._convert_paraphrase_plain(table, tmp_path)
+    fast = [R._convert_paraphrase_plain]
+    if convert_arrow.available():
+        fast.append(lambda t, o: convert_arrow.convert_paraphrase(t, o, R._NotPlain))
+    for k, convert_fast in enumerate(fast):
+        if case in ("plain", "no final newline", "empty phrase", "non-ascii"):
+            out = tmp_path / f"fast{k}"  # the fast paths themselves accept these, and agree
+            out.mkdir()
+            convert_fast(table, out)
+            for f in sorted(want.iterdir()):
+                assert (out / f.name).read_bytes() == f.read_bytes(), (k, f.name)
+        else:
+            with pytest.raises(R._NotPlain):
+                convert_fast(table, tmp_path)
 
 
 def test_native_is_the_default_and_needs_no_java(monkeypatch, tmp_path):
