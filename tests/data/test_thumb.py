@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -168,3 +169,25 @@ def test_bench_thumb_system_level(root):
     x = [r.experiment.scores["bleu4"][s] for s in r.experiment.systems]
     h = [data.load("thumb", root, table="system", rows="all").human[s] for s in r.experiment.systems]
     assert corr.value == pytest.approx(stats.pearsonr(x, h)[0], abs=1e-12)
+
+
+def test_learned_training_refuses_evaluation_sets(root):
+    from capeval.learn.judgments import load_judgments
+
+    with pytest.raises(InputError, match="thumb is an evaluation set.*--allow-eval-sets"):
+        load_judgments("thumb", root)
+    j = load_judgments("thumb", root, allow_eval_sets=True)
+    assert j.kind == "rating" and len(j) == 6 and set(j.images) == {"coco:391895", "coco:522418", "coco:184613"}
+    res = CliRunner().invoke(app, ["train", "learned", "--benchmarks", "thumb", "--out", str(root / "m.npz"),
+                                   "--root", str(root)])
+    assert res.exit_code == 2 and "--allow-eval-sets" in res.output and not (root / "m.npz").exists()
+
+
+def test_model_trained_on_an_evaluation_set_is_seen_there(root):
+    from capeval.metaeval.seen import seen_reasons
+
+    shutil.copytree(FIXTURES / "nebula", root / "nebula")
+    assert seen_reasons("thumb", {"trained_on": ["thumb"]}, root=root) == ["trained=thumb"]
+    assert seen_reasons("thumb", {"trained_on": ["nebula"]}, root=root) == []
+    assert seen_reasons("nebula", {"trained_on": ["thumb"], "selected_on": ["nebula"]}, root=root) == [
+        "selected=nebula"]

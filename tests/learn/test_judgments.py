@@ -23,4 +23,4 @@ def test_distractors_train_is_a_preference_source_on_flickr8k_training_images(da
 
 def test_unknown_source_names_the_choices():
     with pytest.raises(InputError, match="distractors-train"):
-        load_judgments("thumb")
+        load_judgments("no-such-benchmark")

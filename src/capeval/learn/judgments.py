@@ -36,6 +36,16 @@ JUDGMENT_BENCHMARKS: dict[str, str] = {
     "tanti-human200": "kendall_tau_b",
 }
 
+#: Evaluation sets of recent metric papers (THumB, Nebula, Polaris), with their headline
+#: statistic. No learned model trains on them, nor is a default chosen on them, unless asked
+#: (``allow_eval_sets``, ``capeval train learned --allow-eval-sets``); a model that did is seen
+#: on them (its ``trained_on``), and ``capeval bench`` refuses or marks its numbers there.
+EVALUATION_SETS: dict[str, str] = {
+    "thumb": "pearson",
+    "nebula": "kendall_tau_c",
+    "polaris": "kendall_tau_c",
+}
+
 #: Training-only sources: comparisons a learned model may learn from but that are never held
 #: out or reported as a human-judgment result. ``distractors-train`` is the distractor tasks
 #: (docs/DISTRACTORS.md) rebuilt on Flickr8k *training* images (the first ``limit`` in sorted
@@ -78,6 +88,11 @@ def _row_images(name: str, table) -> list[str]:
         return [canonical_image(g, "coco" if g.startswith("coco/") else "flickr") for g in table.groups]
     if name == "tanti-human200":
         return [canonical_image(g, "coco") for g in table.groups]
+    if name == "thumb":
+        return [canonical_image(img, "coco") for img in table.images]
+    if name in EVALUATION_SETS:
+        # Nebula and Polaris images have ids of their own: a namespace per set keeps them apart.
+        return [f"{name}:{img.rsplit('.', 1)[0]}" for img in table.images]
     if name == "distractors-train":
         return [canonical_image(it.image, "flickr") for it in table.extra["items"]]
     return [canonical_image(g, "flickr") for g in table.groups]
@@ -117,16 +132,21 @@ def from_table(name: str, table) -> Judgments:
                      f"not a {type(table).__name__}")
 
 
-def load_judgments(name: str, root=None, **load_options) -> Judgments:
-    """Load benchmark ``name`` (one of :data:`JUDGMENT_BENCHMARKS` or :data:`TRAINING_ONLY`)
-    as :class:`Judgments`."""
+def load_judgments(name: str, root=None, *, allow_eval_sets: bool = False, **load_options) -> Judgments:
+    """Load benchmark ``name`` (one of :data:`JUDGMENT_BENCHMARKS` or :data:`TRAINING_ONLY`;
+    one of :data:`EVALUATION_SETS` only with ``allow_eval_sets``) as :class:`Judgments`."""
     from .. import data
 
     if name in TRAINING_ONLY:
         return from_table(name, data.load("distractors", root, **{**TRAINING_ONLY[name], **load_options}))
-    if name not in JUDGMENT_BENCHMARKS:
+    if name in EVALUATION_SETS and not allow_eval_sets:
+        raise InputError(f"{name} is an evaluation set (the benchmarks recent metric papers report): a learned "
+                         f"model does not train on it unless asked. Pass allow_eval_sets=True (capeval train "
+                         f"learned --allow-eval-sets); capeval bench then treats the model as seen on {name}")
+    if name not in JUDGMENT_BENCHMARKS and name not in EVALUATION_SETS:
         raise InputError(f"{name!r} is not a human-judgment benchmark a learned model can use; "
-                         f"one of {', '.join([*JUDGMENT_BENCHMARKS, *TRAINING_ONLY])}")
+                         f"one of {', '.join([*JUDGMENT_BENCHMARKS, *TRAINING_ONLY])} "
+                         f"(or, with --allow-eval-sets, {', '.join(EVALUATION_SETS)})")
     return from_table(name, data.load(name, root, **load_options))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import InputError
 from . import ranker
 from .features import Feature, label
-from .judgments import JUDGMENT_BENCHMARKS, TRAINING_ONLY, Judgments, overlap_mask
+from .judgments import EVALUATION_SETS, JUDGMENT_BENCHMARKS, TRAINING_ONLY, Judgments, overlap_mask
 from .ranker_features import TEXT_FEATURES
 from .ranker_model import RankerModel
 
@@ -77,7 +77,8 @@ def monotone_mask(features: Sequence[Feature]) -> np.ndarray:
 # ---- evaluation ------------------------------------------------------------------------
 
 def statistic_of(j: Judgments) -> str:
-    return JUDGMENT_BENCHMARKS.get(j.name, "kendall_tau_c" if j.kind == "rating" else "accuracy")
+    known = {**JUDGMENT_BENCHMARKS, **EVALUATION_SETS}
+    return known.get(j.name, "kendall_tau_c" if j.kind == "rating" else "accuracy")
 
 
 def row_scores(j: Judgments, unit_scores: np.ndarray) -> np.ndarray:
@@ -192,14 +193,15 @@ class _HGBWrapped:
 
 
 def load_blocks(names: Sequence[str], features: Sequence[Feature], *, cache=None, max_refs: int | None = 5,
-                root=None, progress=None) -> dict[str, Block]:
-    """Each named human-judgment benchmark with its feature matrix (I/O: data and metrics)."""
+                root=None, progress=None, allow_eval_sets: bool = False) -> dict[str, Block]:
+    """Each named human-judgment benchmark with its feature matrix (I/O: data and metrics);
+    the evaluation sets (``judgments.EVALUATION_SETS``) only with ``allow_eval_sets``."""
     from .judgments import load_judgments
     from .ranker_features import compute
 
     blocks = {}
     for n in names:
-        j = load_judgments(n, root)
+        j = load_judgments(n, root, allow_eval_sets=allow_eval_sets)
         if progress is not None:
             progress(f"features for {n} ({len(j)} units)")
         fm = compute(j.candidates, j.references, features, max_refs=max_refs, cache=cache, progress=progress)

@@ -42,20 +42,31 @@ def _overlapping(benchmark: str, trained: Sequence[str], root) -> list[str]:
     for the human-judgment benchmarks, the distractor tasks (built from Flickr8k/30k test
     images, which Flickr8k-Expert and CF also use) and the Tanti system tables; other
     benchmarks' images are not known."""
-    from ..learn.judgments import JUDGMENT_BENCHMARKS, TRAINING_ONLY, load_judgments, touches
+    from ..learn.judgments import EVALUATION_SETS, JUDGMENT_BENCHMARKS, TRAINING_ONLY, load_judgments, touches
 
     found = _images_and_texts(benchmark, root)
-    others = [b for b in trained if b in JUDGMENT_BENCHMARKS or b in TRAINING_ONLY]
+    others = [b for b in trained if b in JUDGMENT_BENCHMARKS or b in TRAINING_ONLY or b in EVALUATION_SETS]
     if found is None or not others:
         return []
-    return [b for b in others if touches(load_judgments(b, root), *found).any()]
+    return [b for b in others if touches(load_judgments(b, root, allow_eval_sets=True), *found).any()]
 
 
 def _images_and_texts(benchmark: str, root) -> tuple[set[str], set[str]] | None:
     from .. import data
     from ..learn.builder import canonical_image
-    from ..learn.judgments import JUDGMENT_BENCHMARKS, load_judgments, norm_text
+    from ..learn.judgments import EVALUATION_SETS, JUDGMENT_BENCHMARKS, load_judgments, norm_text
 
+    if benchmark in EVALUATION_SETS:
+        from ..errors import ResourceNotFound
+
+        # Read only to compare with what a model learned from (training on it is refused
+        # elsewhere). Its default split may be absent when another one is run (Polaris's
+        # exp-val): then only the by-name rule applies, as for benchmarks of unknown images.
+        try:
+            held = load_judgments(benchmark, root, allow_eval_sets=True)
+        except ResourceNotFound:
+            return None
+        return set(held.images), {norm_text(c) for c in held.candidates}
     if benchmark in JUDGMENT_BENCHMARKS:
         held = load_judgments(benchmark, root)
         return set(held.images), {norm_text(c) for c in held.candidates}
