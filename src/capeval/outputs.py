@@ -13,7 +13,10 @@ refused command writes nothing:
 - two outputs of one command that are the same file are refused;
 - an output that exists already, the named file or a file written beside it (the
   ``<name>.signatures.json`` of a row file), is refused unless ``--overwrite``; the error names
-  every such file and the output it belongs to.
+  every such file and the output it belongs to;
+- an output that is not a regular file (a character or block device such as ``/dev/null``, a
+  FIFO, a socket) is refused, with ``--overwrite`` too: the rename would replace the device
+  node itself with a regular file. :func:`atomic_path` refuses them as well, for API callers.
 
 A streamed run (``capeval score`` with row-file output) assembles its output only at the end; a
 run killed midway leaves no output and its resumable run folder ``<output>.capeval-run``, so the
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,11 +61,35 @@ def temp_path(path: str | Path) -> Path:
     return path.with_name(f".{path.stem}.tmp-{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
 
 
+def special_file(path: str | Path) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file, a directory nor a
+    symbolic link (renaming over a link replaces the link, not what it points to); else None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    for test, what in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return None
+
+
+def _refuse_special(path: Path, owner=None) -> None:
+    what = special_file(path)
+    if what is not None:
+        shown = f"{path} (written beside {owner})" if owner is not None else str(path)
+        raise OutputError(f"output {shown} is {what}; capeval writes only regular files and never replaces "
+                          "anything else (--overwrite included). Write to a file, then copy it there")
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path`` to write; when the block ends without error the
-    file is flushed to disk and renamed to ``path``, otherwise it is removed."""
+    file is flushed to disk and renamed to ``path``, otherwise it is removed. A ``path`` that
+    is a device, FIFO or socket is refused before anything is written."""
     path = Path(path)
+    _refuse_special(path)
     tmp = temp_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,6 +101,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp
         _fsync_path(tmp)
+        _refuse_special(path)  # one made while the output was being written
         os.replace(tmp, path)
     except BaseException as e:
         tmp.unlink(missing_ok=True)
@@ -133,6 +162,7 @@ def check_outputs(outputs: Iterable[Path | tuple[Path, Path | None]], inputs: It
                                   "Write the output to another file")
         if o.is_dir():
             raise OutputError(f"output {name(o, owner)} is a directory")
+        _refuse_special(o, owner)
     for k, (a, owner_a) in enumerate(outs):
         for b, owner_b in outs[k + 1:]:
             if same_file(a, b):
@@ -144,4 +174,4 @@ def check_outputs(outputs: Iterable[Path | tuple[Path, Path | None]], inputs: It
                           "or choose another output name")
 
 
-__all__ = ["atomic_path", "atomic_open", "atomic_write", "check_outputs", "same_file", "temp_path"]
+__all__ = ["atomic_path", "atomic_open", "atomic_write", "check_outputs", "same_file", "special_file", "temp_path"]
