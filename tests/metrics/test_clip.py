@@ -210,7 +210,7 @@ def test_signature_names_backend_model_prompt_w_and_preprocessing(tiny):
     f = out.signature_fields
     assert f["backend"] == "openai" and f["model"] == sha256_file(tiny["pt"])
     assert f["prompt"] == "A photo depicts" and f["w"] == 2.5
-    assert f["pre"].startswith("resize-short-bicubic-center-crop") and f["tok"].endswith("trunc77")
+    assert f["pre"].startswith("resize-short-bicubic-center-crop") and f["cliptok"].endswith("trunc77")
     assert ClipScore.cache_token({"model": str(tiny["pt"])}) == sha256_file(tiny["pt"])
 
 

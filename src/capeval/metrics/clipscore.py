@@ -197,7 +197,7 @@ class _ClipFamily(Metric):
                 "prompt": self.prompt,
                 "w": self.w,
                 "pre": f"{PREPROCESS_ID}-{enc.n_px}",
-                "tok": f"{enc.tokenizer}-trunc{enc.context_length}",
+                "cliptok": f"{enc.tokenizer}-trunc{enc.context_length}",
                 "dtype": enc.dtype,
                 "device": enc.device,
             },
@@ -232,6 +232,7 @@ class ClipScore(_ClipFamily):
     """
 
     family = "clip_s"
+    extras = ("image",)
     variant = "clipscore"
     default_w = 2.5
     default_resource = "clip-vit-b32"
@@ -252,6 +253,7 @@ class PacScore(_ClipFamily):
     default (resource ``pacs-vit-b32``); options as :class:`ClipScore`."""
 
     family = "pac_s"
+    extras = ("image",)
     variant = "pacscore"
     default_w = 2.0
     default_resource = "pacs-vit-b32"
