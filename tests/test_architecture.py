@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("resources",),
     ("io",),
     ("rowfiles", "dffile", "scorefile"),
-    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "imagedir", "_compiled"),
+    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "imagedir", "extras", "_compiled"),
     ("errors", "_version", "_speedups"),
 ]
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

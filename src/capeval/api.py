@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .extras import require as require_extras
 from .metrics import bleu as _bleu, cider as _cider, rouge as _rouge  # noqa: F401  (register the coco families)
 from .metrics.registry import METRIC_SETS, family_for, get_family
 from .progress import reporting
@@ -60,9 +61,9 @@ def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokeni
     return out
 
 
-def _instantiate(cls, opts: dict[str, Any]):
-    """The family's metric with ``opts``; an unknown key or a refused value is an
-    :class:`InputError` naming the family (not a TypeError from deep inside)."""
+def check_option_names(cls, opts: Any) -> None:
+    """Refuse options ``cls`` does not take (naming them and the accepted ones), whether or not
+    the family is being run: a misspelt option must not pass silently."""
     import inspect
 
     if not isinstance(opts, dict):
@@ -74,6 +75,18 @@ def _instantiate(cls, opts: dict[str, Any]):
         if unknown:
             raise InputError(f"unknown option(s) {', '.join(map(repr, unknown))} for {cls.family}; "
                              f"accepted: {', '.join(accepted) or 'none'}")
+
+
+def check_options(options: dict[str, Any] | None) -> None:
+    """Every family named in ``options`` exists and takes the options given to it."""
+    for fam, opts in (options or {}).items():
+        check_option_names(get_family(fam), opts)
+
+
+def _instantiate(cls, opts: dict[str, Any]):
+    """The family's metric with ``opts``; an unknown key or a refused value is an
+    :class:`InputError` naming the family (not a TypeError from deep inside)."""
+    check_option_names(cls, opts)
     try:
         return cls(**opts)
     except InputError:
@@ -148,8 +161,7 @@ def score(
 
         metrics = [as_metric_name(m) for m in metrics]
     options = options or {}
-    for fam in options:  # a misspelt family would otherwise be ignored silently
-        get_family(fam)
+    check_options(options)  # a misspelt family or option would otherwise be ignored silently
     cands, refs = validate_corpus(
         candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
         need_references=any(family_for(m).needs_references for m in metrics),
@@ -157,6 +169,8 @@ def score(
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
     groups = _group_by_family(metrics)
+    # Before any scoring: every pip extra the requested families lack, named at once.
+    require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})
     # Before any scoring: an image metric without images would otherwise fail after the others ran.
     blind = [n for cls, names in groups.items() if cls.needs_images for n in names]
     if blind and images is None:

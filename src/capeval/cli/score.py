@@ -37,6 +37,9 @@ def parse_options(items: list[str]) -> dict[str, dict]:
         except json.JSONDecodeError:
             parsed = value
         out.setdefault(fam.strip(), {})[name.strip()] = parsed
+    from ..api import check_options
+
+    check_options(out)  # every family's, requested or not (bench may serve them all from its cache)
     return out
 
 
@@ -84,7 +87,7 @@ def score_cmd(
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr)."),
     engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs capeval[ray])."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
-    chunk_size: Optional[int] = typer.Option(None, "--chunk-size", help="Rows per streamed chunk (default 10000)."),
+    chunk_size: Optional[int] = typer.Option(None, "--chunk-size", min=1, help="Rows per streamed chunk (default 10000)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (-o, its "
                                    "<name>.signatures.json, --save-cider-df); refused by default. An output "
                                    "that is an input file is always refused."),
@@ -199,15 +202,34 @@ def _read_with_images(input: Path, annotations, images: Path | None, names: list
 
 def metrics_cmd() -> None:
     """List every registered metric with its variant and range."""
-    from ..metrics.registry import list_metrics
+    import warnings
+
+    from rich.markup import escape
+
+    from ..metrics.registry import list_metrics, plugin_errors
+
+    from ..extras import install_hint, missing_extras
+    from ..metrics.registry import family_for
 
     table = Table(title="capeval metrics")
-    for col in ("name", "family", "variant", "range", "better", "description"):
+    for col in ("name", "family", "variant", "range", "better", "extras", "ready", "description"):
         table.add_column(col, overflow="fold")
-    for m in list_metrics():
+    with warnings.catch_warnings():  # named below, one line each
+        warnings.simplefilter("ignore")
+        rows = list_metrics()
+    for problem in plugin_errors():
+        err.print(f"[yellow]plug-in not loaded:[/yellow] {escape(problem)}", soft_wrap=True, highlight=False)
+    lacking: list[str] = []
+    for m in rows:
+        extras = family_for(m.name).extras
+        miss = missing_extras(extras)
+        lacking += [e for e in miss if e not in lacking]
         table.add_row(*map(literal, (m.name, m.family, m.variant, f"[{m.range[0]:g}, {m.range[1]:g}]",
-                                     "higher" if m.higher_is_better else "lower", m.description)))
+                                     "higher" if m.higher_is_better else "lower", ", ".join(extras) or "-",
+                                     "no: " + ", ".join(miss) if miss else "yes", m.description)))
     console.print(table)
+    if lacking:
+        say(console, f"not ready: extras {', '.join(lacking)} missing; {install_hint(lacking)}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

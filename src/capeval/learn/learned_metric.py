@@ -60,6 +60,7 @@ class Learned(Metric):
     """
 
     family = "learned"
+    extras = ("semantic", "bertscore")
     variant = VARIANT
     outputs = (
         OutputInfo(

@@ -55,6 +55,7 @@ class NNEval(Metric):
     """
 
     family = "nneval"
+    extras = ("semantic",)
     variant = VARIANT
     outputs = (
         OutputInfo(

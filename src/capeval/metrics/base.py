@@ -69,6 +69,9 @@ class Metric(ABC):
     accepts_images : bool
         True for a family that reads images when a call has them and runs without them too
         (user metrics): :meth:`compute` then always receives ``images`` (paths, or None).
+    extras : tuple of str
+        The pip extras of capeval whose modules this family imports (``capeval.extras``):
+        ``capeval.score`` names every missing one before any work; ``capeval metrics`` lists them.
     cacheable : bool
         False when nothing identifies the computation across processes (a user's Python
         callable): the score cache neither reads nor stores its numbers.
@@ -88,6 +91,7 @@ class Metric(ABC):
     needs_references: ClassVar[bool] = True
     accepts_images: ClassVar[bool] = False
     cacheable: ClassVar[bool] = True
+    extras: ClassVar[tuple[str, ...]] = ()
     #: Bumped when a fix changes this family's numbers while its signature stays the same, so
     #: score-cache entries stored before the fix are recomputed (``capeval.service``).
     cache_revision: ClassVar[int] = 0

@@ -96,6 +96,7 @@ class BERTScore(Metric):
     """
 
     family = "bertscore"
+    extras = ("bertscore",)
     variant = VARIANT
     outputs = tuple(
         OutputInfo(f"bertscore_{k}", "bertscore", VARIANT, (-1.0, 1.0), True, desc, CITATION)

@@ -83,6 +83,7 @@ class SentenceSimilarity(Metric):
     """
 
     family = "sentsim"
+    extras = ("bertscore",)
     variant = VARIANT
     outputs = (
         OutputInfo("sentsim_max", "sentsim", VARIANT, (-1.0, 1.0), True,

@@ -94,6 +94,7 @@ class Spice(Metric):
     """
 
     family = "spice"
+    extras = ("semantic",)
     cache_resources = ("wordnet", "spice-jar", "corenlp-3.6.0")  # py backend: WordNet; jar backend: jars
     variant = VARIANT_PY
     text_input = "tokenized"

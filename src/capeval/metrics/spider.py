@@ -32,6 +32,7 @@ class Spider(Metric):
     """
 
     family = "spider"
+    extras = ("semantic",)
     cache_resources = ("wordnet", "spice-jar", "corenlp-3.6.0")  # SPICE's; CIDEr-D needs none
     variant = "spider"
     text_input = "tokenized"

@@ -73,6 +73,7 @@ class WEmbSim(Metric):
     """Cosine of mean word embeddings, combined over references (mean by default)."""
 
     family = "wembsim"
+    extras = ("semantic",)
     cache_resources = ("glove-6b-50d", "spacy-md", "googlenews-word2vec")  # the vector sets it may load
     variant = "wembsim_mowe"
     outputs = (

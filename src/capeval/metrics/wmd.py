@@ -304,6 +304,7 @@ class WMD(Metric):
     """exp(−WMD/σ), maximum over references (Kilickaya et al. 2017; Kusner et al. 2015)."""
 
     family = "wmd"
+    extras = ("semantic",)
     cache_resources = ("glove-6b-50d", "spacy-md", "googlenews-word2vec")  # the vector sets it may load
     variant = "wmd_kilickaya"
     outputs = (

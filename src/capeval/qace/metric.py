@@ -56,6 +56,7 @@ class QaceRef(Metric):
     """
 
     family = "qace_ref"
+    extras = ("semantic", "bertscore")
     variant = VARIANT_OFFLINE
     text_input = "raw"
     outputs = tuple(
@@ -141,6 +142,7 @@ class QaceImg(Metric):
     """
 
     family = "qace_img"
+    extras = ("semantic", "bertscore", "image")
     variant = "qace_img"
     text_input = "raw"
     outputs = tuple(

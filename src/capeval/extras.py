@@ -1,0 +1,77 @@
+"""The pip extras of capeval (pyproject.toml) as the code sees them: which Python modules each
+one brings, whether they are importable now, and the one install command for what is missing.
+
+A metric family names the extras it needs (``Metric.extras``); ``capeval.score`` checks them all
+before any work, so a user learns every missing extra at once, and ``capeval metrics`` shows
+them per metric. Availability is ``importlib.util.find_spec``: nothing is imported.
+"""
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable, Mapping
+
+from .errors import ResourceNotFound
+
+#: extra -> the top-level modules the code imports from its distributions (not its data
+#: packages: a resource such as WordNet or a vector set may come from elsewhere, and the
+#: resource resolver names its own hint). ``tests/test_extras.py`` checks the names against
+#: pyproject.toml.
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "java": ("pycocoevalcap",),
+    "semantic": ("spacy", "ot", "nltk"),
+    "bertscore": ("torch", "transformers"),
+    "image": ("torch", "transformers", "PIL"),
+    "report": ("matplotlib",),
+    "ray": ("ray",),
+    "pregen": ("torch",),
+}
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or half-installed package
+        return False
+
+
+def missing_modules(extra: str) -> list[str]:
+    """The modules of ``extra`` that cannot be imported here."""
+    return [m for m in EXTRA_MODULES[extra] if not _importable(m)]
+
+
+def missing_extras(extras: Iterable[str]) -> list[str]:
+    """Those of ``extras`` (in order, once each) with a module that cannot be imported."""
+    out: list[str] = []
+    for extra in extras:
+        if extra not in out and missing_modules(extra):
+            out.append(extra)
+    return out
+
+
+def install_command(extras: Iterable[str]) -> str:
+    """The command that installs ``extras`` into a checkout of capeval (it is not on PyPI)."""
+    return f"pip install -e '.[{','.join(extras)}]'"
+
+
+def install_hint(extras: Iterable[str]) -> str:
+    extras = list(extras)
+    return (f"{install_command(extras)} in the capeval checkout (from a built wheel: "
+            f"pip install 'capeval-<version>.whl[{','.join(extras)}]'; '.[all]' installs every extra)")
+
+
+def require(needs: Mapping[str, Iterable[str]]) -> None:
+    """Raise :class:`ResourceNotFound` naming every missing extra, for ``{what: extras}``
+    (e.g. ``{"learned": ("semantic", "bertscore")}``), with one command installing them all."""
+    lacking: dict[str, list[str]] = {}
+    for what, extras in needs.items():
+        miss = missing_extras(extras)
+        if miss:
+            lacking[what] = miss
+    if not lacking:
+        return
+    every = missing_extras(e for miss in lacking.values() for e in miss)
+    parts = "; ".join(
+        f"{what} needs " + ", ".join(f"[{e}] ({', '.join(missing_modules(e))} missing)" for e in miss)
+        for what, miss in lacking.items()
+    )
+    raise ResourceNotFound(f"{parts}. Install {'it' if len(every) == 1 else 'them'} with: {install_hint(every)}")
