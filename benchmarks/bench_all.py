@@ -41,6 +41,14 @@ RUNS = [
     ("tanti-human200", "tanti-human200", {}, None),
 ]
 CORE = {"flickr8k-expert", "flickr8k-cf", "composite", "pascal50s", "abstract50s"}
+# The evaluation sets of recent metric papers (`capeval bench modern`): never part of the team
+# data, so they run only where their files are present; their section says so otherwise.
+MODERN_RUNS = [
+    ("thumb", "thumb", {}, None),
+    ("thumb@system", "thumb", {"table": "system", "rows": "all"}, None),
+    ("nebula", "nebula", {}, None),
+    ("polaris", "polaris", {}, None),
+]
 SYSTEM_RUNS = ["tanti-flickr8k", "tanti-flickr30k", "tanti-coco"]
 # METEOR per unit costs a JVM round trip; on 2 cores the CF table (47,830 rows) takes
 # minutes, so these benchmarks get METEOR only with --meteor-everywhere.
@@ -82,6 +90,82 @@ def run_all(args) -> dict:
             out[name] = {"json": to_json_dict(res), "markdown": to_markdown([res], heading_level=4),
                          "command": _cmd(name, name, {}, None, metrics, 0), "seconds": round(res.seconds, 2)}
     return out
+
+
+def run_modern(args) -> dict:
+    """label -> entry as in :func:`run_all`, or None when the benchmark's files are absent."""
+    from capeval.errors import ResourceNotFound
+    from capeval.service.cache import ScoreCache
+    from capeval.metaeval.runner import run_benchmark
+    from capeval.metaeval.tables import to_json_dict, to_markdown
+
+    cache = ScoreCache(args.cache_dir)
+    out = {}
+    for label, name, opts, stat in MODERN_RUNS:
+        print(f"[bench_all] {label}: {','.join(args.metrics)}", file=sys.stderr, flush=True)
+        try:
+            res = run_benchmark(name, args.metrics, cache=cache, statistic=stat, load_options=opts,
+                                bootstrap=args.bootstrap, seed=args.seed, root=args.root)
+        except ResourceNotFound as exc:
+            print(f"[bench_all] {label}: not run ({exc})", file=sys.stderr, flush=True)
+            out[label] = None
+            continue
+        out[label] = {"json": to_json_dict(res), "markdown": to_markdown([res], heading_level=4),
+                      "command": _cmd(label, name, opts, stat, args.metrics, args.bootstrap),
+                      "seconds": round(res.seconds, 2)}
+    return out
+
+
+def modern_section(modern: dict, targets: dict) -> str:
+    """THumB, Nebula and Polaris: the published values with their sources, capeval's beside them
+    when the files were present."""
+    L = ["## THumB, Nebula and Polaris\n",
+         "The evaluation sets recent metric papers report (Polos, DENEB, EXPERT, Pearl). capeval does not ship "
+         "their files, never trains or chooses a learned metric's defaults on them (`capeval train learned` refuses "
+         "them without `--allow-eval-sets`), and refuses a run on files that differ from their pinned SHA-256. "
+         "Get them with `capeval data download thumb|nebula|polaris --to DIR` (public origins; the Polaris CSVs "
+         "have no pinned checksum yet and are placed by hand, their digest then appears in the signature), then "
+         "`capeval bench modern -m bleu4,meteor,rouge_l,cider_d` or rerun this script. Metrics capeval does not "
+         "have (CLIP-S, RefCLIP-S, PAC-S, RefPAC-S, Polos) show no value of ours.\n"]
+    for label in ("thumb", "thumb@system", "nebula", "polaris"):
+        entry = modern.get(label)
+        t = targets.get(label.split("@")[0], {})
+        L.append(f"### {label}\n")
+        if label == "thumb@system":
+            L.append("System level: one corpus score per system (the four models and Human), correlated with the "
+                     "systems' mean THumB score.\n")
+        elif t.get("source"):
+            L.append(f"Published: {t['source']}.\n")
+        if entry is None:
+            L.append("Not run: the files were not present when this file was generated (`capeval data list` "
+                     "shows them as missing).\n")
+        else:
+            L.append(f"Command: `{entry['command']}`\n")
+        if label == "thumb@system":
+            if entry is not None:
+                L.append(entry["markdown"])
+            continue
+        j = (entry or {}).get("json", {})
+        sources = t.get("value_sources", {})
+        rows = []
+        for stat, by_metric in t.get("statistics", {}).items():
+            for metric, (value, status) in by_metric.items():
+                ours = j.get(metric, {}).get(stat)
+                mine = None if ours is None else 100 * ours
+                delta = None if mine is None else mine - value
+                rows.append(f"| {metric} | {_STAT_LABEL[stat]} | {_fmt(mine, 1)} | {value} | {_delta(delta, 1)} | "
+                            f"{status} | {sources.get(stat, {}).get(metric, '')} |")
+        if rows:
+            L.append("| metric | statistic | ours | published | Δ | status | source |")
+            L.append("|---|---|---:|---:|---:|---|---|")
+            L.extend(rows)
+            L.append("")
+        if t.get("not_found"):
+            L.append(f"Not found: {t['not_found']}.\n")
+        if entry is not None:
+            L.append("All statistics as measured:\n")
+            L.append(entry["markdown"])
+    return "\n".join(L)
 
 
 def combination(args) -> dict:
@@ -199,7 +283,7 @@ def comparison_rows(label: str, entry: dict, targets: dict) -> list[str]:
 
 
 def render(results: dict, targets: dict, timing: dict | None, reference: dict | None, combo: dict | None, meta: dict,
-           args) -> str:
+           args, modern: dict | None = None) -> str:
     L = []
     L.append("# Reproduction: capeval's meta-evaluation numbers next to the published ones\n")
     L.append(f"Generated by `python benchmarks/bench_all.py` on {meta['date']} (capeval {meta['machine']['capeval']}, "
@@ -234,6 +318,7 @@ def render(results: dict, targets: dict, timing: dict | None, reference: dict | 
             L.append("")
         L.append("All statistics as measured:\n")
         L.append(entry["markdown"])
+    L.append(modern_section(modern or {}, targets))
     L.append("## Not compared, and why\n")
     L.append("- **The seed papers** (Kilickaya et al. 2017, NNEval, QACE, WEmbSim): every table whose data is here "
              "is compared cell by cell in *Side by side with the seed papers* below (`benchmarks/seed_tables.py`).")
@@ -337,6 +422,7 @@ def main(argv=None) -> None:
         args.metrics = NGRAM + (["meteor"] if shutil.which("java") else [])
 
     results = run_all(args)
+    modern = run_modern(args)
     combo = combination(args) if args.combination else None
     timing = time_cli(NGRAM) if args.timing else None
     reference = reference_expert(results["flickr8k-expert"]["json"]) if args.reference else None
@@ -345,13 +431,15 @@ def main(argv=None) -> None:
             "command": "python benchmarks/bench_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "metrics": args.metrics, "bootstrap": args.bootstrap, "seed": args.seed}
     out = {"_meta": meta, "timing": timing, "reference": reference,
+           "modern": {k: None if v is None else {"json": v["json"], "command": v["command"], "seconds": v["seconds"]}
+                      for k, v in modern.items()},
            "combination": None if combo is None else combo["json"],
            "benchmarks": {k: {"json": v["json"], "command": v["command"], "seconds": v["seconds"]}
                           for k, v in results.items()}}
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     Path(args.results).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     Path(args.doc).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.doc).write_text(render(results, targets, timing, reference, combo, meta, args))
+    Path(args.doc).write_text(render(results, targets, timing, reference, combo, meta, args, modern))
     print(f"wrote {args.results} and {args.doc}", file=sys.stderr)
 
 
