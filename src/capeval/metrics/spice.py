@@ -52,16 +52,18 @@ _scorers: dict[tuple, object] = {}
 _lock = threading.Lock()
 
 
-def _py_scorer(model: str, synonyms: bool, wordnet_path, batch_size: int, n_process: int):
+def _py_scorer(model: str, synonyms: bool, wordnet_path, batch_size: int, n_process: int,
+               parse_cache: bool | str = True):
     """One scorer per configuration and process: spaCy and WordNet take seconds to load."""
-    key = (model, synonyms, str(wordnet_path), batch_size, n_process)
+    key = (model, synonyms, str(wordnet_path), batch_size, n_process, str(parse_cache))
     with _lock:
         sc = _scorers.get(key)
         if sc is None:
             from ..scenegraph.scorer import PySpiceScorer
 
             sc = _scorers[key] = PySpiceScorer(model=model, synonyms=synonyms, wordnet_path=wordnet_path,
-                                               batch_size=batch_size, n_process=n_process)
+                                               batch_size=batch_size, n_process=n_process,
+                                               parse_cache=parse_cache)
     return sc
 
 
@@ -90,6 +92,12 @@ class Spice(Metric):
     jar, corenlp : str, optional
         spice-1.0.jar and the CoreNLP 3.6.0 directory (jar backend; default
         ``$CAPEVAL_SPICE_JAR`` / pycocoevalcap's jar and ``$CAPEVAL_CORENLP_DIR``).
+    n_process : int
+        Worker processes that parse (py backend; ``capeval score --jobs``). Numbers do not depend on it.
+    parse_cache : bool or str
+        py backend: keep each text's parse, and WordNet's answers per word, on disk under
+        ``capeval.paths.cache_root()/spice-py`` (True, default), in the given directory, or not
+        (False). A text is parsed once per machine and parser; numbers do not depend on it.
     cache_dir, threads, timeout : jar backend options (``-cache`` is ignored on Java >= 16).
     """
 
@@ -112,6 +120,7 @@ class Spice(Metric):
 
     def __init__(self, backend: str = "py", synonyms: bool = True, model: str | None = None,
                  wordnet: str | None = None, batch_size: int = 512, n_process: int = 1,
+                 parse_cache: bool | str = True,
                  jar: str | None = None, corenlp: str | None = None, cache_dir: str | None = None,
                  threads: int | None = None, timeout: float | None = None):
         if backend not in ("py", "jar"):
@@ -125,6 +134,7 @@ class Spice(Metric):
         self.wordnet = wordnet
         self.batch_size = batch_size
         self.n_process = n_process
+        self.parse_cache = parse_cache
         self.jar, self.corenlp, self.cache_dir = jar, corenlp, cache_dir
         self.threads, self.timeout = threads, timeout
         self.last_stats: dict[str, float] = {}
@@ -135,7 +145,8 @@ class Spice(Metric):
         return None if options.get("backend", "py") == "jar" else f"py-rev:{PY_REVISION}"
 
     def _compute_py(self, candidates, references):
-        sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process)
+        sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process,
+                        self.parse_cache)
         arrays = sc.score(candidates, references)
         self.last_stats = dict(sc.stats)
         from ..resources.wordnet import WORDNET_VERSION
@@ -153,7 +164,8 @@ class Spice(Metric):
             raise InputError("spice: per-tuple counts come from the py backend only")
         if len(candidates) != len(references):
             raise InputError(f"spice: {len(candidates)} candidates but {len(references)} reference lists")
-        sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process)
+        sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process,
+                        self.parse_cache)
         return sc.evaluations(candidates, references)
 
     def _compute_jar(self, candidates, references):

@@ -171,12 +171,13 @@ class SceneGraph:
     def tuples(self) -> list[tuple[tuple[frozenset, frozenset], ...]]:
         """Frozen tuples of (words, synsets) concepts: objects, attributes, then relations."""
         out = []
+        objs = {}  # one frozen copy per node, shared by its tuples
         for node in self.nodes:
-            o = node.obj.snapshot()
+            o = objs[id(node)] = node.obj.snapshot()
             out.append((o,))
             out.extend((o, a.snapshot()) for a in node.attrs)
         for r in self.relations:
-            out.append((r.source.obj.snapshot(), r.rel.snapshot(), r.target.obj.snapshot()))
+            out.append((objs[id(r.source)], r.rel.snapshot(), objs[id(r.target)]))
         return out
 
     def readable(self) -> list[tuple[str, ...]]:
@@ -218,19 +219,28 @@ def _similar(a: FrozenTuple, b: FrozenTuple) -> bool:
     return True
 
 
-def matched(cand: Sequence[FrozenTuple], ref: Sequence[FrozenTuple], synonyms: bool = True) -> list[bool]:
-    """For each candidate tuple: does some reference tuple match it?
-
-    Synonym mode indexes the references by the words and synsets of their first element, so
-    only references that can match are compared (the answer is the same as a full scan).
-    """
-    if not synonyms:
-        exact = set(ref)
-        return [c in exact for c in cand]
+def tuple_index(ref: Sequence[FrozenTuple]) -> dict[tuple[int, str], list[FrozenTuple]]:
+    """References by length and by each word and synset of their first element."""
     index: dict[tuple[int, str], list[FrozenTuple]] = {}
     for r in ref:
         for key in r[0][0] | r[0][1]:
             index.setdefault((len(r), key), []).append(r)
+    return index
+
+
+def matched(cand: Sequence[FrozenTuple], ref: Sequence[FrozenTuple], synonyms: bool = True,
+            index: dict[tuple[int, str], list[FrozenTuple]] | None = None) -> list[bool]:
+    """For each candidate tuple: does some reference tuple match it?
+
+    Synonym mode indexes the references by the words and synsets of their first element, so
+    only references that can match are compared (the answer is the same as a full scan).
+    ``index`` is :func:`tuple_index` of ``ref`` when the caller keeps one.
+    """
+    if not synonyms:
+        exact = set(ref)
+        return [c in exact for c in cand]
+    if index is None:
+        index = tuple_index(ref)
     flags = []
     for c in cand:
         hit = False
@@ -271,9 +281,17 @@ class TupleSet:
     def __init__(self, graph: SceneGraph):
         self.tuples = graph.tuples()
         self.cats = [category_of(t) for t in self.tuples]
+        # A reference set meets many candidates: its match indexes are built once.
+        self._indexes: dict[str, dict] = {}
 
     def select(self, cat: str) -> list[FrozenTuple]:
         return [t for t, c in zip(self.tuples, self.cats) if cat in c]
+
+    def index(self, cat: str = "all") -> dict[tuple[int, str], list[FrozenTuple]]:
+        idx = self._indexes.get(cat)
+        if idx is None:
+            idx = self._indexes[cat] = tuple_index(self.tuples if cat == "all" else self.select(cat))
+        return idx
 
 
 def evaluate(cand: SceneGraph | TupleSet, ref: SceneGraph | TupleSet,
@@ -286,7 +304,7 @@ def evaluate(cand: SceneGraph | TupleSet, ref: SceneGraph | TupleSet,
     """
     cs = cand if isinstance(cand, TupleSet) else TupleSet(cand)
     rs = ref if isinstance(ref, TupleSet) else TupleSet(ref)
-    flags = matched(cs.tuples, rs.tuples, synonyms)
+    flags = matched(cs.tuples, rs.tuples, synonyms, rs.index() if synonyms else None)
     out: dict[str, dict[str, float]] = {}
     for cat in ("all",) + CATEGORIES:
         if cat == "all":
@@ -297,7 +315,11 @@ def evaluate(cand: SceneGraph | TupleSet, ref: SceneGraph | TupleSet,
             n_r = sum(1 for c in rs.cats if cat in c)
         else:
             c_sel, r_sel = cs.select(cat), rs.select(cat)
-            tp, n_c, n_r = sum(matched(c_sel, r_sel, synonyms)), len(c_sel), len(r_sel)
+            if c_sel and r_sel:
+                tp = sum(matched(c_sel, r_sel, synonyms, rs.index(cat) if synonyms else None))
+            else:
+                tp = 0
+            n_c, n_r = len(c_sel), len(r_sel)
         f, pr, re = Counts(tp, n_c, n_r).f_score(allow_nan=cat != "all")
         out[cat] = {"f": f, "pr": pr, "re": re, "tp": tp, "n_cand": n_c, "n_ref": n_r}
     return out

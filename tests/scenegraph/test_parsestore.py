@@ -1,0 +1,99 @@
+"""SPICE-py's on-disk caches: parses and WordNet answers come back equal to fresh ones, a second
+scorer parses nothing and loads no WordNet, forked parsing gives the same tuples, and every part
+of the parser's identity is in the key."""
+from __future__ import annotations
+
+import pytest
+
+from capeval.errors import ResourceNotFound
+from capeval.scenegraph.parsestore import DiskStore, store_key
+
+TEXTS = ["a man riding a horse on the beach", "two dogs play in the grass", "a black dog runs",
+         "a woman is hoping to ride the wooded trail", "a couple of kids sitting next to a red car",
+         "people", "a dog . a cat sits on a mat ."]
+CANDS = TEXTS[:4]
+REFS = [TEXTS[1:4], TEXTS[4:], TEXTS[:2], [TEXTS[5]]]
+
+
+def test_store_round_trip(tmp_path):
+    s = DiskStore(tmp_path, {"kind": "t"})
+    s.put([("a", [["x"], ["y", "z"]]), ("b\x00c é", []), ("lone \ud800", [["q"]])])
+    assert s.get(["a", "b\x00c é", "lone \ud800", "missing"]) == {"a": [["x"], ["y", "z"]], "b\x00c é": []}
+    assert DiskStore(tmp_path, {"kind": "t"}).items() == {"a": [["x"], ["y", "z"]], "b\x00c é": []}
+    assert DiskStore(tmp_path, {"kind": "u"}).get(["a"]) == {}
+
+
+def test_key_depends_on_every_field_and_the_rule_code(monkeypatch):
+    base = {"spacy": "3.8", "model": "m-1", "lemma_repair": "wordnet:x"}
+    keys = {store_key(base)} | {store_key({**base, k: "other"}) for k in base}
+    assert len(keys) == 1 + len(base)
+    import capeval.scenegraph.parsestore as ps
+
+    monkeypatch.setattr(ps, "code_digest", lambda: "edited")
+    assert store_key(base) not in keys
+
+
+def test_an_unwritable_cache_is_reported_and_scoring_goes_on(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    s = DiskStore(blocker / "sub", {"kind": "t"})
+    s.put([("a", [])])
+    assert s.get(["a"]) == {} and "sub" in s.error
+
+
+@pytest.fixture(scope="module")
+def scorer_factory():
+    pytest.importorskip("spacy")
+    pytest.importorskip("nltk")
+    from capeval.scenegraph.scorer import PySpiceScorer
+
+    def make(**kw):
+        try:
+            return PySpiceScorer(**kw)
+        except ResourceNotFound as exc:
+            pytest.skip(str(exc))
+
+    return make
+
+
+def test_second_scorer_reads_parses_and_words_from_disk(tmp_path, scorer_factory):
+    fresh = scorer_factory(parse_cache=False)
+    want = fresh.score(CANDS, REFS)
+    want_tuples = fresh.parser.parse(TEXTS)
+    first = scorer_factory(parse_cache=tmp_path)
+    got1 = first.score(CANDS, REFS)
+    assert first.stats["parse_cache_hits"] == 0 and first.stats["distinct_sentences_parsed"] == len(TEXTS)
+    second = scorer_factory(parse_cache=tmp_path)
+    got2 = second.score(CANDS, REFS)
+    assert second.stats["distinct_sentences_parsed"] == 0 and second.stats["parse_cache_hits"] == len(TEXTS)
+    assert not second.lexicon.loaded_wordnet  # every word's answers came from disk
+    assert second.parser.parse(TEXTS) == want_tuples
+    for k in want:
+        assert want[k].tobytes() == got1[k].tobytes() == got2[k].tobytes(), k
+
+
+def test_cached_wordnet_answers_equal_wordnet(tmp_path, scorer_factory):
+    from capeval.scenegraph.lemmas import wordnet_known_test, wordnet_verb_test
+    from capeval.scenegraph.synonyms import WordNetSynsets
+
+    sc = scorer_factory(parse_cache=tmp_path)
+    words = ["ride", "riding", "rid", "dog", "sit on", "woode", "outstretched", "", "xqzv", "Car "]
+    for w in words:
+        sc.lexicon.facts(w)
+    sc.lexicon.flush()
+    again = scorer_factory(parse_cache=tmp_path).lexicon
+    wn = sc.lexicon.wordnet()
+    verb, known, syn = wordnet_verb_test(wn), wordnet_known_test(wn), WordNetSynsets(wn)
+    for w in words:
+        assert again.facts(w) == (verb(w), known(w), syn(w)), w
+    assert not again.loaded_wordnet
+
+
+def test_forked_parsing_gives_the_same_tuples(tmp_path, scorer_factory):
+    one = scorer_factory(parse_cache=False, batch_size=2)
+    two = scorer_factory(parse_cache=tmp_path, batch_size=2, n_process=2)
+    texts = TEXTS + [f"a dog number {i} runs after {i + 1} cats" for i in range(9)]
+    assert two.parser.parse(texts) == one.parser.parse(texts)
+    # the workers' WordNet answers came back to the parent and reach the disk
+    two.lexicon.flush()
+    assert scorer_factory(parse_cache=tmp_path).lexicon.size() >= 1
