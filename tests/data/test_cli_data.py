@@ -76,3 +76,21 @@ def test_parse_sums_refuses_unsafe_paths():
     for bad in ("../x", "/etc/passwd", "x/../../y"):
         with pytest.raises(InputError, match="unsafe"):
             parse_sums("a" * 64 + "  " + bad, "S")
+
+
+def test_list_with_no_data_root_lists_every_benchmark_missing(monkeypatch):
+    """A newcomer without ../shared/data: every known benchmark, status missing, and the command
+    that fetches it; exit 0 instead of "data root not found"."""
+    from capeval.data.registry import specs
+
+    monkeypatch.setenv("CAPEVAL_DATA", "/nonexistent/capeval-data")
+    res = runner.invoke(app, ["data", "list", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert [r["name"] for r in rows] == [s.name for s in specs()]
+    assert all(not r["present"] and r["download"] == f"capeval data download {r['name']}" for r in rows)
+    res = runner.invoke(app, ["data", "list"], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    flat = res.output.replace("\n", "")
+    assert "missing" in flat and "capeval data download flickr8k-expert" in flat
+    assert "no data root" in flat and "CAPEVAL_DATA" in flat

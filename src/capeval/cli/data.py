@@ -41,27 +41,46 @@ def list_cmd(
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Hash files against the packaged checksums."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Each benchmark: present?, rows, checksum status."""
+    """Every known benchmark: present or missing (with the command that fetches it), rows,
+    checksum status. Without any data root every benchmark is listed as missing."""
     from capeval.data import available
+    from capeval.paths import data_root
     from capeval.signature import Signature
 
-    base = _root(root)
+    # No data at all is a state to report, not an error: list what exists and how to get it.
+    base = _root(root) if root is not None or data_root() is not None else None
     with _clean_errors():
         infos = available(base, verify=verify)
+
+    def fetch(i) -> str | None:
+        return None if i.present else f"capeval data download {i.name}"
+
     if as_json:
         rows = [dict(name=i.name, kind=i.kind, folder=i.folder, present=i.present, counts=i.counts,
-                     checksum=i.checksum, signature=str(Signature.make(i.name, **i.protocol)) if i.protocol else None)
+                     checksum=i.checksum, signature=str(Signature.make(i.name, **i.protocol)) if i.protocol else None,
+                     download=fetch(i))
                 for i in infos]
         typer.echo(json.dumps(rows, indent=1))
         return
     from rich.console import Console
     from rich.table import Table
 
-    t = Table("name", "kind", "present", "rows", "checksum", "protocol")
+    from ._console import literal, say
+
+    console = Console(width=200)
+    t = Table("name", "kind", "status", "rows", "checksum", "protocol / how to get it")
     for i in infos:
-        t.add_row(i.name, i.kind, "yes" if i.present else "no", str(i.counts.get("rows", "-")), i.checksum,
-                  str(Signature.make(i.name, **i.protocol)) if i.protocol else "")
-    Console(width=200).print(t)
+        t.add_row(*map(literal, (i.name, i.kind, "present" if i.present else "missing",
+                                 str(i.counts.get("rows", "-")), i.checksum,
+                                 str(Signature.make(i.name, **i.protocol)) if i.protocol else fetch(i) or "")))
+    console.print(t)
+    if base is None:
+        say(console, "no data root: set CAPEVAL_DATA to the benchmark data directory (default ../shared/data), "
+                     "or fetch it: capeval data download [NAME] --to DIR (each file from its pinned public "
+                     "origin, or --base-url URL for a mirror), then export CAPEVAL_DATA=DIR.", soft_wrap=True)
+    elif not all(i.present for i in infos):
+        say(console, f"data root {base}; fetch a missing benchmark into it with: "
+                     f"capeval data download NAME --to {base}", soft_wrap=True)
 
 
 @data_app.command("verify")
