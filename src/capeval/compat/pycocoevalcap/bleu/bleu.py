@@ -40,12 +40,12 @@ class Bleu:
     def _print_units(self, cands, refs) -> None:
         units = dedupe(cands, refs)
         st = unit_statistics(units, index_for(units.cands, units.refsets))
-        n = self._n
+        # The original counts each image's n-grams with its default of 4 orders whatever n is.
         for row, u in enumerate(units.row_unit.tolist()):
             reflens = [len(r.split()) for r in refs[row]]
             testlen = int(st["testlen"][u])
-            comps = {"reflen": reflens, "testlen": testlen, "guess": [int(x) for x in st["guess"][u][:n]],
-                     "correct": [int(x) for x in st["correct"][u][:n]]}
+            comps = {"reflen": reflens, "testlen": testlen, "guess": [int(x) for x in st["guess"][u]],
+                     "correct": [int(x) for x in st["correct"][u]]}
             print(comps, closest_reflen(reflens, testlen))
 
     def method(self):
