@@ -250,3 +250,22 @@ def test_markdown_of_a_user_column_names_its_signature(toy_data):
 
     md = to_markdown([run_benchmark("toy-corr", [length], cache=NO_CACHE)])
     assert "user:length|out:length|tok:none|" in md
+
+
+def test_html_report_shows_a_scores_column(toy_data, tmp_path):
+    from capeval.metaeval.report import write_report
+
+    units = _toy_units(toy_data)
+    path = _write(tmp_path / "s.jsonl", _good_lines(units))
+    res = run_benchmark("toy-corr", ["bleu1"], scores={"len_file": path}, cache=NO_CACHE)
+    assert res.higher_is_better == {"bleu1": True, "len_file": True}
+    out = tmp_path / "r.html"
+    write_report([res], out)
+    html = out.read_text()
+    assert "len_file" in html and "user:len_file|file:sha256:" in html
+
+
+def test_scores_take_one_benchmark_at_a_time(toy_data, tmp_path):
+    path = _write(tmp_path / "s.jsonl", _good_lines(_toy_units(toy_data)))
+    res = CliRunner().invoke(app, ["bench", "toy-corr,toy-pairs", "--scores", f"x={path}", "--no-cache", "-q"])
+    assert res.exit_code == 2 and "one at a time" in " ".join(res.output.split())

@@ -91,6 +91,10 @@ def bench_cmd(
 
         metric_options = parse_options(option)
         score_files = _parse_scores(scores)
+        if score_files and len(names) > 1:
+            from ..errors import InputError
+
+            raise InputError(f"--scores holds the units of one benchmark; run {', '.join(names)} one at a time")
         metric_names = (metrics.split(",") if metrics is not None
                         else [] if score_files else list(METRIC_SETS["ngram"]))
         for n in names:

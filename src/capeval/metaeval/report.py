@@ -133,7 +133,10 @@ def _table_section(result: BenchResult) -> str:
     # Pairwise accuracies already account for direction; raw correlations do not.
     row_sign = None
     if result.kind == "correlation":
-        row_sign = [1.0 if higher_is_better(r[0]) else -1.0 for r in t.rows]
+        # Rows follow result.metrics. A user's scores column is not in the registry: the run
+        # records every column's direction (results built by hand fall back to the registry).
+        known = result.higher_is_better
+        row_sign = [1.0 if (known[m] if m in known else higher_is_better(m)) else -1.0 for m in result.metrics]
     parts = [f"<h3>{_e(t.title)}</h3>", f'<p class="meta">Values: {_e(t.scale)}.</p>',
              html_table(t.columns, t.rows, digits=digits, best=best, row_sign=row_sign)]
     parts.append(signature_block(t.notes))

@@ -54,6 +54,8 @@ class BenchResult:
     human: np.ndarray | None = field(default=None, repr=False)
     #: learned metrics reported on data their model saw (allow_seen): metric -> reasons
     seen: dict[str, list[str]] = field(default_factory=dict)
+    #: direction of each metric column, user scores columns included (they are not registered)
+    higher_is_better: dict[str, bool] = field(default_factory=dict)
 
     def signature(self) -> Signature:
         """The benchmark side of every number: dataset protocol + statistic (+ ties/seed)."""
@@ -260,6 +262,7 @@ def run_benchmark(
     for m, reasons in seen.items():
         result.metric_signatures[m] += "|seen:" + "+".join(reasons)
     result.seen = seen
+    result.higher_is_better = dict(hib)
     result.seconds = time.perf_counter() - start
     return result
 
