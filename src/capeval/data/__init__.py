@@ -13,6 +13,9 @@ abstract50s          pairwise     ties="random"|"keep"|"drop", seed=42
 tanti-flickr8k/...   system       include_human=False (also tanti-flickr30k, tanti-coco)
 tanti-human200       correlation  judgement="acc"|"flu", table="caption"|"system"
 foil-sample          pairwise     split="test"|"train", nrefs="all"|"1", coco_captions, file
+thumb                correlation  rows="machine"|"all", target="total"|"P"|"R", table
+nebula               correlation  (none)
+polaris              correlation  split="test"|"val"|"train"|"exp-val" (no references)
 ===================  ===========  ==========================================================
 
 Every table's ``protocol`` names the choices that change numbers; put it in signatures.
