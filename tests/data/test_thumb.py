@@ -191,3 +191,30 @@ def test_model_trained_on_an_evaluation_set_is_seen_there(root):
     assert seen_reasons("thumb", {"trained_on": ["nebula"]}, root=root) == []
     assert seen_reasons("nebula", {"trained_on": ["thumb"], "selected_on": ["nebula"]}, root=root) == [
         "selected=nebula"]
+
+
+@pytest.mark.parametrize("name, folder", [("thumb", "thumb"), ("nebula", "nebula"), ("polaris", "polaris")])
+def test_download_from_public_origin_and_mirror(tmp_path, monkeypatch, name, folder):
+    """The pinned files come from their GitHub origin (sources.json) or a mirror of the data
+    layout, verified against the (fixture) checksums; served here from file:// URLs."""
+    from capeval.data import download as dl
+
+    src = fixture_root(tmp_path / "src", folder)
+    manifest = pin_fixtures(monkeypatch, src)
+    monkeypatch.setattr(dl, "packaged_manifest", lambda: manifest)
+    gh = tmp_path / "gh"
+    for rel, ref in packaged_sources()[folder].items():
+        repo_commit, path = ref.split(":", 1)
+        repo, commit = repo_commit.split("@")
+        target = gh / repo / commit / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / folder / rel, target)
+    monkeypatch.setattr(dl, "GITHUB_RAW", gh.as_uri())
+    public = dl.download(name, tmp_path / "public")
+    mirror = dl.download(name, tmp_path / "mirror", base_url=(tmp_path / "src" / "data").as_uri())
+    for dest, got in ((tmp_path / "public", public), (tmp_path / "mirror", mirror)):
+        assert {p.relative_to(dest / folder).as_posix(): sha256_file(p) for p in got} == manifest[folder]
+    # a copy that does not match the pinned checksum is not installed
+    (gh / next(iter(packaged_sources()[folder].values())).replace("@", "/", 1).replace(":", "/", 1)).write_text("x")
+    with pytest.raises(InputError, match="failed verification"):
+        dl.download(name, tmp_path / "third")
