@@ -19,6 +19,15 @@ import numpy as np
 from .errors import InputError
 
 
+def unit_id(candidate: str, references: Sequence[str], image: str | None) -> str:
+    """The id of a scoring unit in exported unit lists and scores files: a content hash of its
+    candidate, references and image file name, so it is the same in every run and version."""
+    import hashlib
+
+    blob = json.dumps([candidate, list(references), image], ensure_ascii=False, separators=(",", ":"))
+    return "u" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
 @dataclass(frozen=True)
 class ScoresFile:
     path: Path

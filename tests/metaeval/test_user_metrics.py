@@ -269,3 +269,13 @@ def test_scores_take_one_benchmark_at_a_time(toy_data, tmp_path):
     path = _write(tmp_path / "s.jsonl", _good_lines(_toy_units(toy_data)))
     res = CliRunner().invoke(app, ["bench", "toy-corr,toy-pairs", "--scores", f"x={path}", "--no-cache", "-q"])
     assert res.exit_code == 2 and "one at a time" in " ".join(res.output.split())
+
+
+def test_scores_metric_in_python_equals_the_scores_option(toy_data, tmp_path):
+    from capeval.metrics.user import scores_metric
+
+    path = _write(tmp_path / "s.jsonl", _good_lines(_toy_units(toy_data)))
+    res = run_benchmark("toy-corr", [scores_metric("from_file", path)], scores={"via_option": path},
+                        cache=NO_CACHE)
+    doc = to_json_dict(res)
+    assert doc["from_file"] == doc["via_option"]

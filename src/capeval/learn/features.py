@@ -133,7 +133,7 @@ def _length(candidates: Sequence[str], tokenizer: str) -> np.ndarray:
 
 def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
             tokenizer: str = "ptb", cache=None, progress=None, refs: str = "all",
-            max_refs: int = DEFAULT_K) -> FeatureMatrix:
+            max_refs: int = DEFAULT_K, images: Sequence[str] | None = None) -> FeatureMatrix:
     """Score every feature once (grouped by option set, so a family runs once per set).
 
     ``cache`` is a :class:`capeval.service.cache.ScoreCache`; feature columns are stored under
@@ -143,21 +143,31 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     ``refs`` is a reference policy of :mod:`capeval.learn.refsets` (default ``"all"``: the
     references as given, one row per candidate as before). Other policies score every
     (candidate, reference subset) unit in one call and average the unit rows per candidate.
+
+    ``images`` (one image path per candidate) let a feature be an image metric (``clip_s``) or
+    a user metric that reads images or scores from a file (``capeval.metrics.user``); a feature
+    that needs images refuses to run without them.
     """
     from ..validation import validate_corpus
 
     cands, ref_lists = validate_corpus(candidates, references)
     features = tuple(features)
     ex = expand(cands, ref_lists, refs, max_refs)
+    unit_images = None
+    if images is not None:
+        images = list(images)
+        if len(images) != len(cands):
+            raise InputError(f"{len(images)} images for {len(cands)} candidates")
+        unit_images = [images[i] for i in ex.owner]  # a candidate's reference-subset units share its image
     fm = _extract_units(ex.candidates, ex.references, features, tokenizer=tokenizer, cache=cache,
-                        progress=progress)
+                        progress=progress, images=unit_images)
     if refs == "all":
         return fm
     return FeatureMatrix(ex.pool(fm.X), features, fm.signatures, fm.cached)
 
 
 def _extract_units(cands: list[str], refs: list[list[str]], features: tuple[Feature, ...], *, tokenizer: str,
-                   cache, progress) -> FeatureMatrix:
+                   cache, progress, images: list[str] | None = None) -> FeatureMatrix:
     from ..service.scoring import score_units
     from ..metrics.registry import family_for
 
@@ -183,7 +193,8 @@ def _extract_units(cands: list[str], refs: list[list[str]], features: tuple[Feat
     for fam_opts, fs in calls:
         names = list(dict.fromkeys(f.metric for f in fs))
         opts = {fam: dict(o) for fam, o in fam_opts.items() if o}
-        got = score_units(cands, refs, names, tokenizer=tokenizer, options=opts, cache=cache, progress=progress)
+        got = score_units(cands, refs, names, tokenizer=tokenizer, options=opts, cache=cache, progress=progress,
+                          images=images)
         for f in fs:
             cols[f] = np.asarray(got.per_caption[f.metric], dtype=float) * f.scale
             sigs[label(f)] = got.signatures[f.metric]

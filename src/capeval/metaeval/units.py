@@ -7,18 +7,13 @@ judged by three experts) share one id and one score.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ..meta.experiments import correlation_units, pairwise_units
-
-
-def unit_id(candidate: str, references: Sequence[str], image: str | None) -> str:
-    blob = json.dumps([candidate, list(references), image], ensure_ascii=False, separators=(",", ":"))
-    return "u" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+from ..scorefile import unit_id
 
 
 @dataclass(frozen=True)

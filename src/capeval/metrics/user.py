@@ -135,6 +135,39 @@ def from_callable(fn: Callable, name: str | None = None, *, higher_is_better: bo
     })
 
 
+def scores_metric(name: str, path, *, higher_is_better: bool = True) -> type[UserMetric]:
+    """A metric that reads a user's scores file (``{"id", "score"}`` per unit id of ``capeval
+    data export``) instead of computing: the Python form of ``capeval bench --scores``, and a
+    way to give a learned metric a score from outside as a feature. A unit's id hashes its
+    candidate, references and image file name, so the call must pass the images (paths whose
+    file names are the benchmark's) whenever the export named them. A unit the file lacks is
+    an error naming it."""
+    import os
+
+    from ..scorefile import read_scores, unit_id
+
+    sf = read_scores(path)
+
+    def score(self, candidates, references, images):
+        names = [None] * len(candidates) if images is None else [os.path.basename(p) for p in images]
+        ids = [unit_id(c, r, img) for c, r, img in zip(candidates, references, names)]
+        missing = [(i, u) for i, u in enumerate(ids) if u not in sf.scores]
+        if missing:
+            i, u = missing[0]
+            hint = "" if images is not None else " (no images were given; exported units name their image)"
+            raise InputError(f"scores file {sf.path}: no score for candidate {i} ({candidates[i]!r}, unit id {u}); "
+                             f"{len(missing)} unit(s) in all{hint}")
+        return [sf.scores[u] for u in ids]
+
+    return type(f"Scores_{name}", (UserMetric,), {
+        "name": check_name(name), "version": f"sha256:{sf.sha256}", "higher_is_better": higher_is_better,
+        "score": score, "__module__": __name__,
+        "signature_fields": lambda self: {"file": f"sha256:{sf.sha256}"},
+        "signature": lambda self, output, fields, *, tok, nrefs: str(Signature.make(
+            self.variant, out=output, file=f"sha256:{sf.sha256}", corpus="mean")),
+    })
+
+
 def as_metric_name(metric) -> str:
     """A name, a :class:`Metric` subclass or instance, or a callable → the output name to ask
     for; non-names are registered for this process (``registry.register_user``)."""

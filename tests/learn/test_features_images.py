@@ -1,0 +1,78 @@
+"""Learned-metric features from images and from a user's scores file (``extract(images=...)``,
+``capeval.metrics.user.scores_metric``)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from capeval.errors import InputError
+from capeval.learn.features import extract, parse_features
+from capeval.metrics.registry import register_user
+from capeval.metrics.user import UserMetric, scores_metric
+from capeval.scorefile import unit_id
+
+CANDS = ["a dog runs on grass", "two cats sleep", "a man rides a bike"]
+REFS = [["a dog is running", "a dog on grass"], ["cats sleeping"], ["a man on a bike", "a cyclist"]]
+
+
+class ImageByte(UserMetric):
+    name, version = "test_feature_image_byte", "1"
+    needs_images = True
+
+    def score(self, candidates, references, images):
+        return [float(open(p, "rb").read(1)[0]) for p in images]
+
+
+register_user(ImageByte)
+
+
+@pytest.fixture
+def images(tmp_path):
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"pic{i}.jpg"
+        p.write_bytes(bytes([10 + i]))
+        paths.append(str(p))
+    return paths
+
+
+def test_image_metric_as_a_feature(images):
+    fm = extract(CANDS, REFS, parse_features("test_feature_image_byte+bleu1"), images=images)
+    assert fm.X[:, 0].tolist() == [10.0, 11.0, 12.0]
+    with pytest.raises(InputError, match=r"test_feature_image_byte read\(s\) the images"):
+        extract(CANDS, REFS, parse_features("test_feature_image_byte"))
+
+
+def test_reference_subsets_keep_each_candidate_image(images):
+    fm = extract(CANDS, REFS, parse_features("test_feature_image_byte"), images=images, refs="per-ref")
+    assert fm.X[:, 0].tolist() == [10.0, 11.0, 12.0]
+    with pytest.raises(InputError, match="2 images for 3 candidates"):
+        extract(CANDS, REFS, parse_features("test_feature_image_byte"), images=images[:2])
+
+
+def _scores_file(tmp_path, names, values):
+    path = tmp_path / "scores.jsonl"
+    path.write_text("".join(json.dumps({"id": unit_id(c, r, n), "score": v}) + "\n"
+                            for c, r, n, v in zip(CANDS, REFS, names, values)), encoding="utf-8")
+    return path
+
+
+def test_a_scores_file_as_a_feature(tmp_path, images):
+    path = _scores_file(tmp_path, [f"pic{i}.jpg" for i in range(3)], [0.5, -1.0, 2.25])
+    cls = scores_metric("outside", path)
+    register_user(cls)
+    fm = extract(CANDS, REFS, parse_features("outside+bleu1"), images=images)
+    assert fm.X[:, 0].tolist() == [0.5, -1.0, 2.25]
+    assert fm.signatures["outside"].startswith("user:outside|out:outside|file:sha256:")
+    # Exported units name their image: without images, the ids do not match, and it says so.
+    with pytest.raises(InputError, match=r"no score for candidate 0 .* \(no images were given"):
+        extract(CANDS, REFS, parse_features("outside"))
+
+
+def test_scores_metric_without_images_matches_units_without_image(tmp_path):
+    path = _scores_file(tmp_path, [None] * 3, [1.0, 2.0, 3.0])
+    register_user(scores_metric("outside_plain", path))
+    fm = extract(CANDS, REFS, parse_features("outside_plain"))
+    assert np.array_equal(fm.X[:, 0], [1.0, 2.0, 3.0])
