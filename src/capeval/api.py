@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, UnknownMetricError
 from .extras import require as require_extras
 from .metrics import bleu as _bleu, cider as _cider, rouge as _rouge  # noqa: F401  (register the coco families)
 from .metrics.registry import METRIC_SETS, family_for, get_family
@@ -30,6 +30,20 @@ def _group_by_family(metrics: Sequence[str]):
             raise InputError(f"empty or non-string metric name {name!r} in {list(metrics)!r}")
         groups.setdefault(family_for(name), []).append(name)
     return groups
+
+
+def _references_needed(metrics: Sequence[str]) -> bool:
+    """False only when every metric is a known reference-free family (then items may have no
+    references); a name that is not valid is reported by :func:`_group_by_family`."""
+    for name in metrics:
+        if not isinstance(name, str) or not name.strip():
+            return True
+        try:
+            if family_for(name).needs_references:
+                return True
+        except UnknownMetricError:
+            return True
+    return False
 
 
 def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokenizer: str) -> dict[str, int]:
@@ -164,7 +178,7 @@ def score(
     check_options(options)  # a misspelt family or option would otherwise be ignored silently
     cands, refs = validate_corpus(
         candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
-        need_references=any(family_for(m).needs_references for m in metrics),
+        need_references=_references_needed(metrics),
     )
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
