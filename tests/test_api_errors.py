@@ -60,14 +60,14 @@ def test_candidate_empty_after_tokenization_follows_the_empty_rule(text):
     refs = [["a dog"], ["a dog runs fast"]]
     with pytest.raises(InputError, match=r"candidate 0 \(id 'x'\) is empty after the ptb tokenizer"):
         capeval.score(cands, refs, ["bleu4", "cider_d"], ids=["x", "y"])
-    with pytest.warns(UserWarning, match="1 candidates empty after the ptb tokenizer"):
+    with pytest.warns(UserWarning, match="1 of 2 candidates empty after the ptb tokenizer"):
         r = capeval.score(cands, refs, ["bleu4", "cider_d"], allow_empty=True)
     assert r.details["input"]["empty_after_tokenization"] == {"candidates": 1}
     assert r.per_caption["bleu4"][0] == 0.0
 
 
 def test_reference_empty_after_tokenization_is_counted_and_warned():
-    with pytest.warns(UserWarning, match="2 references empty after the ptb tokenizer"):
+    with pytest.warns(UserWarning, match="2 of 4 references empty after the ptb tokenizer"):
         r = capeval.score(["a dog", "a cat"], [["a dog", "..."], ["a cat", "--"]], ["bleu4"])
     assert r.details["input"]["empty_after_tokenization"] == {"references": 2}
     # nothing to report: no key, no warning
@@ -76,3 +76,28 @@ def test_reference_empty_after_tokenization_is_counted_and_warned():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "input" not in capeval.score(["a dog", "a cat"], [["a dog"], ["a cat"]], ["bleu4"]).details
+
+
+def test_empty_reference_warning_counts_every_reference_out_of_the_total():
+    """Each reference counts, repeats included; "!!!" is a PTB token (the jar keeps it), so it is
+    not empty."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = capeval.score(["a dog", "two cats"], [["!!!", "..."], ["...", ","]], ["bleu1"])
+    assert r.details["input"]["empty_after_tokenization"] == {"references": 3}
+    assert any("3 of 4 references empty" in str(x.message) for x in w)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = capeval.score(["a dog", "two cats"], [["...", "..."], ["...", ","]], ["bleu1"])
+    assert r.details["input"]["empty_after_tokenization"] == {"references": 4}
+    assert any("4 of 4 references empty" in str(x.message) for x in w)
+
+
+def test_learned_range_says_what_its_scale_means():
+    from capeval.metrics.registry import list_metrics
+
+    (info,) = [m for m in list_metrics() if m.name == "learned"]
+    assert info.range == (float("-inf"), float("inf"))
+    assert "only its order is meaningful" in info.description

@@ -69,7 +69,10 @@ def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokeni
                  if raw.strip() and not t.strip())
     out = {k: v for k, v in (("candidates", len(cand_ix)), ("references", n_refs)) if v}
     if out:
-        warnings.warn(f"{', '.join(f'{v} {k}' for k, v in out.items())} empty after the {tokenizer} tokenizer "
+        # Every occurrence counts (a reference repeated across items is counted each time), and
+        # the totals say what it is out of.
+        total = {"candidates": len(cands), "references": sum(map(len, refs))}
+        warnings.warn(f"{', '.join(f'{v} of {total[k]} {k}' for k, v in out.items())} empty after the {tokenizer} tokenizer "
                       "(scored as empty text by the n-gram metrics); counted in result.details['input']",
                       stacklevel=3)
     return out

@@ -297,12 +297,24 @@ def read_input_images(path: str | Path, annotations: str | Path | None = None):
     return ids, cands, refs, (images if any(i is not None for i in images) else None)
 
 
+#: What ``write_result`` writes, by the output's suffix.
+OUTPUT_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".parquet")
+
+
+def _check_output_suffix(p: Path) -> None:
+    # Anything else would be written as a JSON document under a name promising another format.
+    if p.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise InputError(f"{p}: unknown output format {p.suffix!r} (use {', '.join(OUTPUT_SUFFIXES)})")
+
+
 def output_files(path: str | Path) -> list[tuple[Path, Path | None]]:
     """The files :func:`write_result` writes for ``path``, as :func:`capeval.outputs.check_outputs`
-    takes them: ``(path, None)`` and, for row files and CSV, ``(<name>.signatures.json, path)``."""
+    takes them: ``(path, None)`` and, for row files and CSV, ``(<name>.signatures.json, path)``.
+    An unknown suffix raises :class:`InputError`."""
     from .rowfiles import signatures_path
 
     p = Path(path)
+    _check_output_suffix(p)
     files: list[tuple[Path, Path | None]] = [(p, None)]
     if p.suffix.lower() in (".jsonl", ".ndjson", ".parquet", ".csv"):
         files.append((signatures_path(p), p))
@@ -317,6 +329,7 @@ def write_result(result: Result, path: str | Path, ids: Sequence) -> None:
     from .outputs import atomic_open, atomic_path, atomic_write
 
     p = Path(path)
+    _check_output_suffix(p)
     if p.suffix.lower() in (".jsonl", ".ndjson", ".parquet"):  # row files, as streamed runs write them
         from .rowfiles import write_rows
 

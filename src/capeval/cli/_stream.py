@@ -40,16 +40,39 @@ def run_streamed(input: Path, output, names, *, tokenizer, allow_empty, line_bre
                   address=address)
     if quiet:
         return score_stream(input, names, **kwargs)
-    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("{task.description}"), TextColumn("{task.completed:,} rows"),
-                  TimeElapsedColumn(), console=err, transient=True) as prog:
+    total = row_total(input)
+    columns = [TextColumn("{task.description}"), TextColumn("{task.completed:,}{task.fields[of]} rows"),
+               TimeElapsedColumn()]
+    if total is not None:  # a known size: a bar and an ETA from the row rate
+        columns[1:1] = [BarColumn()]
+        columns += [TextColumn("ETA"), TimeRemainingColumn()]
+    with Progress(*columns, console=err, transient=True) as prog:
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int) -> None:
             if stage not in tasks:
                 label = {"df": "CIDEr df pass", "score": "scoring"}.get(stage, stage)
-                tasks[stage] = prog.add_task(label, total=None)
+                tasks[stage] = prog.add_task(label, total=total, of=f" of {total:,}" if total is not None else "")
             prog.update(tasks[stage], completed=done)
 
         return score_stream(input, names, progress=progress, **kwargs)
+
+
+def row_total(input: Path) -> int | None:
+    """Rows of a JSONL or Parquet input, known before scoring (one fast pass over the lines; the
+    Parquet footer), for the progress bar's total and ETA; None for CSV/TSV, whose rows may span
+    lines, and for anything unreadable (the reader then names the problem)."""
+    suffix = input.suffix.lower()
+    try:
+        if suffix in (".jsonl", ".ndjson"):
+            with input.open("rb") as f:  # blank lines hold no row, as the reader skips them
+                return sum(1 for line in f if line.strip())
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(input).metadata.num_rows
+    except (OSError, ImportError, ValueError):
+        return None
+    return None

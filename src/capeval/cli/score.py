@@ -72,7 +72,7 @@ def score_cmd(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV or TSV (header: id, candidate, ref1, ref2, ...; strict: unknown columns and ragged rows are errors), or COCO results .json with --annotations."),
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
     metrics: str = typer.Option(",".join(METRIC_SETS["coco"]), "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids) or .csv."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids), or a row file .jsonl, .csv or .parquet (one row per caption) with the corpus scores and signatures in <name>.signatures.json beside it (x.csv -> x.signatures.json)."),
     tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar) or none."),
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
     save_cider_df: Optional[Path] = typer.Option(None, "--save-cider-df", help="Write the df computed from these references."),

@@ -65,7 +65,9 @@ class Learned(Metric):
     outputs = (
         OutputInfo(
             "learned", "learned", VARIANT, (float("-inf"), float("inf")), True,
-            "ranking score of a model trained on human quality judgments over capeval's metrics",
+            "ranking score of a model trained on human quality judgments over capeval's metrics; "
+            "unbounded (a weighted sum of normalised metric scores): only its order is meaningful, "
+            "higher = judged better, and values of different models do not compare",
             "capeval (docs/LEARNED.md)",
         ),
     )

@@ -238,8 +238,11 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
                                "pip install 'capeval[image]'") from None
     dev = _torch_device(device)
     try:
-        net = CLIPModel.from_pretrained(str(path), local_files_only=True)
-        tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        from ..resources.encoders import quiet_model_loading
+
+        with quiet_model_loading():
+            net = CLIPModel.from_pretrained(str(path), local_files_only=True)
+            tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ResourceNotFound(f"could not load a CLIPModel and its tokenizer from {path}: {exc}") from None
     net = net.eval().to(dev)

@@ -35,10 +35,13 @@ def _load_seq2seq(name: str, device: str):
     try:
         import transformers
     except ImportError as exc:
-        raise ResourceNotFound("neural QACE backends need transformers and torch: pip install 'capeval[neural]'") from exc
+        raise ResourceNotFound("neural QACE backends need transformers and torch: pip install -e '.[bertscore]'") from exc
     try:
-        tok = transformers.AutoTokenizer.from_pretrained(name)
-        model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name).to(device).eval()
+        from ..resources.encoders import quiet_model_loading
+
+        with quiet_model_loading():
+            tok = transformers.AutoTokenizer.from_pretrained(name)
+            model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name).to(device).eval()
     except OSError as exc:
         raise ResourceNotFound(f"cannot load seq2seq model {name!r} (Hugging Face id or local path): {exc}") from exc
     return tok, model

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,6 +246,28 @@ def tokenizer_lock(tokenizer) -> threading.Lock:
     return lock
 
 
+@contextmanager
+def quiet_model_loading():
+    """Silence transformers' own progress bars ("Loading weights") while a model loads: they
+    print even under ``-q`` and land in bench logs; capeval reports progress itself."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        yield
+        return
+    with _quiet_lock:
+        was = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            if was:
+                hf_logging.enable_progress_bar()
+
+
+_quiet_lock = threading.RLock()
+
+
 def _load_encoder(key: tuple, location: str, device: str):
     try:
         import torch  # noqa: F401
@@ -255,8 +278,9 @@ def _load_encoder(key: tuple, location: str, device: str):
             "(torch pinned to 2.13.0)"
         ) from None
     try:
-        tokenizer = AutoTokenizer.from_pretrained(location)
-        model = AutoModel.from_pretrained(location)
+        with quiet_model_loading():
+            tokenizer = AutoTokenizer.from_pretrained(location)
+            model = AutoModel.from_pretrained(location)
     except OSError as exc:
         raise ResourceNotFound(
             f"could not load encoder {location!r}: {exc}. Pass a local model directory "
