@@ -122,3 +122,23 @@ def test_score_refuses_empty_references_for_reference_metrics():
     with pytest.raises(InputError, match="item 0 has no references"):
         score(["a dog"], [[]], ["bleu4"])
     assert score(["a dog runs"], [[]], [WordCount]).per_caption["test_polaris_words"].tolist() == [3.0]
+
+
+def test_bench_modern_runs_the_three_sets(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+    from capeval.metaeval.runner import CORE_BENCHMARKS, resolve_names
+
+    assert resolve_names("all") == list(CORE_BENCHMARKS) and len(CORE_BENCHMARKS) == 5
+    assert resolve_names("modern") == ["thumb", "nebula", "polaris"]
+    root = fixture_root(tmp_path, "thumb", "nebula", "polaris")
+    pin_fixtures(monkeypatch, root)
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    res = CliRunner().invoke(app, ["bench", "modern", "-m", "bleu4,cider_d", "--root", str(root), "--no-cache",
+                                   "--json", str(tmp_path / "out.json")])
+    assert res.exit_code == 0, res.output
+    out = json.loads((tmp_path / "out.json").read_text())
+    found = {v["_meta"]["benchmark"]: v["_meta"]["statistic"] for v in out.values()
+             if isinstance(v, dict) and "_meta" in v}
+    assert found == {"thumb": "pearson", "nebula": "kendall_tau_c", "polaris": "kendall_tau_c"}
