@@ -170,6 +170,9 @@ def score(
     Result
         ``.corpus[name]``, ``.per_caption[name]`` (input order) and ``.signatures[name]``.
     """
+    # The default set adapts to the input (a family that cannot score it is skipped, with the
+    # reason in details["skipped"]); metrics the caller names are all scored or the call fails.
+    defaulted = metrics is None
     metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
     if not metrics:
         raise InputError("no metrics requested")
@@ -211,10 +214,17 @@ def score(
     per_caption: dict[str, np.ndarray] = {}
     signatures: dict[str, str] = {}
     details: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
     for cls, names in groups.items():
         if progress is not None:
             progress(cls.family)
         metric = _instantiate(cls, options.get(cls.family) or {})
+        if defaulted:
+            why = metric.cannot_score(*(tokenized if cls.text_input == "tokenized" else (cands, refs)))
+            if why is not None:
+                metric.close()
+                skipped.update(dict.fromkeys(names, why))
+                continue
         chunk = None
         if on_chunk is not None:
             def chunk(done: int, total: int, _family: str = cls.family) -> None:
@@ -250,6 +260,12 @@ def score(
             details[cls.family] = out.details
     if emptied:
         details["input"] = {"empty_after_tokenization": emptied}
+    if skipped:
+        import warnings
+
+        details["skipped"] = skipped
+        warnings.warn("default metrics skipped: " + " ".join(dict.fromkeys(skipped.values())), stacklevel=2)
+        metrics = [m for m in metrics if m not in skipped]
     # Keep the user's order.
     corpus = {m: corpus[m] for m in metrics}
     per_caption = {m: per_caption[m] for m in metrics}

@@ -1,6 +1,7 @@
 """``capeval score`` and ``capeval metrics``."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -71,7 +72,7 @@ def _score_with_progress(score, families: list[str], cands, refs, names, **kwarg
 def score_cmd(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV or TSV (header: id, candidate, ref1, ref2, ...; strict: unknown columns and ragged rows are errors), or COCO results .json with --annotations."),
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
-    metrics: str = typer.Option(",".join(METRIC_SETS["coco"]), "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`)."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`). Default: the coco set (" + ",".join(METRIC_SETS["coco"]) + "), where a metric that cannot score the input (CIDEr-D on a single caption without --cider-df) is skipped with the reason; named metrics are all scored or the command fails."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids), or a row file .jsonl, .csv or .parquet (one row per caption) with the corpus scores and signatures in <name>.signatures.json beside it (x.csv -> x.signatures.json)."),
     tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar) or none."),
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
@@ -105,7 +106,8 @@ def score_cmd(
         if save_cider_df is not None:
             outs.append((save_cider_df, None))
         check_outputs(outs, [input, annotations, cider_df], overwrite=overwrite)
-        names = _parse_metrics(metrics)
+        names = _parse_metrics(metrics if metrics is not None else ",".join(METRIC_SETS["coco"]))
+        asked = names if metrics is not None else None  # None: the default set, which may skip
         line_breaks = "refuse" if strict_line_breaks else "space"
         options: dict = {}
         for fam in ("cider_d", "cider"):
@@ -140,13 +142,14 @@ def score_cmd(
             ids, cands, refs, image_list = _read_with_images(input, annotations, images, names)
         if streamed:
             pass
-        elif quiet:
-            result = score(cands, refs, names, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
-                           line_breaks=line_breaks, options=options, images=image_list)
         else:
-            result = _score_with_progress(score, families, cands, refs, names, tokenizer=tokenizer,
-                                          ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
-                                          options=options, images=image_list)
+            import warnings
+
+            run = score if quiet else partial(_score_with_progress, score, families)
+            with warnings.catch_warnings():  # a skipped default metric is printed below, in one line
+                warnings.filterwarnings("ignore", message="default metrics skipped", category=UserWarning)
+                result = run(cands, refs, asked, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
+                             line_breaks=line_breaks, options=options, images=image_list)
     except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
         error(err, e)
         raise typer.Exit(2) from None
@@ -157,6 +160,8 @@ def score_cmd(
     for name, value in result.corpus.items():
         table.add_row(literal(name), f"{value:.6f}")
     console.print(table)
+    for why in dict.fromkeys(result.details.get("skipped", {}).values()):
+        say(err, f"skipped {why}", soft_wrap=True, style="yellow")
     console.print("signatures:")
     for name, sig in result.signatures.items():
         say(console, f"  {name}: {sig}", soft_wrap=True)

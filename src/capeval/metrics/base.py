@@ -141,6 +141,13 @@ class Metric(ABC):
         capeval version (sacrebleu-style ``k:v|...``)."""
         return str(Signature.make(self.variant, out=output, tok=tok, nrefs=nrefs, **fields))
 
+    def cannot_score(self, candidates, references) -> str | None:
+        """Why this instance would refuse this set as a whole (CIDEr-D on a single unit with df
+        from the scored set), with the fix; None when it can score it. ``capeval.score`` asks
+        only for its default metric set, skipping such a family and saying why, instead of
+        refusing the call; named metrics still raise from :meth:`compute`."""
+        return None
+
     def close(self) -> None:
         """Release external resources (subprocesses, models). Safe to call twice."""
 

@@ -345,6 +345,20 @@ class _CiderBase(Metric):
             return DocumentFrequency.load(self.df_source)
         return None
 
+    def _single_unit_reason(self, n: int) -> str:
+        return (f"{self.family}: with df from the scored set, {n} unit gives ln(1) = 0 and every "
+                "score 0 (CIDEr depends on the set scored together). Score more captions at once, "
+                "or pass a saved df file (options={'%s': {'df': 'df.json'}}; CLI --cider-df)." % self.family)
+
+    def cannot_score(self, candidates, references) -> str | None:
+        if self._given_df is not None or not len(candidates):
+            return None
+        # the units of dedupe(): two distinct (candidate, references) pairs are enough
+        first = (candidates[0], tuple(references[0]))
+        if any((c, tuple(r)) != first for c, r in zip(candidates, references)):
+            return None
+        return self._single_unit_reason(1)
+
     def compute(self, candidates, references) -> MetricScores:
         units = dedupe(candidates, references)
         index = index_for(units.cands, units.refsets)
@@ -352,11 +366,7 @@ class _CiderBase(Metric):
         if dfo is None:
             n = units.n_rows
             if n < 2:
-                raise InputError(
-                    f"{self.family}: with df from the scored set, {n} unit gives ln(1) = 0 and every "
-                    "score 0 (CIDEr depends on the set scored together). Score more captions at once, "
-                    "or pass a saved df file (options={'%s': {'df': 'df.json'}}; CLI --cider-df)." % self.family
-                )
+                raise InputError(self._single_unit_reason(n))
             df_label = f"corpus:{n}"
             if self.save_df is not None:
                 DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), index).save(self.save_df)
