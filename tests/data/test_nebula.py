@@ -103,3 +103,46 @@ def test_bench_nebula_cli_with_bertscore(root):
                                                                 abs=1e-12)
     assert set(got["_meta"]["bootstrap"]) == {"bleu4", "cider_d", "bertscore_f"}
     assert "model:sentence-transformers/all-MiniLM-L6-v2" in got["_signatures"]["metrics"]["bertscore_f"]
+
+
+def _hf_shards(root, split="test"):
+    """The JSON fixture rewritten in the Hugging Face release's layout (two Parquet shards
+    with the dataset card's features; the image column holds placeholder bytes)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    items = json.loads((FIXTURES / FILE).read_text())
+    (root / "nebula" / "data").mkdir(parents=True, exist_ok=True)
+    for k, part in enumerate((items[:2], items[2:])):
+        table = pa.table({
+            "file_name": [f"{it['imgid']}.jpg" for it in part],
+            "image": [{"bytes": b"\xff\xd8", "path": None} for _ in part],
+            "refs": [it["refs"] for it in part],
+            "mt": [it["mt"] for it in part],
+            "human_score": [float(it["score"]) for it in part],
+        })
+        pq.write_table(table, root / "nebula" / "data" / f"{split}-0000{k}-of-00002-abc.parquet")
+    return items
+
+
+def test_hugging_face_release_layout(root):
+    items = _hf_shards(root)
+    t = data.load("nebula", root, source="hf")
+    json_table = data.load("nebula", root)
+    assert t.candidates == json_table.candidates and t.references == json_table.references
+    assert t.human.tolist() == [it["score"] for it in items] and t.images == json_table.images
+    assert t.protocol["source"] == "hf" and t.protocol["split"] == "test"
+    assert t.protocol["files"].count("unpinned-") == 2  # no packaged checksums for the shards
+    with pytest.raises(ResourceNotFound, match="nebula/data/valid-"):
+        data.load("nebula", root, source="hf", split="valid")
+    with pytest.raises(InputError, match="split"):
+        data.load("nebula", root, split="valid")  # EXPERT's copy is the test split only
+
+
+def test_hugging_face_shard_without_a_column_is_named(root):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    (root / "nebula" / "data").mkdir(parents=True)
+    pq.write_table(pa.table({"file_name": ["a.jpg"], "mt": ["a dog"], "human_score": [0.5]}),
+                   root / "nebula" / "data" / "test-00000-of-00001.parquet")
+    with pytest.raises(InputError, match="test-00000-of-00001.parquet: not a Parquet file with the columns"):
+        data.load("nebula", root, source="hf")

@@ -14,7 +14,7 @@ tanti-flickr8k/...   system       include_human=False (also tanti-flickr30k, tan
 tanti-human200       correlation  judgement="acc"|"flu", table="caption"|"system"
 foil-sample          pairwise     split="test"|"train", nrefs="all"|"1", coco_captions, file
 thumb                correlation  rows="machine"|"all", target="total"|"P"|"R", table
-nebula               correlation  (none)
+nebula               correlation  source="expert-json"|"hf", split="test"|"valid"|"train" (hf)
 polaris              correlation  split="test"|"val"|"train"|"exp-val" (no references)
 ===================  ===========  ==========================================================
 
