@@ -76,3 +76,24 @@ def test_scores_metric_without_images_matches_units_without_image(tmp_path):
     register_user(scores_metric("outside_plain", path))
     fm = extract(CANDS, REFS, parse_features("outside_plain"))
     assert np.array_equal(fm.X[:, 0], [1.0, 2.0, 3.0])
+
+
+def test_a_learned_model_with_an_image_feature_scores_with_the_call_images(tmp_path, images):
+    """The ``learned`` family passes the call's images to its model's features; a model whose
+    features read images needs them (no model with image features is shipped)."""
+    import capeval
+    from capeval.learn import ranker
+    from capeval.learn.ranker_model import RankerModel
+
+    features = parse_features("test_feature_image_byte+bleu1")
+    X = extract(CANDS, REFS, features, images=images).X
+    w = np.array([1.0, 0.0])  # the image feature alone decides the order
+    model = RankerModel("linear", [w], ranker.Scaler.fit(X), features, max_refs=None)
+    path = tmp_path / "img-model.npz"
+    model.save(path)
+    res = capeval.score(CANDS, REFS, ["learned"], options={"learned": {"model": str(path)}}, images=images)
+    expected = ranker.Scaler.fit(X).transform(X) @ w
+    np.testing.assert_allclose(res.per_caption["learned"], expected, rtol=0, atol=1e-12)
+    assert np.argsort(res.per_caption["learned"]).tolist() == [0, 1, 2]
+    with pytest.raises(InputError, match=r"test_feature_image_byte read\(s\) the images"):
+        capeval.score(CANDS, REFS, ["learned"], options={"learned": {"model": str(path)}})

@@ -73,9 +73,10 @@ class Learned(Metric):
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
     corpus_dependent = True
-    cache_revision = 1  # its inputs include CIDEr-D, whose revision 1 changed numbers in the last bit
     #: ``capeval.score`` runs this family last and hands it the scores it already computed.
     reuses_scores = True
+    #: a model may have image features (an image metric, a user's scores file): the call's images go to them
+    accepts_images = True
 
     def __init__(self, model=None, cache: bool | str = False):
         if not isinstance(cache, (bool, str)):
@@ -97,18 +98,24 @@ class Learned(Metric):
         return model.sha256 or f"unsaved-{id(model)}"
 
     @classmethod
+    def reads(cls, options: dict) -> tuple[str, ...]:
+        """The model's feature metrics."""
+        return tuple(dict.fromkeys(f.metric for f in _load(options.get("model")).features))
+
+    @classmethod
     def provenance(cls, options: dict) -> dict:
         """What the model saw: ``trained_on``/``selected_on`` benchmark names (capeval bench
         refuses to report the model on them unless asked)."""
         m = _load(options.get("model"))
         return {"model": m.name, "trained_on": m.trained_on, "selected_on": m.selected_on}
 
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
+                images: Sequence[str] | None = None) -> MetricScores:
         from .features import label
 
         m = self.model
         fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg),
-                            precomputed=self._reuse or None)
+                            precomputed=self._reuse or None, images=images)
         check_variants("learned", m.name, m.meta.get("feature_signatures", {}), fm.signatures)
         scores = np.asarray(m.predict(fm.X), dtype=float)
         labels = [label(f) for f in m.features]

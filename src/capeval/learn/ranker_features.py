@@ -100,13 +100,15 @@ def _embprod(cands: Sequence[str], refs: Sequence[Sequence[str]], cache=None) ->
 
 def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
             max_refs: int | None = 5, tokenizer: str = "ptb", cache=None, progress=None,
-            precomputed: Mapping[str, tuple[np.ndarray, str]] | None = None) -> FeatureMatrix:
+            precomputed: Mapping[str, tuple[np.ndarray, str]] | None = None,
+            images: Sequence[str] | None = None) -> FeatureMatrix:
     """Raw feature matrix (one row per candidate), reference groups averaged (module docstring).
 
     ``max_refs=None`` scores every unit against all its references at once. ``precomputed``
     maps metric names to (per-candidate scores, signature) already computed on exactly these
     candidates and references with default options and ``tokenizer``; they are used instead of
-    scoring again when no unit had to be split into reference groups.
+    scoring again when no unit had to be split into reference groups. ``images`` (one path per
+    candidate) reach the features that read images (an image metric, a user's scores file).
     """
     from ..validation import validate_corpus
 
@@ -137,7 +139,8 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
                 cached[label(f)] = False
         metric_feats = tuple(f for f in metric_feats if f not in cols)
     if metric_feats:
-        fm = extract(sub_c, sub_r, metric_feats, tokenizer=tokenizer, cache=cache, progress=progress)
+        fm = extract(sub_c, sub_r, metric_feats, tokenizer=tokenizer, cache=cache, progress=progress,
+                     images=None if images is None else [images[i] for i in owner])
         for j, f in enumerate(metric_feats):
             cols[f] = np.bincount(owner_a, weights=fm.X[:, j], minlength=len(cands)) / counts
         sigs.update(fm.signatures)
