@@ -97,3 +97,45 @@ def test_a_learned_model_with_an_image_feature_scores_with_the_call_images(tmp_p
     assert np.argsort(res.per_caption["learned"]).tolist() == [0, 1, 2]
     with pytest.raises(InputError, match=r"test_feature_image_byte read\(s\) the images"):
         capeval.score(CANDS, REFS, ["learned"], options={"learned": {"model": str(path)}})
+
+
+@pytest.mark.filterwarnings("ignore:learned.*clipped")
+def test_train_learned_with_an_image_feature(tmp_path, monkeypatch):
+    """load_blocks(images_dir=...) gives the image feature each unit's own image; the trained
+    model then scores new captions with their images."""
+    import capeval
+    import capeval.data
+    from capeval.data import CorrelationTable
+    from capeval.learn import lobo
+    from capeval.learn import ranker_features as rf
+
+    rng = np.random.default_rng(0)
+    n = 30
+    names = [f"{1000 + i % 10}_deadbeef.jpg" for i in range(n)]  # Flickr8k-style file names
+    d = tmp_path / "imgs" / "deep"
+    d.mkdir(parents=True)
+    for k in range(10):
+        (d / f"{1000 + k}_deadbeef.jpg").write_bytes(bytes([k]))
+    cands = [f"a dog number {i} runs" for i in range(n)]
+    human = [float(i % 10) + rng.normal(0, 0.1) for i in range(n)]  # the image decides the rating
+    table = CorrelationTable("composite", cands, [["a dog runs", "a dog"]] * n, human,
+                             [f"flickr8k/{x}" for x in names],
+                             "kendall_tau_c", {"dataset": "composite"}, images=names)
+    monkeypatch.setattr(capeval.data, "load", lambda name, root=None, **kw: table)
+    feats = rf.parse("test_feature_image_byte+bleu1")
+    blocks = lobo.load_blocks(["composite"], feats, images_dir=tmp_path / "imgs", max_refs=None)
+    b = blocks["composite"]
+    assert b.judgments.image_files == names
+    assert b.X[:, 0].tolist() == [float(i % 10) for i in range(n)]
+    keep = np.arange(n) % 2 == 0
+    assert b.subset(keep).judgments.image_files == names[::2]
+    with pytest.raises(InputError, match=r"1 image\(s\) not found .*1003_deadbeef.jpg"):
+        (d / "1003_deadbeef.jpg").unlink()
+        lobo.load_blocks(["composite"], feats, images_dir=tmp_path / "imgs", max_refs=None)
+    model = lobo.train("linear", list(blocks.values()), feats, max_refs=None, meta={"name": "img"})
+    path = tmp_path / "img.npz"
+    model.save(path)
+    paths = [str(d / f"{1000 + k}_deadbeef.jpg") for k in (9, 1)]
+    res = capeval.score(["a dog", "a dog"], [["a dog runs"], ["a dog runs"]], ["learned"],
+                        options={"learned": {"model": str(path)}}, images=paths)
+    assert res.per_caption["learned"][0] > res.per_caption["learned"][1]

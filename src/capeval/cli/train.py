@@ -51,6 +51,9 @@ def train_cmd(
                                           "distractor tasks on Flickr8k training images as comparisons."),
     allow_eval_sets: bool = typer.Option(False, "--allow-eval-sets", help="learned: let --benchmarks name the "
                                          "evaluation sets (thumb, nebula, polaris); the model is then seen on them."),
+    images: Path | None = typer.Option(None, "--images", help="learned: directory holding the benchmarks' images "
+                                       "(searched recursively by file name), for features that read images (an "
+                                       "image metric or a user metric)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused by default)."),
 ) -> None:
     """Train a learned metric: nneval/lceval/linear on Tanti et al.'s machine vs human captions
@@ -64,8 +67,13 @@ def train_cmd(
         raise typer.Exit(2) from None
     if model == "learned":
         _train_learned(out, seed=seed, features=features, kind=kind, benchmarks=benchmarks, max_refs=max_refs,
-                       cache_dir=cache_dir, no_cache=no_cache, root=root, allow_eval_sets=allow_eval_sets)
+                       cache_dir=cache_dir, no_cache=no_cache, root=root, allow_eval_sets=allow_eval_sets,
+                       images=images)
         return
+    if images is not None:
+        typer.echo(f"error: --images is for `capeval train learned`; {model} trains on Tanti et al.'s captions, "
+                   "whose images are not named", err=True)
+        raise typer.Exit(2)
     from rich.console import Console
 
     from ..service.cache import ScoreCache
@@ -99,7 +107,7 @@ def train_cmd(
 
 
 def _train_learned(out: Path, *, seed, features, kind, benchmarks, max_refs, cache_dir, no_cache, root,
-                   allow_eval_sets: bool = False) -> None:
+                   allow_eval_sets: bool = False, images: Path | None = None) -> None:
     from rich.console import Console
 
     from ..service.cache import ScoreCache
@@ -117,7 +125,7 @@ def _train_learned(out: Path, *, seed, features, kind, benchmarks, max_refs, cac
         with err.status("features …") as status:
             blocks = lobo.load_blocks(names, feats, cache=ScoreCache(cache_dir, enabled=not no_cache),
                                       max_refs=max_refs, root=root, progress=lambda msg: status.update(escape(msg)),
-                                      allow_eval_sets=allow_eval_sets)
+                                      allow_eval_sets=allow_eval_sets, images_dir=images)
         trained = lobo.train(kind, list(blocks.values()), feats, seed=seed, max_refs=max_refs,
                              hyper=DEFAULT_HYPER if kind == DEFAULT_KIND else None,
                              meta={"name": out.stem, "selected_on": [], "features_spec": features or DEFAULT_FEATURES})

@@ -69,6 +69,9 @@ class Judgments:
     labels: np.ndarray | None = None  # per pair: 0 → a preferred, 1 → b, 0.5 tie
     table: object = field(default=None, repr=False)  # the loaded benchmark table (for evaluation)
     unit_of_row: np.ndarray | None = field(default=None, repr=False)  # table row → unit (ratings)
+    #: image file name per unit (the loader's ``images``; None where it records none), for
+    #: features that read images (``capeval train learned --images DIR``)
+    image_files: list[str | None] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -103,31 +106,36 @@ def from_table(name: str, table) -> Judgments:
     from ..data import CorrelationTable, PairwiseTable
 
     images = _row_images(name, table)
+    row_files = list(table.images) if getattr(table, "images", None) is not None else [None] * len(table)
     index: dict[tuple, int] = {}
     cands: list[str] = []
     refs: list[list[str]] = []
     unit_images: list[str] = []
+    unit_files: list[str | None] = []
 
-    def unit(c: str, r: Sequence[str], img: str) -> int:
+    def unit(c: str, r: Sequence[str], img: str, file: str | None) -> int:
         k = _key(c, r)
         if k not in index:
             index[k] = len(cands)
             cands.append(c)
             refs.append(list(r))
             unit_images.append(img)
+            unit_files.append(file)
         return index[k]
 
     if isinstance(table, CorrelationTable):
-        rows = np.array([unit(c, r, img) for c, r, img in zip(table.candidates, table.references, images)])
+        rows = np.array([unit(c, r, img, f) for c, r, img, f in
+                         zip(table.candidates, table.references, images, row_files)])
         sums = np.bincount(rows, weights=table.human, minlength=len(cands))
         counts = np.bincount(rows, minlength=len(cands))
         return Judgments(name, "rating", cands, refs, unit_images, ratings=sums / counts, table=table,
-                         unit_of_row=rows)
+                         unit_of_row=rows, image_files=unit_files)
     if isinstance(table, PairwiseTable):
-        pairs = np.array([(unit(a, r, img), unit(b, r, img)) for a, b, r, img in
-                          zip(table.candidates_a, table.candidates_b, table.references, images)], dtype=int)
+        pairs = np.array([(unit(a, r, img, f), unit(b, r, img, f)) for a, b, r, img, f in
+                          zip(table.candidates_a, table.candidates_b, table.references, images, row_files)],
+                         dtype=int)
         return Judgments(name, "preference", cands, refs, unit_images, pairs=pairs,
-                         labels=np.asarray(table.labels, dtype=float), table=table)
+                         labels=np.asarray(table.labels, dtype=float), table=table, image_files=unit_files)
     raise InputError(f"{name}: a learned model needs caption ratings or preferences, "
                      f"not a {type(table).__name__}")
 

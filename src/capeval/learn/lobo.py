@@ -43,7 +43,8 @@ class Block:
         new = -np.ones(len(j), dtype=int)
         new[idx] = np.arange(idx.size)
         sub = Judgments(j.name, j.kind, [j.candidates[i] for i in idx], [j.references[i] for i in idx],
-                        [j.images[i] for i in idx])
+                        [j.images[i] for i in idx],
+                        image_files=None if j.image_files is None else [j.image_files[i] for i in idx])
         if j.kind == "rating":
             sub.ratings = j.ratings[idx]
             if j.table is not None and j.unit_of_row is not None:
@@ -65,7 +66,9 @@ def _table_rows(table, rows: np.ndarray):
 
     per_row = {f.name: getattr(table, f.name) for f in fields(table)
                if f.name not in ("name", "statistic", "protocol", "extra")}
-    picked = {k: (v[rows] if isinstance(v, np.ndarray) else [v[i] for i in rows]) for k, v in per_row.items()}
+    # A per-row field may be absent (None): a table without image names or references.
+    picked = {k: (v[rows] if isinstance(v, np.ndarray) else [v[i] for i in rows]) for k, v in per_row.items()
+              if v is not None}
     return replace(table, **picked, extra={})
 
 
@@ -193,18 +196,29 @@ class _HGBWrapped:
 
 
 def load_blocks(names: Sequence[str], features: Sequence[Feature], *, cache=None, max_refs: int | None = 5,
-                root=None, progress=None, allow_eval_sets: bool = False) -> dict[str, Block]:
+                root=None, progress=None, allow_eval_sets: bool = False, images_dir=None) -> dict[str, Block]:
     """Each named human-judgment benchmark with its feature matrix (I/O: data and metrics);
-    the evaluation sets (``judgments.EVALUATION_SETS``) only with ``allow_eval_sets``."""
+    the evaluation sets (``judgments.EVALUATION_SETS``) only with ``allow_eval_sets``.
+    ``images_dir`` holds the benchmarks' images, for features that read them."""
     from .judgments import load_judgments
     from .ranker_features import compute
 
+    pictures = None
+    if images_dir is not None:
+        from ..imagedir import ImageDir
+
+        pictures = ImageDir(images_dir)
     blocks = {}
     for n in names:
         j = load_judgments(n, root, allow_eval_sets=allow_eval_sets)
         if progress is not None:
             progress(f"features for {n} ({len(j)} units)")
-        fm = compute(j.candidates, j.references, features, max_refs=max_refs, cache=cache, progress=progress)
+        images = None
+        if pictures is not None:
+            images = pictures.resolve(j.image_files or [None] * len(j),
+                                      f"{n} (`capeval data images {n} --images DIR` lists them)")
+        fm = compute(j.candidates, j.references, features, max_refs=max_refs, cache=cache, progress=progress,
+                     images=images)
         blocks[n] = Block(j, fm.X, fm.signatures)
     return blocks
 
