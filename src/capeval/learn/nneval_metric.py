@@ -66,7 +66,7 @@ class NNEval(Metric):
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
     corpus_dependent = True
-    cache_revision = 1  # its inputs include CIDEr-D, whose revision 1 changed numbers in the last bit
+    is_learned = True
 
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None):
         from ..errors import InputError
@@ -105,6 +105,20 @@ class NNEval(Metric):
         if not path.is_file():
             raise ResourceNotFound(f"nneval: model file {path} not found")
         return f"{sha256_file(path)}|{SCORING_REVISION}"
+
+    @classmethod
+    def reads(cls, options: dict) -> tuple[str, ...]:
+        """The model's feature metrics."""
+        from .model import LearnedModel
+        from .nneval import default_model_path
+
+        model = options.get("model")
+        if not isinstance(model, LearnedModel):
+            path = Path(model) if model is not None else default_model_path()
+            if not path.is_file():
+                return ()  # cache_token names the missing file
+            model = LearnedModel.load(path)
+        return tuple(dict.fromkeys(f.metric for f in model.features))
 
     @classmethod
     def provenance(cls, options: dict) -> dict:

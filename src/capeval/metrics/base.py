@@ -92,8 +92,9 @@ class Metric(ABC):
     accepts_images: ClassVar[bool] = False
     cacheable: ClassVar[bool] = True
     extras: ClassVar[tuple[str, ...]] = ()
-    #: Bumped when a fix changes this family's numbers while its signature stays the same, so
-    #: score-cache entries stored before the fix are recomputed (``capeval.service``).
+    #: Bumped when this family's numbers change while neither its signature nor its code does
+    #: (code changes reach the score-cache keys by themselves: capeval.service.codehash, which
+    #: also follows :meth:`reads`), so entries stored before are recomputed.
     cache_revision: ClassVar[int] = 0
     #: Registered resources (``capeval models list``) whose files this family's numbers may
     #: depend on. Their state (path, size, mtime) is part of its score-cache keys, so replacing
@@ -128,6 +129,13 @@ class Metric(ABC):
         """The resources of :attr:`cache_resources` that ``options`` select (a family with a
         model option names only the model it loads)."""
         return cls.cache_resources
+
+    @classmethod
+    def reads(cls, options: dict) -> tuple[str, ...]:
+        """Outputs of other families whose scores this family's numbers are built from (a
+        learned model's features, SPIDEr's SPICE and CIDEr-D); their code is part of this
+        family's score-cache keys."""
+        return ()
 
     @classmethod
     def provenance(cls, options: dict) -> dict | None:

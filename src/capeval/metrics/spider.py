@@ -37,11 +37,14 @@ class Spider(Metric):
     variant = "spider"
     text_input = "tokenized"
     corpus_dependent = True
-    cache_revision = 1  # its inputs include CIDEr-D, whose revision 1 changed numbers in the last bit
     outputs = (
         OutputInfo("spider", "spider", "spider", (0.0, 5.5), True,
                    "(CIDEr-D + SPICE) / 2", CITATION),
     )
+
+    @classmethod
+    def reads(cls, options: dict) -> tuple[str, ...]:
+        return ("spice", "cider_d")
 
     @classmethod
     def cache_token(cls, options: dict) -> str | None:

@@ -80,10 +80,12 @@ def resource_state(names: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def score_key(corpus: str, metric: str, *, variant: str, tokenizer: str, options: dict[str, Any] | None,
-              allow_empty: bool = False, resources: dict[str, Any] | None = None, revision: int = 0) -> str:
-    """``revision`` is the family's ``cache_revision``: a fix that changes numbers under an
-    unchanged signature bumps it, and every entry stored before the fix misses. Revision 0 adds
-    nothing to the payload, so the keys of families never revised stay what they were."""
+              allow_empty: bool = False, resources: dict[str, Any] | None = None, revision: int = 0,
+              code: str | None = None) -> str:
+    """``code`` is the family's code digest (:mod:`capeval.service.codehash`): any edit to the
+    code its numbers come from, its own or a family's it reads, changes the key. ``revision``
+    is the family's ``cache_revision``, for changes that are not in the code; revision 0 adds
+    nothing to the payload."""
     payload = {
         "corpus": corpus, "metric": metric, "variant": variant, "tokenizer": tokenizer,
         "options": options or {}, "allow_empty": allow_empty, "capeval": __version__,
@@ -91,6 +93,8 @@ def score_key(corpus: str, metric: str, *, variant: str, tokenizer: str, options
     }
     if revision:
         payload["revision"] = int(revision)
+    if code is not None:
+        payload["code"] = code
     blob = json.dumps(payload, sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 

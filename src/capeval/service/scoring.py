@@ -9,6 +9,7 @@ import numpy as np
 from ..metrics.registry import family_for, plugin_origin
 from ..result import Result
 from .cache import CachedScores, ScoreCache, corpus_digest, images_digest, resource_state, score_key
+from .codehash import family_code
 
 
 def _result(per_unit: dict[str, np.ndarray], corpus: dict[str, float], signatures: dict[str, str],
@@ -72,7 +73,8 @@ def score_units(
                 pictures = images_digest(images, image_hashes if image_hashes is not None else {})
             key_opts = {**(key_opts or {}), "_images": pictures}
         keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer, options=key_opts,
-                            resources=resources, revision=cls.cache_revision)
+                            resources=resources, revision=cls.cache_revision,
+                            code=family_code(cls, fam_opts) if cache.enabled else None)
         hit = cache.get(keys[m])
         if hit is not None and hit.metric == m and len(hit.per_unit) == len(candidates):
             per_unit[m], corpus[m], signatures[m] = hit.per_unit, hit.corpus, hit.signature
