@@ -1,0 +1,122 @@
+"""capeval.integrations.torchmetrics: every metric's compute() == capeval.score on all the data,
+in one process and across 2 gloo processes on CPU (states gathered in rank order)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchmetrics")
+
+import capeval  # noqa: E402
+from capeval.errors import InputError  # noqa: E402
+from capeval.integrations import torchmetrics as tm  # noqa: E402
+
+CANDS = ["a dog runs on the grass", "two cats sleep on a red sofa", "a man rides a bike down the street",
+         "a woman holds an umbrella", "A plate of food, with broccoli.", "a dog runs on the grass",
+         "children play football in a park", "a train at the station", "", "a bus on a city street",
+         "a café in Paris", "a dog"]
+REFS = [["a dog is running on grass", "the dog runs in a field"], ["two cats are sleeping", "cats on a couch"],
+        ["a man riding a bicycle", "a person on a bike in the street"], ["a woman with an umbrella"],
+        ["a plate with broccoli and meat", "food on a white plate"], ["a brown dog running"],
+        ["kids playing soccer", "children playing in the park", "a football game"], ["a train in a station"],
+        ["a sign on a wall"], ["a red bus driving down the street"], ["people sitting at a cafe"],
+        "a dog sits"]
+OUTPUT = {"CIDErD": "cider_d", "BLEU": "bleu4", "METEOR": "meteor", "ROUGEL": "rouge_l", "SPICE": "spice"}
+
+
+def _make(name):
+    return tm.BLEU(4, allow_empty=True) if name == "BLEU" else getattr(tm, name)(allow_empty=True)
+
+
+def _result(name, cands, refs):
+    refs = [[r] if isinstance(r, str) else r for r in refs]
+    return capeval.score(cands, refs, [OUTPUT[name]], allow_empty=True)
+
+
+def _expected(name, cands, refs):
+    return _result(name, cands, refs).corpus[OUTPUT[name]]
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT))
+def test_one_process_equals_capeval_score(name):
+    if name == "SPICE":
+        pytest.importorskip("spacy")
+    metric = _make(name)
+    for i in range(0, len(CANDS), 5):
+        metric.update(CANDS[i:i + 5], REFS[i:i + 5])
+    value = metric.compute()
+    assert value.dtype == torch.float64
+    expected = _result(name, CANDS, REFS)
+    assert value.item() == expected.corpus[OUTPUT[name]]
+    assert metric.signature == expected.signatures[OUTPUT[name]]
+    metric.reset()
+    metric.update(CANDS[:4], REFS[:4])
+    assert metric.compute().item() == _expected(name, CANDS[:4], REFS[:4])
+
+
+def test_bleu_orders_and_options():
+    for n in (1, 2, 3, 4):
+        m = tm.BLEU(n, allow_empty=True)
+        m.update(CANDS, REFS)
+        assert m.compute().item() == capeval.score(CANDS, [[r] if isinstance(r, str) else r for r in REFS],
+                                                   [f"bleu{n}"], allow_empty=True).corpus[f"bleu{n}"]
+    with pytest.raises(InputError, match="orders 1 to 4"):
+        tm.BLEU(5)
+    m = tm.CIDErD(sigma=3.0)
+    m.update(CANDS[:3], REFS[:3])
+    assert m.compute().item() == capeval.score(CANDS[:3], REFS[:3], ["cider_d"],
+                                               options={"cider_d": {"sigma": 3.0}}).corpus["cider_d"]
+
+
+def test_refusals():
+    m = tm.CIDErD()
+    with pytest.raises(InputError, match="preds must be a list"):
+        m.update("a dog", ["a dog"])
+    with pytest.raises(InputError, match="2 preds but 1 targets"):
+        m.update(["a", "b"], [["a"]])
+    with pytest.raises(InputError, match="pred 0 is not valid Unicode"):
+        m.update(["\ud800"], [["a"]])
+    with pytest.raises(InputError, match="no captions"):
+        m.compute()
+    m.update([""], [["a dog"]])
+    m.update(["a cat"], [["a cat"]])
+    with pytest.raises(InputError, match="candidate 0 is empty"):
+        m.compute()  # capeval.score's rule: empty candidates only with allow_empty
+
+
+@pytest.mark.slow
+def test_two_gloo_processes_equal_capeval_score_on_all_the_data(tmp_path):
+    import torch.multiprocessing as mp
+
+    from ._ddp_worker import run_rank
+
+    # Uneven shards (7 and 5 items), so the gathered byte states differ in length across ranks.
+    shards = [(CANDS[:7], REFS[:7]), (CANDS[7:], REFS[7:])]
+    names = sorted(OUTPUT)
+    mp.spawn(run_rank, args=(2, str(tmp_path), shards, names, []), nprocs=2, join=True)
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    for name in names:
+        expected = _result(name, CANDS, REFS)
+        for r in range(2):
+            got = ranks[r][name]
+            assert float.fromhex(got["value"]) == expected.corpus[OUTPUT[name]], (name, r)
+            # every caption, rank 0's then rank 1's
+            assert [float.fromhex(x) for x in got["per_caption"]] == expected.per_caption[OUTPUT[name]].tolist()
+            assert got["dtype"] == "torch.float64"
+
+
+@pytest.mark.slow
+def test_a_rank_without_data(tmp_path):
+    import torch.multiprocessing as mp
+
+    from ._ddp_worker import run_rank
+
+    shards = [(CANDS, REFS), (CANDS[:2], REFS[:2])]
+    mp.spawn(run_rank, args=(2, str(tmp_path), shards, ["CIDErD", "ROUGEL"], ["CIDErD", "ROUGEL"]), nprocs=2,
+             join=True)
+    for r in range(2):
+        got = json.loads((tmp_path / f"rank{r}.json").read_text())
+        for name in ("CIDErD", "ROUGEL"):
+            assert float.fromhex(got[name]["value"]) == _expected(name, CANDS, REFS)
