@@ -942,6 +942,176 @@ static PyObject *ptb_fast(PyObject *self, PyObject *args) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* 128-bit n-gram keys (the streamed CIDEr df)                                                 */
+/*
+ * key128(b) of a byte string b of length n: two 64-bit lanes, h1 = SEED1 ^ n, h2 = SEED2 ^ n;
+ * for each 8-byte little-endian word w of b (the last one zero-padded), in order:
+ *   h1 ^= rotl(w * K1, 31) * K2;  h1 = rotl(h1, 27) + h2;  h1 = h1 * 5 + 0x52dce729
+ *   h2 ^= rotl(w * K2, 33) * K1;  h2 = rotl(h2, 31) + h1;  h2 = h2 * 5 + 0x38495ab5
+ * then h1 += h2; h2 += h1; h1 = fmix(h1); h2 = fmix(h2); h1 += h2; h2 += h1 (MurmurHash3's
+ * round and finaliser, one word per lane). All arithmetic is modulo 2^64. The numpy twin is
+ * capeval.stream.dfstore._key128_numpy; tests compare the two.
+ */
+#define K128_SEED1 0x9e3779b97f4a7c15ULL
+#define K128_SEED2 0xc2b2ae3d27d4eb4fULL
+#define K128_K1 0x87c37b91114253d5ULL
+#define K128_K2 0x4cf5ad432745937fULL
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t fmix64(uint64_t k) {
+    k ^= k >> 33; k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33; k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+static void key128(const unsigned char *b, size_t n, uint64_t out[2]) {
+    uint64_t h1 = K128_SEED1 ^ (uint64_t)n, h2 = K128_SEED2 ^ (uint64_t)n;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        size_t m = n - i < 8 ? n - i : 8;
+        for (size_t j = 0; j < m; j++) w |= (uint64_t)b[i + j] << (8 * j);
+        h1 ^= rotl64(w * K128_K1, 31) * K128_K2;
+        h1 = rotl64(h1, 27) + h2;
+        h1 = h1 * 5 + 0x52dce729ULL;
+        h2 ^= rotl64(w * K128_K2, 33) * K128_K1;
+        h2 = rotl64(h2, 31) + h1;
+        h2 = h2 * 5 + 0x38495ab5ULL;
+    }
+    h1 += h2; h2 += h1;
+    h1 = fmix64(h1); h2 = fmix64(h2);
+    h1 += h2; h2 += h1;
+    out[0] = h1; out[1] = h2;
+}
+
+/* UTF-8 of a str (lone surrogates encoded as by "surrogatepass", as Python's twin does), or
+ * the bytes of a bytes object. *owner receives a new reference to release, or NULL. */
+static const char *utf8_of(PyObject *o, Py_ssize_t *len, PyObject **owner) {
+    *owner = NULL;
+    if (PyBytes_Check(o)) { *len = PyBytes_GET_SIZE(o); return PyBytes_AS_STRING(o); }
+    if (!PyUnicode_Check(o)) { PyErr_SetString(PyExc_TypeError, "keys128: items must be str or bytes"); return NULL; }
+    const char *s = PyUnicode_AsUTF8AndSize(o, len);
+    if (s) return s;
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+    PyErr_Clear();
+    *owner = PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass");
+    if (!*owner) return NULL;
+    *len = PyBytes_GET_SIZE(*owner);
+    return PyBytes_AS_STRING(*owner);
+}
+
+PyDoc_STRVAR(keys128_doc, "keys128(items) -> bytearray of 16 bytes per item: key128 of each str's UTF-8 (or bytes).");
+
+static PyObject *keys128(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "keys128: expected a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    void *data;
+    PyObject *out = new_bytes(16 * n, &data);
+    if (!out) { Py_DECREF(seq); return NULL; }
+    uint64_t *k = (uint64_t *)data;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t len; PyObject *owner;
+        const char *s = utf8_of(items[i], &len, &owner);
+        if (!s) { Py_DECREF(out); Py_DECREF(seq); return NULL; }
+        key128((const unsigned char *)s, (size_t)len, k + 2 * i);
+        Py_XDECREF(owner);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+static int cmp128(const void *a, const void *b) {
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
+    return 0;
+}
+
+PyDoc_STRVAR(refset_keys128_doc,
+"refset_keys128(sentences, bounds, max_n) -> bytearray: for each row r, the distinct key128 of\n"
+"every 1..max_n-gram of sentences[bounds[r]:bounds[r+1]] (bytes: words joined by single\n"
+"spaces, so an n-gram is a contiguous run of bytes), sorted, rows one after another.");
+
+static PyObject *refset_keys128(PyObject *self, PyObject *args) {
+    PyObject *sents_in, *bounds_in;
+    int max_n;
+    if (!PyArg_ParseTuple(args, "OOi", &sents_in, &bounds_in, &max_n)) return NULL;
+    if (max_n < 1 || max_n > 64) { PyErr_SetString(PyExc_ValueError, "refset_keys128: max_n in 1..64"); return NULL; }
+    PyObject *sents = PySequence_Fast(sents_in, "refset_keys128: sentences must be a sequence");
+    if (!sents) return NULL;
+    PyObject *bounds = PySequence_Fast(bounds_in, "refset_keys128: bounds must be a sequence");
+    if (!bounds) { Py_DECREF(sents); return NULL; }
+    Py_ssize_t ns = PySequence_Fast_GET_SIZE(sents), nb = PySequence_Fast_GET_SIZE(bounds);
+    size_t cap = 1024, used = 0, rcap = 256, wcap = 64;
+    uint64_t *all = malloc(cap * 16), *row = malloc(rcap * 16);
+    size_t *ws = malloc(wcap * sizeof(size_t)), *we = malloc(wcap * sizeof(size_t));
+    PyObject *out = NULL;
+    if (!all || !row || !ws || !we) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t r = 0; r + 1 < nb; r++) {
+        Py_ssize_t lo = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(bounds, r));
+        Py_ssize_t hi = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(bounds, r + 1));
+        if (PyErr_Occurred()) goto done;
+        if (lo < 0 || hi < lo || hi > ns) { PyErr_SetString(PyExc_ValueError, "refset_keys128: bad bounds"); goto done; }
+        size_t nrow = 0;
+        for (Py_ssize_t si = lo; si < hi; si++) {
+            PyObject *b = PySequence_Fast_GET_ITEM(sents, si);
+            if (!PyBytes_Check(b)) { PyErr_SetString(PyExc_TypeError, "refset_keys128: sentences must be bytes"); goto done; }
+            const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(b);
+            size_t len = (size_t)PyBytes_GET_SIZE(b), nw = 0;
+            for (size_t i = 0; i < len;) {
+                while (i < len && t[i] == ' ') i++;
+                if (i >= len) break;
+                size_t st = i;
+                while (i < len && t[i] != ' ') i++;
+                if (nw == wcap) {
+                    wcap *= 2;
+                    size_t *a = realloc(ws, wcap * sizeof(size_t)), *c = a ? realloc(we, wcap * sizeof(size_t)) : NULL;
+                    if (a) ws = a;
+                    if (c) we = c;
+                    if (!a || !c) { PyErr_NoMemory(); goto done; }
+                }
+                ws[nw] = st; we[nw] = i; nw++;
+            }
+            for (size_t k = 1; k <= (size_t)max_n; k++) {
+                for (size_t i = 0; i + k <= nw; i++) {
+                    if (nrow == rcap) {
+                        rcap *= 2;
+                        uint64_t *a = realloc(row, rcap * 16);
+                        if (!a) { PyErr_NoMemory(); goto done; }
+                        row = a;
+                    }
+                    key128(t + ws[i], we[i + k - 1] - ws[i], row + 2 * nrow);
+                    nrow++;
+                }
+            }
+        }
+        qsort(row, nrow, 16, cmp128);
+        if (used + nrow > cap) {
+            while (used + nrow > cap) cap *= 2;
+            uint64_t *a = realloc(all, cap * 16);
+            if (!a) { PyErr_NoMemory(); goto done; }
+            all = a;
+        }
+        for (size_t i = 0; i < nrow; i++) {
+            if (i > 0 && row[2 * i] == row[2 * i - 2] && row[2 * i + 1] == row[2 * i - 1]) continue;
+            all[2 * used] = row[2 * i]; all[2 * used + 1] = row[2 * i + 1]; used++;
+        }
+    }
+    {
+        void *data;
+        out = new_bytes((Py_ssize_t)(16 * used), &data);
+        if (out && used) memcpy(data, all, 16 * used);
+    }
+done:
+    free(all); free(row); free(ws); free(we);
+    Py_DECREF(sents); Py_DECREF(bounds);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
     {"build_index", build_index, METH_O, build_index_doc},
@@ -950,6 +1120,8 @@ static PyMethodDef methods[] = {
     {"bleu_units", bleu_units, METH_VARARGS, bleu_units_doc},
     {"lcs_pairs", lcs_pairs, METH_VARARGS, lcs_pairs_doc},
     {"ptb_fast", ptb_fast, METH_VARARGS, ptb_fast_doc},
+    {"keys128", keys128, METH_O, keys128_doc},
+    {"refset_keys128", refset_keys128, METH_VARARGS, refset_keys128_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,15 +1,22 @@
 """CIDEr document frequencies over a reference set too large for a dict of n-gram strings.
 
 A 1M-row set with five unique references per row holds some 20M distinct 1-4-grams: as a dict
-of strings that is several GB. Here each n-gram is a 128-bit BLAKE2b digest kept as two uint64
+of strings that is several GB. Here each n-gram is a 128-bit key of its UTF-8 text (``key128``,
+defined in ``_speedups.c``: MurmurHash3's mixing, one 64-bit word per lane), kept as two uint64
 columns sorted together, with a uint32 count: 20 bytes per n-gram, in arrays that can be saved,
 memory-mapped by worker processes and shipped to Ray workers without pickling millions of
-objects.
+objects. The compiled core computes the keys (for the df pass straight from each row's
+references, without a Python string per n-gram); :func:`_key128_numpy` computes the same keys
+without it, and the tests compare the two.
 
 Exactness. Counts are integers summed exactly, in any order. Two distinct n-grams would have to
-share all 128 bits to be confused: at 10^9 n-grams that has probability below 10^-20. A clash of
+share all 128 bits to be confused; for a well-mixed 128-bit key that has probability below
+10^-20 at 10^9 n-grams (the key is not built to resist inputs crafted to collide). A clash of
 the first 64 bits alone is handled (lookups then compare the second column), so only a full
 128-bit clash could change a number.
+
+Saved tables are column-major (``df_keys.npy`` has shape (2, N)), so a memory-mapped table's
+first column is contiguous and a lookup's binary search touches only the pages it visits.
 """
 from __future__ import annotations
 
@@ -24,15 +31,68 @@ from ..metrics.cider import DocumentFrequency
 _KEY_DTYPE = np.uint64
 
 
+_SEED1, _SEED2 = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F
+_K1, _K2 = 0x87C37B91114253D5, 0x4CF5AD432745937F
+
+
 def gram_keys(grams: Sequence[str]) -> np.ndarray:
-    """``(len(grams), 2)`` uint64 keys: the 16-byte BLAKE2b digest of each UTF-8 n-gram."""
-    if not grams:
+    """``(len(grams), 2)`` uint64 keys: ``key128`` of each n-gram's UTF-8 text."""
+    if not len(grams):
         return np.zeros((0, 2), dtype=_KEY_DTYPE)
-    blake = hashlib.blake2b
+    from .. import _compiled
+
+    if _compiled.core is not None:
+        raw = _compiled.core.keys128(grams)
+        return np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
     # surrogatepass: capeval.score takes a lone surrogate in a caption as a character, so must this
     # (the encoding stays one-to-one: valid UTF-8 never holds an encoded surrogate).
-    raw = b"".join(blake(g.encode("utf-8", "surrogatepass"), digest_size=16).digest() for g in grams)
-    return np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
+    return _key128_numpy([g.encode("utf-8", "surrogatepass") for g in grams])
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+def _fmix(k: np.ndarray) -> np.ndarray:
+    k = k ^ (k >> np.uint64(33))
+    k = k * np.uint64(0xFF51AFD7ED558CCD)
+    k = k ^ (k >> np.uint64(33))
+    k = k * np.uint64(0xC4CEB9FE1A85EC53)
+    return k ^ (k >> np.uint64(33))
+
+
+def _key128_numpy(encoded: Sequence[bytes]) -> np.ndarray:
+    """``key128`` (see ``_speedups.c``) of each byte string, vectorised over the strings: word
+    j of every string at once, for j up to the longest."""
+    n = len(encoded)
+    lens = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+    nwords = (lens + 7) // 8
+    padded = b"".join(e + b"\0" * (-len(e) % 8) for e in encoded)
+    words = np.frombuffer(padded, dtype="<u8").astype(np.uint64)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(nwords[:-1], out=starts[1:])
+    u = lens.astype(np.uint64)
+    h1, h2 = np.uint64(_SEED1) ^ u, np.uint64(_SEED2) ^ u
+    k1, k2 = np.uint64(_K1), np.uint64(_K2)
+    five = np.uint64(5)
+    with np.errstate(over="ignore"):
+        for j in range(int(nwords.max(initial=0))):
+            act = np.flatnonzero(nwords > j)
+            w = words[starts[act] + j]
+            a, b = h1[act], h2[act]
+            a ^= _rotl(w * k1, 31) * k2
+            a = _rotl(a, 27) + b
+            a = a * five + np.uint64(0x52DCE729)
+            b ^= _rotl(w * k2, 33) * k1
+            b = _rotl(b, 31) + a
+            b = b * five + np.uint64(0x38495AB5)
+            h1[act], h2[act] = a, b
+        h1 = h1 + h2
+        h2 = h2 + h1
+        h1, h2 = _fmix(h1), _fmix(h2)
+        h1 = h1 + h2
+        h2 = h2 + h1
+    return np.stack([h1, h2], axis=1).astype(_KEY_DTYPE, copy=False)
 
 
 def _reduce(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -52,6 +112,19 @@ def _reduce(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def chunk_df(token_refsets: Iterable[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
     """Keys and counts of one chunk: each row adds 1 to every distinct n-gram (orders 1-4) of
     the union of its tokenized references, as CIDEr's df counts scoring units."""
+    from .. import _compiled
+
+    if _compiled.core is not None:
+        # Each reference as its words joined by single spaces: an n-gram is then a run of bytes,
+        # the same bytes as " ".join of its words below.
+        sents: list[bytes] = []
+        bounds = [0]
+        for refs in token_refsets:
+            sents.extend(" ".join(r.split()).encode("utf-8", "surrogatepass") for r in refs)
+            bounds.append(len(sents))
+        raw = _compiled.core.refset_keys128(sents, bounds, 4)
+        keys = np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
+        return _reduce(keys, np.ones(len(keys), dtype=np.uint32))
     counts: dict[str, int] = {}
     get = counts.get
     for refs in token_refsets:
@@ -147,65 +220,87 @@ class DfAccumulator:
         return h.hexdigest()
 
     def result(self, folder: Path | None = None) -> "HashedDocumentFrequency":
-        """The summed table; written to ``folder`` (df_keys.npy, df_counts.npy) and memory-mapped
-        when a folder is given, else kept in memory."""
+        """The summed table; written to ``folder`` (df_keys.npy, shape (2, N), and df_counts.npy)
+        and memory-mapped when a folder is given, else kept in memory."""
         for b in range(len(self._keys)):
             self._merge(b)
         total = sum(len(k) for k in self._keys)
         if folder is None:
             keys = np.concatenate(self._keys) if total else np.zeros((0, 2), dtype=_KEY_DTYPE)
             counts = np.concatenate(self._counts) if total else np.zeros(0, dtype=np.uint32)
-        else:
-            from numpy.lib.format import open_memmap
+            self._keys = self._counts = []
+            return HashedDocumentFrequency(keys, counts, self.n_units)
+        from numpy.lib.format import open_memmap
 
-            keys = open_memmap(folder / "df_keys.npy", mode="w+", dtype=_KEY_DTYPE, shape=(total, 2))
-            counts = open_memmap(folder / "df_counts.npy", mode="w+", dtype=np.uint32, shape=(total,))
-            pos = 0
-            for b in range(len(self._keys)):
-                n = len(self._keys[b])
-                keys[pos:pos + n] = self._keys[b]
-                counts[pos:pos + n] = self._counts[b]
-                self._keys[b] = self._counts[b] = None  # free as we go
-                pos += n
-            keys.flush()
-            counts.flush()
-            del keys, counts
-            return HashedDocumentFrequency.load_arrays(folder, self.n_units)
-        self._keys = self._counts = []
-        return HashedDocumentFrequency(keys, counts, self.n_units)
+        cols = open_memmap(folder / "df_keys.npy", mode="w+", dtype=_KEY_DTYPE, shape=(2, total))
+        counts = open_memmap(folder / "df_counts.npy", mode="w+", dtype=np.uint32, shape=(total,))
+        pos = 0
+        for b in range(len(self._keys)):
+            n = len(self._keys[b])
+            cols[0, pos:pos + n] = self._keys[b][:, 0]
+            cols[1, pos:pos + n] = self._keys[b][:, 1]
+            counts[pos:pos + n] = self._counts[b]
+            self._keys[b] = self._counts[b] = None  # free as we go
+            pos += n
+        cols.flush()
+        counts.flush()
+        del cols, counts
+        return HashedDocumentFrequency.load_arrays(folder, self.n_units)
 
 
 class HashedDocumentFrequency(DocumentFrequency):
     """A :class:`DocumentFrequency` whose n-grams are 128-bit keys (see the module docstring).
-    ``source`` is ``corpus:N`` like the in-memory df of the same set, so signatures agree."""
+    ``source`` is ``corpus:N`` like the in-memory df of the same set, so signatures agree.
+    ``keys`` are (N, 2) rows sorted by (first, second); :meth:`from_columns` takes the two
+    columns as they are saved."""
 
     def __init__(self, keys: np.ndarray, counts: np.ndarray, n_units: int, source: str | None = None):
+        keys = np.asarray(keys).reshape(-1, 2)
+        self._init(np.ascontiguousarray(keys[:, 0]), np.ascontiguousarray(keys[:, 1]), counts, n_units, source)
+
+    @classmethod
+    def from_columns(cls, first: np.ndarray, second: np.ndarray, counts: np.ndarray, n_units: int,
+                     source: str | None = None) -> "HashedDocumentFrequency":
+        obj = cls.__new__(cls)
+        obj._init(first, second, counts, n_units, source)
+        return obj
+
+    def _init(self, first, second, counts, n_units, source) -> None:
         super().__init__({}, n_units, source or f"corpus:{n_units}")
-        self.keys = keys
-        self.counts = counts
-        first = keys[:, 0]
+        if not (len(first) == len(second) == len(counts)):
+            raise ValueError("df table: key columns and counts differ in length")
+        self.first, self.second, self.counts = first, second, counts
         # Positions whose first 64 bits repeat: lookups there compare the second column too.
         self._clash = bool(len(first) > 1 and np.any(first[1:] == first[:-1]))
 
+    @property
+    def keys(self) -> np.ndarray:
+        """(N, 2) rows (a copy)."""
+        return np.stack([np.asarray(self.first), np.asarray(self.second)], axis=1)
+
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.first)
 
     def lookup(self, grams: Sequence[str]) -> np.ndarray:
         q = gram_keys(grams)
         out = np.zeros(len(q), dtype=np.float64)
-        if len(self.keys) == 0 or len(q) == 0:
+        if len(self.first) == 0 or len(q) == 0:
             return out
-        first = self.keys[:, 0]
-        pos = np.searchsorted(first, q[:, 0], side="left")
+        first, second = self.first, self.second
+        q0 = np.ascontiguousarray(q[:, 0])
+        # Sorted queries visit the (memory-mapped) table in order.
+        order = np.argsort(q0, kind="stable")
+        pos = np.empty(len(q0), dtype=np.int64)
+        pos[order] = np.searchsorted(first, q0[order], side="left")
         inside = pos < len(first)
         p = np.where(inside, pos, 0)
-        hit = inside & (first[p] == q[:, 0]) & (self.keys[p, 1] == q[:, 1])
+        hit = inside & (first[p] == q0) & (second[p] == q[:, 1])
         out[hit] = self.counts[p[hit]]
         if self._clash:  # rare: scan the run of equal first halves for the second
-            for i in np.flatnonzero(inside & ~hit & (first[p] == q[:, 0])).tolist():
+            for i in np.flatnonzero(inside & ~hit & (first[p] == q0)).tolist():
                 j = int(pos[i])
-                while j < len(first) and first[j] == q[i, 0]:
-                    if self.keys[j, 1] == q[i, 1]:
+                while j < len(first) and first[j] == q0[i]:
+                    if second[j] == q[i, 1]:
                         out[i] = self.counts[j]
                         break
                     j += 1
@@ -215,7 +310,7 @@ class HashedDocumentFrequency(DocumentFrequency):
         h = hashlib.sha256()
         h.update(str(self.n_units).encode())
         step = 1 << 20  # in slices: the arrays may be memory-mapped and large
-        for arr in (self.keys, self.counts):
+        for arr in (self.first, self.second, self.counts):
             for s in range(0, len(arr), step):
                 h.update(np.ascontiguousarray(arr[s:s + step]).tobytes())
         return h.hexdigest()
@@ -223,5 +318,7 @@ class HashedDocumentFrequency(DocumentFrequency):
     @classmethod
     def load_arrays(cls, folder: Path, n_units: int, mmap: bool = True) -> "HashedDocumentFrequency":
         mode = "r" if mmap else None
-        return cls(np.load(folder / "df_keys.npy", mmap_mode=mode),
-                   np.load(folder / "df_counts.npy", mmap_mode=mode), n_units)
+        cols = np.load(folder / "df_keys.npy", mmap_mode=mode)
+        if cols.ndim != 2 or cols.shape[0] != 2 or cols.dtype != _KEY_DTYPE:
+            raise ValueError(f"{folder / 'df_keys.npy'}: not a (2, N) uint64 key table")
+        return cls.from_columns(cols[0], cols[1], np.load(folder / "df_counts.npy", mmap_mode=mode), n_units)

@@ -1,7 +1,8 @@
 """The run folder that makes a streamed run resumable.
 
-``run.json`` holds the run's fingerprint (version, metrics, tokenizer, options, chunk size,
-output format). Each scored chunk is one file ``chunk-NNNNNNN.bin``: a header, the SHA-256 of
+``run.json`` holds the run's fingerprint (run-folder format, version, metrics, tokenizer,
+options, chunk size, output format). A folder of another run-folder format (before format 2,
+the n-gram keys of its df were BLAKE2b digests) is refused with a message, never mixed in. Each scored chunk is one file ``chunk-NNNNNNN.bin``: a header, the SHA-256 of
 the payload, and the payload (the chunk's key and result). A chunk file is written under a
 temporary name, flushed to disk and renamed, so it either exists whole or not at all; on
 reading, a wrong checksum or a key that does not match the current rows, settings and df
@@ -19,6 +20,9 @@ from pathlib import Path
 
 _MAGIC = b"CAPEVAL-CHUNK/1\n"
 _MANIFEST = "run.json"
+#: Run-folder format, written into run.json. 2: df keys are key128 (``_speedups.c``), saved
+#: column-major; 1 (no field): BLAKE2b keys, rows.
+RUN_FORMAT = 2
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -30,14 +34,31 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def _check_format(folder: Path, manifest: str) -> None:
+    from ..errors import InputError
+
+    try:
+        found = json.loads(manifest).get("format", 1)
+    except (ValueError, AttributeError):
+        found = None
+    if found != RUN_FORMAT:
+        what = f"run-folder format {found}" if found is not None else "an unreadable run.json"
+        raise InputError(
+            f"{folder}: this run folder has {what}, and this capeval reads and writes format {RUN_FORMAT} "
+            "(its n-gram keys differ), so it can be neither resumed nor reused. Delete the folder, or "
+            "choose another run_dir (CLI: another --output) to start a new run.")
+
+
 class RunStore:
     def __init__(self, folder: Path, fingerprint: dict, temporary: bool = False):
         self.folder = Path(folder)
         self.temporary = temporary
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.fingerprint = json.dumps(fingerprint, sort_keys=True, default=repr)
         manifest = self.folder / _MANIFEST
         old = manifest.read_text() if manifest.exists() else None
+        if old is not None:
+            _check_format(self.folder, old)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.fingerprint = json.dumps({**fingerprint, "format": RUN_FORMAT}, sort_keys=True, default=repr)
         if old != self.fingerprint:
             if old is not None:  # another run's chunks: not ours to reuse
                 self._clear()
