@@ -3,7 +3,6 @@ from ._version import __version__
 from .api import score
 from .metrics.registry import list_metrics
 from .result import Result
-from .stream import score_stream
 
 __all__ = ["__version__", "score", "score_stream", "list_metrics", "bench", "Result", "CiderDReward", "UserMetric"]
 
@@ -26,7 +25,11 @@ def bench(name: str, metrics=None, **kwargs):
 
 
 def __getattr__(name: str):
-    # Imported on first use: most callers never need the reward API.
+    # Imported on first use: most callers never stream, nor need the reward API.
+    if name == "score_stream":
+        from .stream import score_stream
+
+        return score_stream
     if name == "CiderDReward":
         from .reward import CiderDReward
 

@@ -24,7 +24,9 @@ def stream_reason(input: Path, annotations, output, names, save_cider_df) -> str
     if output is not None and row_format(output) is None:
         return f"{output.suffix or 'this'} output is one JSON document (use .jsonl, .csv or .parquet)"
     if not streamable(names):
-        return "a requested metric does not stream (streamed: bleu1-4, rouge_l, cider_d, cider)"
+        from ..metrics.registry import families_with
+
+        return f"a requested metric does not stream (streamed families: {', '.join(families_with('streamable'))})"
     if save_cider_df is not None:
         return "--save-cider-df needs the whole reference set in memory"
     return None

@@ -109,8 +109,12 @@ def score_cmd(
         names = _parse_metrics(metrics if metrics is not None else ",".join(METRIC_SETS["coco"]))
         asked = names if metrics is not None else None  # None: the default set, which may skip
         line_breaks = "refuse" if strict_line_breaks else "space"
+        user_options = parse_options(option)
+        from ..metrics.registry import family_for
+
+        classes = list(dict.fromkeys(family_for(n) for n in names))
         options: dict = {}
-        for fam in ("cider_d", "cider"):
+        for fam in (cls.family for cls in classes if cls.uses_df):
             opt = {}
             if cider_df is not None:
                 opt["df"] = str(cider_df)
@@ -118,11 +122,9 @@ def score_cmd(
                 opt["save_df"] = str(save_cider_df)
             if opt:
                 options[fam] = opt
-        for fam, opt in parse_options(option).items():
+        for fam, opt in user_options.items():
             options.setdefault(fam, {}).update(opt)
-        from ..metrics.registry import family_for
-
-        families = list(dict.fromkeys(family_for(n).family for n in names))
+        families = [cls.family for cls in classes]
         # Streaming (bounded memory, resumable, --jobs/--engine) when the run allows it: cli/_stream.py.
         from ._stream import run_streamed, stream_reason
 

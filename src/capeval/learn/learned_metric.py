@@ -73,6 +73,7 @@ class Learned(Metric):
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
     corpus_dependent = True
+    is_learned = True
     #: ``capeval.score`` runs this family last and hands it the scores it already computed.
     reuses_scores = True
     #: a model may have image features (an image metric, a user's scores file): the call's images go to them

@@ -59,6 +59,19 @@ class Metric(ABC):
     reuses_scores : bool
         True for a family built on other metrics' scores (``learned``): ``capeval.score`` runs
         it last and hands it, through :meth:`reuse`, the scores already computed in that call.
+    streamable : bool
+        True when ``capeval.score_stream`` may score this family chunk by chunk with the same
+        numbers: a caption's score depends only on its own row (and, with :attr:`uses_df`, on
+        the corpus df), and the corpus score is the mean of the per-caption scores (BLEU's is
+        rebuilt from its summed statistics).
+    uses_df : bool
+        True for a family that takes a document-frequency table (options ``df`` and
+        ``save_df``: CIDEr, CIDEr-D): a streamed run counts it over the whole input first and
+        hands it to every chunk, and ``capeval score --cider-df`` passes its file.
+    is_learned : bool
+        True for a family whose numbers come from a model trained on human judgments
+        (``learned``, ``nneval``): :meth:`provenance` names what the model saw, and benchmark
+        runs refuse or mark its numbers on those benchmarks.
     needs_images : bool
         True for image-based families (CLIP-S, PAC-S): ``capeval.score`` refuses to run them
         without ``images`` (one image path per candidate) and passes those paths to
@@ -87,6 +100,9 @@ class Metric(ABC):
     corpus_dependent: ClassVar[bool] = False
     aggregates_statistics: ClassVar[bool] = False
     reuses_scores: ClassVar[bool] = False
+    streamable: ClassVar[bool] = False
+    uses_df: ClassVar[bool] = False
+    is_learned: ClassVar[bool] = False
     needs_images: ClassVar[bool] = False
     needs_references: ClassVar[bool] = True
     accepts_images: ClassVar[bool] = False

@@ -152,6 +152,7 @@ class BleuCoco(Metric):
 
     family = "bleu"
     cache_resources = ()  # pure computation on the tokenized text
+    streamable = True  # the streamed corpus score comes from the chunks' summed counts
     variant = "bleu_coco"
     outputs = tuple(
         OutputInfo(f"bleu{k}", "bleu", "bleu_coco", (0.0, 1.0), True,

@@ -321,6 +321,8 @@ def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: 
 
 class _CiderBase(Metric):
     corpus_dependent = True
+    uses_df = True
+    streamable = True  # with the df of the whole input, counted in a first pass
     # 1: squares as the reference computes them (pow(v, 2)), which moved some scores in the last bit.
     cache_revision = 1
     cache_resources = ()  # pure computation on the tokenized text (a df file is an option)

@@ -200,6 +200,17 @@ def get_family(family: str) -> type[Metric]:
         raise _unknown(f"unknown metric family {family!r}", _FAMILIES) from None
 
 
+def families_with(capability: str) -> list[str]:
+    """Names of the registered families (built-in, plug-in and user) whose capability
+    attribute (``streamable``, ``uses_df``, ``is_learned``...; see :class:`Metric`) is true,
+    sorted: the one place a list of family names is derived, for messages."""
+    if not isinstance(getattr(Metric, capability, None), bool):
+        raise ValueError(f"{capability!r} is not a capability of Metric")
+    _load_all()
+    load_plugins()
+    return sorted(fam for fam, cls in _FAMILIES.items() if getattr(cls, capability))
+
+
 def list_metrics() -> list[OutputInfo]:
     """Every registered output (built-in, plug-in and user-registered), sorted by family then
     declaration order. Plug-ins that failed to load are warned about, naming them."""

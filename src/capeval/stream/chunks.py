@@ -17,10 +17,8 @@ from .. import rowfiles
 from ..errors import InputError
 from .readers import Chunk
 
-#: Families whose scores stream: per-row scores depend only on the row (and, for CIDEr, on the
-#: corpus df), and corpus scores come from summed statistics or the mean of per-row scores.
-STREAM_FAMILIES = ("bleu", "rouge_l", "cider_d", "cider")
-CIDER_FAMILIES = ("cider_d", "cider")
+# Which families stream, and which of them take the corpus df, are their ``Metric.streamable``
+# and ``Metric.uses_df``.
 DEFAULT_CHUNK = rowfiles.DEFAULT_CHUNK
 
 
@@ -125,14 +123,16 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
     """Score one chunk with :func:`capeval.score` (CIDEr with the corpus df of ``df``)."""
     from ..api import score
     from ..metrics._ngrams import clear_cache
+    from ..metrics.registry import family_for
     from ..validation import has_line_break
     from ..rowfiles import fragment
 
     options = settings.options_dict()
     dfo = resolve_df(df)
     if dfo is not None:
-        for fam in CIDER_FAMILIES:
-            options.setdefault(fam, {})["df"] = dfo
+        for cls in {family_for(m) for m in settings.metrics}:
+            if cls.uses_df:
+                options.setdefault(cls.family, {})["df"] = dfo
     # The n-gram index cache holds the last calls' indexes: drop them so memory stays flat.
     clear_cache()
     try:

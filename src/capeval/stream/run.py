@@ -30,7 +30,7 @@ from .._version import __version__
 from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
 from ..result import Result
-from .chunks import CIDER_FAMILIES, DEFAULT_CHUNK, STREAM_FAMILIES, DfHandle, Settings, df_pass, score_pass
+from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, score_pass
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
 from ..rowfiles import RowFileWriter, row_format, write_signatures
@@ -38,18 +38,18 @@ from ..rowfiles import RowFileWriter, row_format, write_signatures
 
 
 def streamable(metrics: Iterable[str]) -> bool:
-    """Whether every metric can be streamed (its family in :data:`STREAM_FAMILIES`)."""
+    """Whether every metric can be streamed (its family's ``Metric.streamable``)."""
     from ..metrics.registry import family_for
 
     try:
-        return all(family_for(m).family in STREAM_FAMILIES for m in metrics)
+        return all(family_for(m).streamable for m in metrics)
     except Exception:
         return False
 
 
 def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_format):
     from ..api import _group_by_family
-    from ..metrics.registry import get_family
+    from ..metrics.registry import families_with, get_family
     from ..text import tokenizer_id
     from ..validation import check_line_break_policy
 
@@ -57,10 +57,10 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
     if not metrics:
         raise InputError("no metrics requested")
     groups = _group_by_family(metrics)
-    bad = [m for cls, names in groups.items() if cls.family not in STREAM_FAMILIES for m in names]
+    bad = [m for cls, names in groups.items() if not cls.streamable for m in names]
     if bad:
         raise InputError(f"metric(s) {', '.join(bad)} cannot be streamed (streamed families: "
-                         f"{', '.join(STREAM_FAMILIES)}); score them with capeval.score (CLI: without "
+                         f"{', '.join(families_with('streamable'))}); score them with capeval.score (CLI: without "
                          "--jobs/--engine/--chunk-size)")
     tokenizer_id(tokenizer)
     check_line_break_policy(line_breaks)
@@ -70,7 +70,7 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
         get_family(fam)
         if not isinstance(opt, dict):
             raise InputError(f"options for {fam} must be a mapping of option names to values, got {opt!r}")
-        if fam in CIDER_FAMILIES:
+        if get_family(fam).uses_df:
             if opt.get("save_df") is not None:
                 raise InputError(f"{fam}: save_df (CLI --save-cider-df) is not available when streaming; "
                                  "save the df with capeval.score on the references, or score without streaming")
@@ -81,7 +81,7 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
                 df_source = src
     frozen = tuple(sorted((f, tuple(sorted(o.items()))) for f, o in options.items()))
     settings = Settings(tuple(metrics), tokenizer, bool(allow_empty), line_breaks, frozen, output_format)
-    needs_df = any(cls.family in CIDER_FAMILIES for cls in groups)
+    needs_df = any(cls.uses_df for cls in groups)
     return settings, needs_df, df_source
 
 
@@ -185,7 +185,8 @@ def score_stream(
         How often the df pass saves its counts so far (a killed df pass resumes from there).
     tokenizer, allow_empty, line_breaks, options : as :func:`capeval.score`.
     """
-    from ..metrics.bleu import BleuStats, bleu_from_stats
+    from ..metrics.bleu import BleuCoco, BleuStats, bleu_from_stats
+    from ..metrics.registry import family_for
     from ..text import tokenizer_id
     from ..validation import LINE_BREAK_TAG
     from .engines import make_engine
@@ -315,7 +316,7 @@ def score_stream(
         # Assembly, in input order.
         writer = RowFileWriter(out_path, fmt, metrics) if out_path is not None else None
         per_caption: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
-        mean_metrics = [m for m in metrics if not m.startswith("bleu")]
+        mean_metrics = [m for m in metrics if family_for(m) is not BleuCoco]  # BLEU's from summed counts
         bleu_tot = {"testlen": 0, "reflen": 0, "guess": [0] * 4, "correct": [0] * 4}
         nrefs: set[int] = set()
         line_break = False
@@ -346,16 +347,18 @@ def score_stream(
                     signatures = dict(r.signatures)
             tok = tokenizer_id(tokenizer) + (LINE_BREAK_TAG if line_break else "")
             nrefs_s = str(next(iter(nrefs))) if len(nrefs) == 1 else "var"
-            signatures = {m: _merge_signature(signatures[m], tok, nrefs_s) for m in metrics}
+            raw_tok = "none" + (LINE_BREAK_TAG if line_break else "")  # families given the untokenized text
+            signatures = {m: _merge_signature(signatures[m], tok if family_for(m).text_input == "tokenized" else raw_tok,
+                                              nrefs_s) for m in metrics}
             corpus: dict[str, float] = {}
             bleu = None
-            if any(m.startswith("bleu") for m in metrics):
+            if len(mean_metrics) < len(metrics):
                 total = BleuStats(bleu_tot["testlen"], bleu_tot["reflen"], tuple(bleu_tot["guess"]),
                                   tuple(bleu_tot["correct"]))
                 bleu = bleu_from_stats(total, 4)
             arrays = {m: np.concatenate(v) if v else np.zeros(0) for m, v in per_caption.items()}
             for m in metrics:
-                corpus[m] = float(bleu[int(m[4:]) - 1]) if m.startswith("bleu") else float(np.mean(arrays[m]))
+                corpus[m] = float(bleu[int(m[4:]) - 1]) if m not in mean_metrics else float(np.mean(arrays[m]))
             if writer is not None:
                 write_signatures(out_path, corpus, signatures)
                 writer.commit()
