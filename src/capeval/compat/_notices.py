@@ -1,6 +1,7 @@
 """One-time notices where the compat classes differ from the tool they stand in for on purpose."""
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
@@ -13,13 +14,22 @@ _issued: set[str] = set()
 _lock = threading.Lock()
 
 
-def notice(key: str, message: str, stacklevel: int = 3) -> None:
+def _user_level() -> int:
+    """``stacklevel`` for a warning raised in :func:`notice` that points at the first caller
+    outside this package (the user's line, not the shim's)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(__package__ + "."):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def notice(key: str, message: str) -> None:
     """Warn with ``message`` the first time ``key`` comes up in this process."""
     with _lock:
         if key in _issued:
             return
         _issued.add(key)
-    warnings.warn(message, CompatNotice, stacklevel=stacklevel)
+    warnings.warn(message, CompatNotice, stacklevel=_user_level())
 
 
 def _forget() -> None:

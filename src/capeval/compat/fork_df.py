@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..metrics.cider import N_ORDER, DocumentFrequency
+from ._notices import _user_level
 
 #: The only globals a df pickle may name: the defaultdict and its default factory.
 _ALLOWED = {
@@ -113,7 +114,8 @@ def read_fork_df(path: str | Path, *, allow_pickle: bool = False) -> ForkDf:
         raise InputError(f"cannot read CIDEr df pickle {path}: {e.strerror or e}") from None
     sha = hashlib.sha256(data).hexdigest()
     if allow_pickle:
-        warnings.warn(f"allow_pickle=True: loading {path} with pickle; {PICKLE_RISK}", UserWarning, stacklevel=2)
+        warnings.warn(f"allow_pickle=True: loading {path} with pickle; {PICKLE_RISK}", UserWarning,
+                      stacklevel=_user_level())
         loader = pickle.Unpickler(io.BytesIO(data), encoding="latin1")
     else:
         loader = _RestrictedUnpickler(io.BytesIO(data), str(path))

@@ -27,8 +27,7 @@ def read_breaks_as_spaces(texts: list[str], who: str, harmless: str = "") -> lis
             notice(f"line-breaks:{who}",
                    f"capeval.compat {who}: a caption holds a line break; capeval reads every line-break character "
                    "as a space, where pycocoevalcap keeps it (its tokenizer replaces only '\\n' and shifts later "
-                   "captions at '\\r', U+2028..., ROUGE-L keeps it inside a token, METEOR's protocol breaks)",
-                   stacklevel=4)
+                   "captions at '\\r', U+2028..., ROUGE-L keeps it inside a token, METEOR's protocol breaks)")
     return out
 
 

@@ -42,7 +42,7 @@ class Spice:
         over the images in sorted id order, as the jar's output is read by pycocoevalcap."""
         notice("spice", f"capeval.compat Spice is SPICE-py ({VARIANT_PY}, rev {PY_REVISION}): spaCy + WordNet "
                "scene graphs approximating the SPICE 1.0 jar (Stanford CoreNLP), so its numbers differ from "
-               "pycocoevalcap's; docs/SPICE.md gives the measured gap", stacklevel=3)
+               "pycocoevalcap's; docs/SPICE.md gives the measured gap")
         if sorted(gts.keys()) != sorted(res.keys()):
             paired(gts, res, "Spice")  # names the mismatched image
         img_ids = sorted(gts.keys())
