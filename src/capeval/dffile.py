@@ -31,16 +31,18 @@ def read_df_file(path: str | Path) -> tuple[dict[str, float], int, str]:
     data = Path(path).read_bytes()
     try:
         payload = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except ValueError as e:  # bad UTF-8 or JSON, or an integer past Python's 4,300-digit limit
         raise InputError(f"CIDEr df file {path} is not valid UTF-8 JSON: {e}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         got = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise InputError(f"CIDEr df file {path}: unknown format {got!r}")
     n_units, raw = payload.get("n_units"), payload.get("df")
     # rho = ln(n_units): 0 units gives -inf and NaN scores, 1 unit gives every score 0.
-    if isinstance(n_units, bool) or not isinstance(n_units, int) or n_units < 2:
-        raise InputError(f"CIDEr df file {path}: n_units must be an integer >= 2 (ln of it weights every "
-                         f"n-gram), got {n_units!r}")
+    # Above 2**53 a count is no longer an exact float, and ln() of it would be taken of a float.
+    if isinstance(n_units, bool) or not isinstance(n_units, int) or not 2 <= n_units <= 2 ** 53:
+        shown = repr(n_units) if not isinstance(n_units, int) or n_units < 10 ** 30 else f"an integer of {len(str(n_units))} digits"
+        raise InputError(f"CIDEr df file {path}: n_units must be an integer between 2 and 2**53 (ln of it "
+                         f"weights every n-gram), got {shown}")
     if not isinstance(raw, dict):
         raise InputError(f"CIDEr df file {path}: 'df' must be an object mapping n-grams to counts")
     df: dict[str, float] = {}

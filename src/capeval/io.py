@@ -35,6 +35,8 @@ def _load_json(path) -> object:
         return json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except ValueError as e:  # an integer longer than Python's 4,300-digit limit
+        raise InputError(f"{path}: unreadable JSON ({e})") from None
 
 
 def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
@@ -48,6 +50,8 @@ def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
         obj = json.loads(line)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from None
+    except ValueError as e:  # an integer longer than Python's 4,300-digit limit
+        raise InputError(f"{path}:{lineno}: unreadable JSON ({e})") from None
     if not isinstance(obj, dict):
         raise InputError(f"{path}:{lineno}: expected an object")
     for key in ("candidate", "references"):
@@ -247,6 +251,9 @@ def iter_csv(p: Path, stream, delimiter: str | None = None, with_image: bool = F
         if len(row) != len(header):
             hint = " (an unquoted comma in a caption?)" if len(row) > len(header) and not tsv else ""
             raise _table_error(p, line, f"{len(row)} cells, but the header has {len(header)}{hint}")
+        if [c.strip().lower() for c in row] == names:
+            raise _table_error(p, line, "repeats the header row (files joined with cat?); remove it, or it "
+                                        "would be scored as a caption")
         if id_col is not None:
             key = row[id_col]
             if not key.strip():

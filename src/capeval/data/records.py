@@ -61,7 +61,7 @@ class CorrelationTable:
     images: list[str | None] | None = None
 
     def __post_init__(self) -> None:
-        self.human = np.asarray(self.human, dtype=float)
+        self.human = _real_ratings(self.name, self.human)
         n = len(self.candidates)
         if self.references is None:
             if self.protocol.get("refs") != "none":
@@ -111,7 +111,7 @@ class PairwiseTable:
     images: list[str | None] | None = None
 
     def __post_init__(self) -> None:
-        self.labels = np.asarray(self.labels, dtype=float)
+        self.labels = _real_ratings(self.name, self.labels)
         n = len(self.candidates_a)
         _check_len(self.name, "candidates_b", self.candidates_b, n)
         _check_len(self.name, "references", self.references, n)
@@ -160,6 +160,18 @@ class SystemTable:
 
     def __len__(self) -> int:
         return len(self.image_ids)
+
+
+def _real_ratings(name: str, values) -> np.ndarray:
+    """Ratings as floats; a complex or non-numeric one is an error naming its row (numpy would
+    turn ``1j`` into 0.0 with only a warning)."""
+    for i, v in enumerate(values):
+        if isinstance(v, (complex, np.complexfloating)):
+            raise InputError(f"{name}: human rating of row {i} is {v!r}, not a real number")
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{name}: human ratings are not all real numbers ({e})") from None
 
 
 def _check_len(name: str, what: str, seq, n: int) -> None:

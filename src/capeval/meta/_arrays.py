@@ -14,6 +14,11 @@ def as_vector(values: Sequence[float] | np.ndarray, what: str, *, finite: bool =
     NaN is always refused; so is ±inf unless ``finite=False``. No metric or rating is
     legitimately infinite, and rank statistics (Kendall, Spearman, bootstrap) would otherwise
     rank an overflow or a parsing accident first without a word."""
+    if np.iscomplexobj(values):  # numpy would keep the real part, 1j becoming 0.0
+        flat = np.ravel(np.asarray(values))
+        bad = np.flatnonzero(flat.imag != 0)
+        i = int(bad[0]) if bad.size else 0
+        raise InputError(f"{what}[{i}] is {complex(flat[i])!r}, a complex number; scores and ratings must be real")
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):

@@ -53,6 +53,7 @@ import numpy as np
 from ..errors import ExternalToolError, InputError, ResourceNotFound
 from ..resources.resolver import java_executable, resolve
 from ..result import MetricScores
+from ._limits import METEOR_MAX_WORDS, check_lengths
 from ._meteor_jvm import JVMCrashed, MeteorProcess, default_workers
 from ._meteor_native import NativeMeteor, score_rows
 from ._meteor_native.score import corpus_score as native_corpus_score
@@ -258,6 +259,9 @@ class Meteor(Metric):
             raise ValueError(f"workers must be >= 1, got {workers}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        for what, seconds in (("timeout", timeout), ("startup_timeout", startup_timeout)):
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
+                raise ValueError(f"{what} must be a positive, finite number of seconds, got {seconds!r}")
         self.timeout = timeout
         self.startup_timeout = startup_timeout
         self.batch_size = batch_size
@@ -422,6 +426,8 @@ class Meteor(Metric):
         )
 
     def _compute_native(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        check_lengths("METEOR", candidates, references, METEOR_MAX_WORDS,
+                      "its matching and alignment grow with the square of the length")
         # A unit is what the jar would receive: the wrapper-cleaned hypothesis and the references.
         index: dict[tuple, int] = {}
         row_unit = np.empty(len(candidates), dtype=np.int64)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
+from ._limits import SPICE_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -145,6 +146,8 @@ class Spice(Metric):
         return None if options.get("backend", "py") == "jar" else f"py-rev:{PY_REVISION}"
 
     def _compute_py(self, candidates, references):
+        check_lengths("SPICE-py", candidates, references, SPICE_MAX_WORDS,
+                      "parsing and matching a text of thousands of words takes minutes")
         sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process,
                         self.parse_cache)
         arrays = sc.score(candidates, references)

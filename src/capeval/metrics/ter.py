@@ -34,6 +34,7 @@ import numpy as np
 
 from ..result import MetricScores
 from ..units import dedupe
+from ._limits import TER_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -293,6 +294,8 @@ class Ter(Metric):
         return tuple((text.lower() if self.lowercase else text).split())
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        check_lengths("TER", candidates, references, TER_MAX_WORDS,
+                      "its shift search takes minutes on texts of a few thousand words, as in sacrebleu")
         units = dedupe(candidates, references)
         hyps = [self._words(c) for c in units.cands]
         refsets = [[self._words(r) for r in rs] for rs in units.refsets]

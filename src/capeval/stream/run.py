@@ -48,7 +48,7 @@ def streamable(metrics: Iterable[str]) -> bool:
 
 
 def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_format):
-    from ..api import _group_by_family
+    from ..api import _group_by_family, check_option_names
     from ..metrics.registry import families_with, get_family
     from ..text import tokenizer_id
     from ..validation import check_line_break_policy
@@ -67,7 +67,7 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
     options = {fam: dict(opt or {}) for fam, opt in (options or {}).items()}
     df_source = None
     for fam, opt in options.items():
-        get_family(fam)
+        check_option_names(get_family(fam), opt)  # requested or not: a misspelt option is an error
         if not isinstance(opt, dict):
             raise InputError(f"options for {fam} must be a mapping of option names to values, got {opt!r}")
         if get_family(fam).uses_df:

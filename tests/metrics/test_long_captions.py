@@ -1,0 +1,58 @@
+"""One absurd row must not take the machine down (issue 28, item 17): a 1 MB caption is
+scored, or refused with a named error, by each text family, in a subprocess whose address
+space is capped at 2 GiB (``RLIMIT_AS``); none may be killed or end in a raw traceback.
+
+Native METEOR, TER and SPICE-py refuse captions above their caps (capeval.metrics._limits), naming
+the item; the others score it."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from capeval.metrics._limits import METEOR_MAX_WORDS, check_lengths
+from capeval.errors import InputError
+
+CAP = 2 << 30
+SCRIPT = textwrap.dedent("""
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
+    import capeval
+    from capeval.errors import CapevalError
+    words = "a dog runs on the grass with a red ball near two cats and a big car".split()
+    big = " ".join(words[i % len(words)] for i in range(200_000))[:1_000_000]
+    try:
+        r = capeval.score([big, "two cats sleep"], [["a dog runs on the grass", "a dog"], ["two cats sleep"]],
+                          metrics=[sys.argv[1]])
+        print(json.dumps({{"scored": float(r.corpus[sys.argv[1]])}}))
+    except CapevalError as e:
+        print(json.dumps({{"refused": type(e).__name__, "message": str(e)}}))
+""")
+
+
+@pytest.mark.parametrize("metric,outcome", [
+    ("bleu4", "scored"), ("bleu4_smooth", "scored"), ("rouge_l", "scored"), ("cider_d", "scored"),
+    ("cider", "scored"), ("meteor", "refused"), ("ter", "refused"), ("spice", "refused"),
+])
+def test_a_megabyte_caption_under_a_memory_cap(metric, outcome, tmp_path):
+    if metric == "meteor":
+        pytest.importorskip("pycocoevalcap", reason="native METEOR reads pycocoevalcap's resources")
+    if metric == "spice":
+        pytest.importorskip("spacy", reason="SPICE-py parses with spaCy")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT.format(cap=CAP), metric], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert outcome in got, got
+    if outcome == "refused":
+        assert got["refused"] == "InputError" and "candidate of item 0" in got["message"]
+
+
+def test_caps_count_words_not_characters():
+    long_word = "x" * (METEOR_MAX_WORDS * 10)
+    check_lengths("METEOR", [long_word], [["a"]], METEOR_MAX_WORDS, "why")  # one word: fine
+    with pytest.raises(InputError, match="reference 1 of item 1 has 1,001 words"):
+        check_lengths("METEOR", ["a", "b"], [["a"], ["b", "w " * (METEOR_MAX_WORDS + 1)]], METEOR_MAX_WORDS, "why")
