@@ -343,17 +343,26 @@ def write_result(result: Result, path: str | Path, ids: Sequence) -> None:
         write_rows(p, list(ids), result.per_caption, result.corpus, result.signatures)
         return
     if p.suffix.lower() == ".csv":
-        from .rowfiles import signatures_path
+        import os
 
-        # Both files are complete on disk before either is renamed into place.
-        with atomic_path(p) as tmp, atomic_open(signatures_path(p)) as sig:
+        from .outputs import temp_path
+        from .rowfiles import commit_pair
+
+        # Rows and signatures as a pair: both on disk before either is renamed into place.
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temp_path(p)
+        try:
             with tmp.open("w", newline="", encoding="utf-8") as f:
                 w = csv.writer(f)
                 names = list(result.per_caption)
                 w.writerow(["id", *names])
                 for i, key in enumerate(ids):
                     w.writerow([key, *(repr(float(result.per_caption[m][i])) for m in names)])
-            sig.write(json.dumps({"corpus": result.corpus, "signatures": result.signatures}, indent=2))
+                f.flush()
+                os.fsync(f.fileno())
+            commit_pair(tmp, p, result.corpus, result.signatures)
+        finally:
+            tmp.unlink(missing_ok=True)
         return
     payload = result.to_dict(per_caption=True, ids=list(ids))
     atomic_write(p, json.dumps(payload, indent=1, ensure_ascii=False))

@@ -4,7 +4,11 @@ in-memory results, so both give the same bytes.
 JSONL: one object per input row, in input order: ``{"id": ..., "<metric>": value, ...}``.
 CSV: header ``id,<metric>,...`` then one row per input row (``repr`` of each float).
 Parquet: columns ``id`` and one float64 column per metric, one row group per chunk.
-Corpus scores and signatures go next to the file in ``<name>.signatures.json``.
+Corpus scores and signatures go next to the file in ``<name>.signatures.json`` (``x.csv`` ->
+``x.signatures.json``). The two are written as a pair: the signatures file holds the rows file's
+size and SHA-256 (``"rows"``), both are complete on disk before either is renamed into
+place, and :func:`read_signatures` refuses a pair whose rows do not match, so a crash between
+the two renames is detected instead of leaving scores and signatures that disagree.
 
 A format module below both users (``capeval.io`` for in-memory results, ``capeval.stream`` for
 streamed ones); it imports nothing from either.
@@ -104,7 +108,9 @@ class RowFileWriter:
             self._pq = pq.ParquetWriter(self.tmp, table.schema)
         self._pq.write_table(table)
 
-    def commit(self) -> None:
+    def commit(self, corpus: dict[str, float] | None = None, signatures: dict[str, str] | None = None) -> None:
+        """Move the rows into place; with ``corpus`` and ``signatures``, together with their
+        signatures file (:func:`commit_pair`)."""
         if self._f is not None:
             self._f.flush()
             os.fsync(self._f.fileno())
@@ -113,7 +119,10 @@ class RowFileWriter:
             self._pq.close()
             with open(self.tmp, "rb") as f:  # on disk before the rename, as the other formats
                 os.fsync(f.fileno())
-        os.replace(self.tmp, self.path)
+        if signatures is None:
+            os.replace(self.tmp, self.path)
+        else:
+            commit_pair(self.tmp, self.path, corpus or {}, signatures)
 
     def abort(self) -> None:
         try:
@@ -129,11 +138,56 @@ def signatures_path(path: str | Path) -> Path:
     return Path(path).with_suffix(".signatures.json")
 
 
-def write_signatures(path: str | Path, corpus: dict[str, float], signatures: dict[str, str]) -> None:
-    """``<name>.signatures.json`` beside a row file, as the CSV writer has always done."""
-    from .outputs import atomic_write
+def _rows_manifest(rows_file: Path) -> dict:
+    # No file name: the signatures file's own name pairs it, and equal rows give equal bytes
+    # whatever the output is called (streamed and in-memory results are compared that way).
+    from .digests import sha256_file
 
-    atomic_write(signatures_path(path), json.dumps({"corpus": corpus, "signatures": signatures}, indent=2))
+    return {"bytes": rows_file.stat().st_size, "sha256": sha256_file(rows_file)}
+
+
+def commit_pair(rows_tmp: str | Path, path: str | Path, corpus: dict[str, float], signatures: dict[str, str]) -> None:
+    """Rename ``rows_tmp`` (complete and on disk) to ``path`` and write ``<name>.signatures.json``
+    naming its hash: the signatures file is on disk under a temporary name before the rows are
+    renamed, and renamed right after them."""
+    from .errors import OutputError
+    from .outputs import atomic_open, special_file
+
+    rows_tmp, path = Path(rows_tmp), Path(path)
+    what = special_file(path)
+    if what is not None:  # renaming over it would replace the device node itself
+        raise OutputError(f"output {path} is {what}; capeval writes only regular files")
+    payload = {"corpus": corpus, "signatures": signatures, "rows": _rows_manifest(rows_tmp)}
+    with atomic_open(signatures_path(path)) as f:
+        f.write(json.dumps(payload, indent=2))
+        f.flush()
+        os.fsync(f.fileno())
+        os.replace(rows_tmp, path)
+
+
+class PairMismatch(ValueError):
+    """A row file and its signatures file that were not written together."""
+
+
+def read_signatures(path: str | Path) -> dict:
+    """``{"corpus", "signatures", "rows"}`` of the row file ``path``, after checking that the
+    rows are the ones its signatures were written with (size and SHA-256). Raises
+    :class:`PairMismatch` naming both files when they disagree or one is missing."""
+    p = Path(path)
+    sig = signatures_path(p)
+    if not p.is_file() or not sig.is_file():
+        missing = p if not p.is_file() else sig
+        raise PairMismatch(f"{missing} is missing: {p} and {sig} are written as a pair; re-run the scoring")
+    payload = json.loads(sig.read_text(encoding="utf-8"))
+    rows = payload.get("rows")
+    if not isinstance(rows, dict):
+        raise PairMismatch(f"{sig} names no rows file hash (written by an older capeval?); it cannot be "
+                           f"checked against {p}: re-run the scoring")
+    actual = _rows_manifest(p)
+    if rows.get("bytes") != actual["bytes"] or rows.get("sha256") != actual["sha256"]:
+        raise PairMismatch(f"{p} and {sig} disagree: the rows are not the ones these signatures were written "
+                           "with (an interrupted or partial write, or an edited file); re-run the scoring")
+    return payload
 
 
 def write_rows(path: str | Path, ids: Sequence, per_caption: dict[str, np.ndarray],
@@ -151,8 +205,7 @@ def write_rows(path: str | Path, ids: Sequence, per_caption: dict[str, np.ndarra
             part = {m: np.asarray(v, dtype=np.float64)[s:s + chunk_rows] for m, v in per_caption.items()}
             cid = list(ids[s:s + chunk_rows])
             w.write(fragment(fmt, cid, part), cid, part)
-        w.commit()
+        w.commit(corpus, signatures)
     except BaseException:
         w.abort()
         raise
-    write_signatures(p, corpus, signatures)

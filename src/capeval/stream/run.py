@@ -33,7 +33,7 @@ from ..result import Result
 from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, score_pass
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
-from ..rowfiles import RowFileWriter, row_format, write_signatures
+from ..rowfiles import RowFileWriter, row_format
 
 
 
@@ -360,8 +360,7 @@ def score_stream(
             for m in metrics:
                 corpus[m] = float(bleu[int(m[4:]) - 1]) if m not in mean_metrics else float(np.mean(arrays[m]))
             if writer is not None:
-                write_signatures(out_path, corpus, signatures)
-                writer.commit()
+                writer.commit(corpus, signatures)  # rows and signatures as a pair (rowfiles.commit_pair)
                 writer = None
         finally:
             if writer is not None:
