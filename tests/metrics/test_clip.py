@@ -266,3 +266,21 @@ def test_options_are_checked(tiny):
         ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]), fp16=True)
     with pytest.raises(InputError, match="directory"):
         ClipScore(model=str(tiny["pt"]), backend="transformers")
+
+
+def test_cutting_the_padding_changes_no_embedding(tiny):
+    """clip.tokenize pads every text to 77 tokens; the backend pads to the longest row only."""
+    import torch
+
+    from capeval.metrics._clip_bpe import ClipBPE
+    from capeval.metrics._clip_openai import build, read_state_dict
+
+    model = build(read_state_dict(tiny["pt"]))
+    rows = ClipBPE(tiny["merges"]).tokenize(["A photo depicts " + c for c in CANDS])
+    full = torch.zeros(len(rows), 77, dtype=torch.long)
+    for i, r in enumerate(rows):
+        full[i, :len(r)] = torch.tensor(r)
+    with torch.no_grad():
+        a = model.encode_text(full)
+        b = model.encode_text(full[:, :max(map(len, rows))])
+    torch.testing.assert_close(a, b, rtol=0, atol=1e-6)

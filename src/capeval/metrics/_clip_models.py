@@ -177,7 +177,11 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
                 "(same checkpoint, no torchvision)"
             ) from None
         net = build_model_from_openai_state_dict(dict(sd), quick_gelu=quick_gelu, cast_dtype=torch.float32)
-        net = net.float().eval()
+        # open_clip loads into half-precision weights; reload in float32 so a float32 checkpoint
+        # (PAC-S's) keeps every bit.
+        net = net.float()
+        net.load_state_dict({k: v.float() for k, v in sd.items()})
+        net = net.eval()
         if fp16:
             from open_clip.model import convert_weights_to_lp
 
@@ -206,7 +210,8 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
 
         def ids_of(texts: list[str]):
             rows = bpe.tokenize(texts, ctx)
-            out = torch.zeros(len(rows), ctx, dtype=torch.long)  # zero padding, as clip.tokenize
+            # Zero padding as clip.tokenize, cut after the longest row (see encode_text).
+            out = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
             for i, row in enumerate(rows):
                 out[i, :len(row)] = torch.tensor(row)
             return out
@@ -261,8 +266,9 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
             return features(net.get_image_features(pixel_values=x)).float().cpu().numpy()
 
     def embed_texts(texts: list[str]) -> np.ndarray:
-        # Padded to the context length with truncation keeping the end token, as clip.tokenize.
-        enc = tok(texts, padding="max_length", truncation=True, max_length=ctx, return_tensors="pt")
+        # Truncation keeps the end token, as clip.tokenize; padding to the longest row is enough
+        # (causal attention, and transformers masks padding).
+        enc = tok(texts, padding="longest", truncation=True, max_length=ctx, return_tensors="pt")
         with torch.inference_mode():
             out = net.get_text_features(input_ids=enc["input_ids"].to(dev),
                                         attention_mask=enc["attention_mask"].to(dev))
@@ -353,8 +359,9 @@ def _write_shard(enc: ClipEncoder, new: dict[str, np.ndarray]) -> None:
 
 
 def text_embeddings(enc: ClipEncoder, texts: list[str], *, batch_size: int) -> np.ndarray:
-    """One embedding row per text, each distinct text embedded once."""
-    distinct = list(dict.fromkeys(texts))
+    """One embedding row per text, each distinct text embedded once, in batches of similar
+    length (little padding)."""
+    distinct = sorted(dict.fromkeys(texts), key=len)
     out: dict[str, np.ndarray] = {}
     for start in range(0, len(distinct), batch_size):
         chunk = distinct[start:start + batch_size]

@@ -165,8 +165,11 @@ def _model_class():
             return self.visual(pixels.to(self.dtype))
 
         def encode_text(self, ids):
-            x = self.token_embedding(ids).to(self.dtype) + self.positional_embedding.to(self.dtype)
-            x = self.transformer(x, self.attn_mask.to(x.dtype))
+            # ids may be shorter than the context (padding cut after the longest row): attention is
+            # causal, so no position up to a row's end token sees what follows it.
+            n = ids.shape[1]
+            x = self.token_embedding(ids).to(self.dtype) + self.positional_embedding[:n].to(self.dtype)
+            x = self.transformer(x, self.attn_mask[:n, :n].to(x.dtype))
             x = self.ln_final(x)
             # The end token has the largest id, so argmax finds it (OpenAI's pooling).
             return x[torch.arange(x.shape[0]), ids.argmax(dim=-1)] @ self.text_projection.to(x.dtype)
