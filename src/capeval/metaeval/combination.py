@@ -15,7 +15,7 @@ from ..meta.experiments import correlation_units
 from ..service.cache import ScoreCache
 from ..service.scoring import score_units
 from ..signature import Signature
-from .runner import _check_metrics, higher_is_better
+from .runner import check_metrics, higher_is_better
 
 
 @dataclass
@@ -47,7 +47,7 @@ def run_combination(
 ) -> CombinationRun:
     from .. import data
 
-    metrics = _check_metrics(metrics)
+    metrics = check_metrics(metrics)
     table = data.load(name, root, **(load_options or {}))
     if not isinstance(table, data.CorrelationTable):
         raise InputError(f"{name} is not a correlation benchmark; combination search needs human scores per row")

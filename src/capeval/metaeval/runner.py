@@ -101,7 +101,7 @@ def _note_skipped(signatures: dict[str, str], defined: dict[str, int], total: in
     return out
 
 
-def _check_metrics(metrics: Sequence, scores: dict | None = None) -> list[str]:
+def check_metrics(metrics: Sequence, scores: dict | None = None) -> list[str]:
     """Names of the metrics to run; a user's Metric subclass or callable is registered under its
     name (``capeval.metrics.user``). With scores files alone, no metric needs to run."""
     from ..metrics.user import as_metric_name
@@ -152,14 +152,15 @@ def run_benchmark(
     """
     from .. import data
 
-    metrics = _check_metrics(metrics, scores)
+    metrics = check_metrics(metrics, scores)
+    families = {m: family_for(m) for m in metrics}  # each name resolved once, handed down
     user = _read_scores(scores or {}, metrics)
     pictures = _image_source(metrics, images_dir)
     if tie_policy not in TIE_POLICIES:
         raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     if aggregate not in AGGREGATES:
         raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
-    seen = _seen_metrics(name, metrics, options, root, allow_seen)
+    seen = _seen_metrics(name, metrics, options, root, allow_seen, families)
     start = time.perf_counter()
     load_options = dict(load_options or {})
     ref_mode = str(load_options.pop("ref_mode", "set"))
@@ -199,7 +200,7 @@ def run_benchmark(
     to_run = list(metrics)
 
     def score_fn(ul, **kw):
-        return _score_list(ul, to_run, user, base_fn, pictures, name, hashes, **kw)
+        return _score_list(ul, to_run, user, base_fn, pictures, name, hashes, families=families, **kw)
 
     metrics = [*metrics, *user]
 
@@ -351,12 +352,12 @@ def _check_reference_free(name: str, table, metrics: Sequence[str], ref_mode: st
         raise InputError(f"ref_mode={ref_mode} scores each reference separately; {what} ships no references")
 
 
-def _seen_metrics(name, metrics, options, root, allow_seen: bool) -> dict[str, list[str]]:
+def _seen_metrics(name, metrics, options, root, allow_seen: bool, families=None) -> dict[str, list[str]]:
     from .seen import provenance_of, seen_reasons
 
     seen: dict[str, list[str]] = {}
     for m in metrics:
-        prov = provenance_of(m, options)
+        prov = provenance_of(m, options, families)
         if prov is None:
             continue
         reasons = seen_reasons(name, prov, root=root)

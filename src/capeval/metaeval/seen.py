@@ -23,8 +23,13 @@ _ROLES = (("trained_on", "trained"), ("selected_on", "selected"), ("design_chose
 _SAME_RULES = {"distractors-train": "distractors"}
 
 
-def provenance_of(metric: str, options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any] | None:
-    cls = family_for(metric)
+def provenance_of(metric: str, options: Mapping[str, Mapping[str, Any]] | None,
+                  families: Mapping[str, type] | None = None) -> dict[str, Any] | None:
+    """What the model behind ``metric`` saw; None unless its family ``is_learned``.
+    ``families`` is the run's ``{name: family}`` map, when the caller resolved it already."""
+    cls = families[metric] if families is not None and metric in families else family_for(metric)
+    if not cls.is_learned:
+        return None
     return cls.provenance(dict((options or {}).get(cls.family) or {}))
 
 

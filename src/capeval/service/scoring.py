@@ -30,37 +30,47 @@ def score_units(
     progress: Callable[[str], None] | None = None,
     images: Sequence[str] | None = None,
     image_hashes: dict[str, str] | None = None,
+    families: dict[str, type] | None = None,
 ) -> Result:
     """Cached metrics are read back; all missing ones run in ONE ``capeval.score`` call, so
     the whole unit list is one corpus (CIDEr's df over every unit) and tokenization runs once.
 
     ``images`` (one path per unit) go to the families that read them; their keys then hold the
     images' content hashes, taken once per file and kept in ``image_hashes`` (pass one dict for
-    a whole run, so a benchmark's several calls read each image once)."""
+    a whole run, so a benchmark's several calls read each image once). ``families`` is the
+    run's ``{name: family}`` map when the caller resolved the names already.
+
+    Only the resources of the requested families are looked up (for the cache keys): a run of
+    the n-gram metrics resolves none."""
     from ..api import score
 
     options = options or {}
     cache = cache if cache is not None else ScoreCache(enabled=False)
     digest = corpus_digest(candidates, references)
     pictures: str | None = None
-    every_resource = resource_state() if cache.enabled else None
+    every_resource: dict[str, Any] | None = None  # looked up once, when a family may read any
     per_unit: dict[str, np.ndarray] = {}
     corpus: dict[str, float] = {}
     signatures: dict[str, str] = {}
     cached: dict[str, bool] = {}
     keys: dict[str, str] = {}
     missing: list[str] = []
+    families = families if families is not None else {}
     for m in metrics:
-        cls = family_for(m)
+        cls = families[m] if m in families else family_for(m)
         fam_opts = options.get(cls.family)
         if not cls.cacheable:  # a user's callable: nothing names its code across processes
             missing.append(m)
             continue
         # A family whose numbers depend on a file (a learned model's weights) names its content.
         token = cls.cache_token(fam_opts or {})
-        resources = every_resource
+        resources = None
         used = cls.resources_for(fam_opts or {})
-        if cache.enabled and used is not None:
+        if cache.enabled and used is None:
+            if every_resource is None:
+                every_resource = resource_state()
+            resources = every_resource
+        elif cache.enabled:
             # Only what the family reads (and the Java tokenizer's jar when it runs), so that
             # installing e.g. another encoder leaves the other families' entries valid.
             resources = resource_state([*used, *(("ptb-jar",) if tokenizer == "ptb-java" else ())])
