@@ -715,6 +715,106 @@ def check_pairwise(p: dict, target: str = "meta_pairwise") -> None:
     _count(target, "computed")
 
 
+# -- capeval.compat: pycocoevalcap's API and the fork's df pickles -----------------------------
+
+@st.composite
+def coco_dicts(draw):
+    """pycocoevalcap-shaped input: ``{image id: [{"caption": ...}]}`` for annotations and
+    results, sometimes with ids that do not match, two results for an image, or no caption."""
+    n = draw(st.integers(0, 1)) if _rarely(draw) else draw(st.integers(1, 5))
+    ids = _unique(draw(st.lists(st.one_of(st.integers(-5, 5), texts(max_parts=3)), min_size=n, max_size=n)))
+    gts = {i: [{"caption": t} for t in draw(st.lists(texts(), min_size=0 if _rarely(draw) else 1, max_size=3))]
+           for i in ids}
+    res = {i: [{"caption": draw(texts())}] for i in ids}
+    if ids and _rarely(draw, 10):
+        res[ids[0]].append({"caption": "a second result"})
+    if ids and _rarely(draw, 10):
+        res.pop(ids[-1])
+    if ids and _rarely(draw, 10):
+        res[ids[0]] = [{"caption": draw(st.one_of(st.none(), st.integers()))}]
+    return dict(gts=gts, res=res)
+
+
+_compat_meteor: list = []
+
+
+def check_compat_pycocoevalcap(inp: dict, target: str = "compat_pycocoevalcap") -> None:
+    """The shim's tokenizer and scorers give per-image scores of the right shape and range, or
+    refuse with a named error."""
+    import contextlib
+
+    from capeval.compat.pycocoevalcap.bleu.bleu import Bleu
+    from capeval.compat.pycocoevalcap.cider.cider import Cider
+    from capeval.compat.pycocoevalcap.meteor.meteor import Meteor
+    from capeval.compat.pycocoevalcap.rouge.rouge import Rouge
+    from capeval.compat.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    if not _compat_meteor:
+        _compat_meteor.append(Meteor())  # its resources load once
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            tok = PTBTokenizer()
+            gts, res = tok.tokenize(inp["gts"]), tok.tokenize(inp["res"])
+            outs = [(s.method(), s.compute_score(gts, res)) for s in (Bleu(4), Rouge(), Cider(), _compat_meteor[0])]
+    except CapevalError as e:
+        _refused(target, e)
+        return
+    n = len(gts)
+    assert n >= 1 and gts.keys() == res.keys() and all(len(v) == 1 for v in res.values())
+    for name, (corpus, per) in outs:
+        for c, p in (zip(corpus, per) if name == "Bleu" else [(corpus, per)]):
+            col = np.asarray(p, dtype=float)
+            assert col.shape == (n,), f"{name}: {col.shape} scores for {n} images"
+            assert np.all(np.isfinite(col)) and math.isfinite(c), f"{name}: non-finite score"
+            assert np.all(col >= 0) and c >= 0, f"{name}: negative score"
+    _count(target, "scored")
+
+
+_pickle_leaf = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.floats(allow_nan=True),
+                         texts(surrogates=False, max_parts=3), st.binary(max_size=4))
+_pickle_value = st.recursive(_pickle_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.tuples(inner, inner), st.frozensets(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.one_of(st.tuples(texts(surrogates=False, max_parts=2)), st.text(max_size=3)), inner,
+                    max_size=3)), max_leaves=8)
+
+
+@st.composite
+def fork_df_pickles(draw):
+    """Files handed to ``capeval compat convert-cider-df``: well-formed df pickles, near misses
+    and arbitrary pickled values or bytes."""
+    import collections
+    import pickle
+
+    kind = draw(st.sampled_from(["df", "df", "value", "bytes"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=64))
+    if kind == "value":
+        return pickle.dumps(draw(_pickle_value), protocol=draw(st.sampled_from([0, 2, 4])))
+    grams = draw(st.dictionaries(st.lists(st.sampled_from(WORDS + ["", "a b"]), min_size=0, max_size=5).map(tuple),
+                                 st.one_of(st.integers(0, 12), st.floats(-1, 12)), max_size=5))
+    df = collections.defaultdict(float, grams) if draw(st.booleans()) else grams
+    ref_len = draw(st.one_of(st.integers(0, 12), st.floats(0, 12), st.none()))
+    return pickle.dumps({"document_frequency": df, "ref_len": ref_len}, protocol=draw(st.sampled_from([0, 2])))
+
+
+def check_fork_df(data: bytes, target: str = "compat_fork_df") -> None:
+    """Either a df whose every count lies in [0, n_units], or a named refusal; never anything else."""
+    from capeval.compat.fork_df import read_fork_df
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "df.p"
+        path.write_bytes(data)
+        try:
+            fork = read_fork_df(path)
+        except CapevalError as e:
+            _refused(target, e)
+            return
+    assert fork.n_units >= 2 and all(0 <= v <= fork.n_units for v in fork.df.values())
+    assert all(1 <= len(k.split(" ")) <= 4 and k.split() == k.split(" ") for k in fork.df)
+    _count(target, "read")
+
+
 # -- registry -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -758,6 +858,11 @@ TARGETS: dict[str, Target] = {
                             "Williams test on random r and n (NaN, ±inf, |r| = 1) and from random scores"),
     "meta_pairwise": Target(pairwise_inputs, check_pairwise, 150,
                             "pairwise accuracy + bootstrap: NaN/inf scores, bad labels, categories, tie policies"),
+    "compat_pycocoevalcap": Target(coco_dicts, check_compat_pycocoevalcap, 60,
+                                   "the pycocoevalcap shim: tokenizer + Bleu, Rouge, Cider, Meteor on odd captions "
+                                   "and ids, mismatched or doubled results"),
+    "compat_fork_df": Target(fork_df_pickles, check_fork_df, 150,
+                             "the fork's df pickle reader: near-miss dfs, arbitrary pickled values, random bytes"),
 }
 
 
