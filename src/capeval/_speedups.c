@@ -1031,9 +1031,10 @@ static int cmp128(const void *a, const void *b) {
 }
 
 PyDoc_STRVAR(refset_keys128_doc,
-"refset_keys128(sentences, bounds, max_n) -> bytearray: for each row r, the distinct key128 of\n"
-"every 1..max_n-gram of sentences[bounds[r]:bounds[r+1]] (bytes: words joined by single\n"
-"spaces, so an n-gram is a contiguous run of bytes), sorted, rows one after another.");
+"refset_keys128(sentences, bounds, max_n) -> (keys, counts): for each row r, the distinct key128\n"
+"of every 1..max_n-gram of sentences[bounds[r]:bounds[r+1]] (bytes: words joined by single\n"
+"spaces, so an n-gram is a contiguous run of bytes); over all rows, the sorted distinct keys\n"
+"(16 bytes each) and how many rows hold each (uint32).");
 
 static PyObject *refset_keys128(PyObject *self, PyObject *args) {
     PyObject *sents_in, *bounds_in;
@@ -1101,13 +1102,84 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
         }
     }
     {
-        void *data;
-        out = new_bytes((Py_ssize_t)(16 * used), &data);
-        if (out && used) memcpy(data, all, 16 * used);
+        /* Rows' keys together, sorted; equal keys merged into one count (rows holding them). */
+        qsort(all, used, 16, cmp128);
+        size_t nd = 0;
+        for (size_t i = 0; i < used; i++)
+            if (i == 0 || all[2 * i] != all[2 * i - 2] || all[2 * i + 1] != all[2 * i - 1]) nd++;
+        void *kd, *cd;
+        PyObject *keys = new_bytes((Py_ssize_t)(16 * nd), &kd);
+        PyObject *counts = keys ? new_bytes((Py_ssize_t)(4 * nd), &cd) : NULL;
+        if (keys && counts) {
+            uint64_t *ko = kd;
+            uint32_t *co = cd;
+            size_t d = 0;
+            for (size_t i = 0; i < used; i++) {
+                if (i == 0 || all[2 * i] != all[2 * i - 2] || all[2 * i + 1] != all[2 * i - 1]) {
+                    ko[2 * d] = all[2 * i]; ko[2 * d + 1] = all[2 * i + 1]; co[d] = 1; d++;
+                } else {
+                    co[d - 1]++;
+                }
+            }
+            out = PyTuple_Pack(2, keys, counts);
+        }
+        Py_XDECREF(keys); Py_XDECREF(counts);
     }
 done:
     free(all); free(row); free(ws); free(we);
     Py_DECREF(sents); Py_DECREF(bounds);
+    return out;
+}
+
+PyDoc_STRVAR(joined_keys128_doc,
+"joined_keys128(vocab, ids, m) -> bytearray: key128 of each n-gram given as m word ids per row\n"
+"(int64, row-major), its words (vocab: bytes; id len(vocab) is the empty word) joined by spaces.");
+
+static PyObject *joined_keys128(PyObject *self, PyObject *args) {
+    PyObject *vocab_in, *ids_in;
+    int m;
+    if (!PyArg_ParseTuple(args, "OOi", &vocab_in, &ids_in, &m)) return NULL;
+    if (m < 1) { PyErr_SetString(PyExc_ValueError, "joined_keys128: m >= 1"); return NULL; }
+    PyObject *vocab = PySequence_Fast(vocab_in, "joined_keys128: vocab must be a sequence");
+    if (!vocab) return NULL;
+    Py_ssize_t nv = PySequence_Fast_GET_SIZE(vocab);
+    for (Py_ssize_t i = 0; i < nv; i++)
+        if (!PyBytes_Check(PySequence_Fast_GET_ITEM(vocab, i))) {
+            Py_DECREF(vocab); PyErr_SetString(PyExc_TypeError, "joined_keys128: vocab items must be bytes"); return NULL;
+        }
+    Py_buffer v;
+    if (get_buf(ids_in, &v, 8 * (Py_ssize_t)m, "joined_keys128 ids") < 0) { Py_DECREF(vocab); return NULL; }
+    Py_ssize_t n = v.len / (8 * m);
+    const int64_t *ids = v.buf;
+    void *data;
+    PyObject *out = new_bytes(16 * n, &data);
+    size_t cap = 256;
+    unsigned char *buf = malloc(cap);
+    if (!out || !buf) { if (out) { Py_CLEAR(out); } if (!buf) PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t r = 0; r < n; r++) {
+        size_t len = 0;
+        for (int j = 0; j < m; j++) {
+            int64_t id = ids[r * m + j];
+            if (id < 0 || id > nv) { PyErr_SetString(PyExc_ValueError, "joined_keys128: word id out of range"); Py_CLEAR(out); goto done; }
+            const char *w = ""; Py_ssize_t wl = 0;
+            if (id < nv) { PyObject *b = PySequence_Fast_GET_ITEM(vocab, id); w = PyBytes_AS_STRING(b); wl = PyBytes_GET_SIZE(b); }
+            size_t need = len + (size_t)wl + 1;
+            if (need > cap) {
+                while (need > cap) cap *= 2;
+                unsigned char *a = realloc(buf, cap);
+                if (!a) { PyErr_NoMemory(); Py_CLEAR(out); goto done; }
+                buf = a;
+            }
+            if (j > 0) buf[len++] = ' ';
+            memcpy(buf + len, w, (size_t)wl);
+            len += (size_t)wl;
+        }
+        key128(buf, len, (uint64_t *)data + 2 * r);
+    }
+done:
+    free(buf);
+    PyBuffer_Release(&v);
+    Py_DECREF(vocab);
     return out;
 }
 
@@ -1122,6 +1194,7 @@ static PyMethodDef methods[] = {
     {"ptb_fast", ptb_fast, METH_VARARGS, ptb_fast_doc},
     {"keys128", keys128, METH_O, keys128_doc},
     {"refset_keys128", refset_keys128, METH_VARARGS, refset_keys128_doc},
+    {"joined_keys128", joined_keys128, METH_VARARGS, joined_keys128_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -87,3 +87,19 @@ def test_score_stream_refuses_an_old_run_folder(tmp_path):
     with pytest.raises(InputError, match="neither resumed nor reused"):
         capeval.score_stream(rows, ["cider_d"], output=tmp_path / "o.jsonl", chunk_size=2, run_dir=run_dir)
     assert not (tmp_path / "o.jsonl").exists()
+
+
+@needs_core
+def test_lookup_ids_from_the_index_equals_lookup_by_string(tmp_path):
+    from capeval.metrics._ngrams import NgramIndex
+
+    rng = random.Random(5)
+    words = ["a", "dog", "on", "the", "caf\u00e9", "\u4e2d", "x"]
+    sents = list(dict.fromkeys(" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(300)))
+    acc = dfstore.DfAccumulator()
+    acc.add(*dfstore.chunk_df([sents[i:i + 3] for i in range(0, 150, 3)]), n_rows=50)
+    dfo = acc.result(tmp_path)
+    index = NgramIndex(sents)
+    by_ids = dfo.lookup_ids(index)
+    by_string = dfo.lookup(index.gram_strings(np.arange(index.n_grams)))
+    assert by_ids.tolist() == by_string.tolist() and (by_ids > 0).sum() > 0 and (by_ids == 0).sum() > 0

@@ -122,9 +122,9 @@ def chunk_df(token_refsets: Iterable[Sequence[str]]) -> tuple[np.ndarray, np.nda
         for refs in token_refsets:
             sents.extend(" ".join(r.split()).encode("utf-8", "surrogatepass") for r in refs)
             bounds.append(len(sents))
-        raw = _compiled.core.refset_keys128(sents, bounds, 4)
-        keys = np.frombuffer(raw, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
-        return _reduce(keys, np.ones(len(keys), dtype=np.uint32))
+        raw_keys, raw_counts = _compiled.core.refset_keys128(sents, bounds, 4)
+        keys = np.frombuffer(raw_keys, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
+        return keys, np.frombuffer(raw_counts, dtype="<u4").astype(np.uint32, copy=False)
     counts: dict[str, int] = {}
     get = counts.get
     for refs in token_refsets:
@@ -282,7 +282,27 @@ class HashedDocumentFrequency(DocumentFrequency):
         return len(self.first)
 
     def lookup(self, grams: Sequence[str]) -> np.ndarray:
-        q = gram_keys(grams)
+        return self._lookup_keys(gram_keys(grams))
+
+    def lookup_ids(self, index) -> np.ndarray:
+        """df of every n-gram id of ``index``; with the compiled core, keyed from the index's
+        word ids without building the n-gram strings (the same keys: tested)."""
+        from .. import _compiled
+        from ..metrics._ngrams import MAX_ORDER
+
+        core = _compiled.core
+        if core is None:
+            return self.lookup(index.gram_strings(np.arange(index.n_grams)))
+        vocab = [w.encode("utf-8", "surrogatepass") for w in index.vocab]
+        q = np.empty((index.n_grams, 2), dtype=_KEY_DTYPE)
+        for k in range(MAX_ORDER):
+            lo, hi = int(index.g_off[k]), int(index.g_off[k + 1])
+            if hi > lo:
+                words = np.ascontiguousarray(index.gram_words(np.arange(lo, hi), k), dtype=np.int64)
+                q[lo:hi] = np.frombuffer(core.joined_keys128(vocab, words, k + 1), dtype="<u8").reshape(-1, 2)
+        return self._lookup_keys(q)
+
+    def _lookup_keys(self, q: np.ndarray) -> np.ndarray:
         out = np.zeros(len(q), dtype=np.float64)
         if len(self.first) == 0 or len(q) == 0:
             return out
