@@ -8,7 +8,6 @@ import numpy as np
 
 from .errors import InputError, UnknownMetricError
 from .extras import require as require_extras
-from .metrics import bleu as _bleu, cider as _cider, rouge as _rouge  # noqa: F401  (register the coco families)
 from .metrics.registry import METRIC_SETS, family_for, get_family
 from .progress import reporting
 from .result import Result
