@@ -13,6 +13,8 @@ from .progress import reporting
 from .result import Result
 from .signature import nrefs_field
 from .text import tokenize_corpus, tokenizer_id
+from .text.unicode_forms import TAG as UNICODE_TAG
+from .text.unicode_forms import check_form, mixed_forms, normalize_corpus
 from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus, validate_images
 
 DEFAULT_METRICS = METRIC_SETS["coco"]
@@ -124,6 +126,7 @@ def score(
     progress: Callable[[str], None] | None = None,
     on_chunk: Callable[[str, int, int], None] | None = None,
     images: Sequence[str] | None = None,
+    normalize: str | None = None,
 ) -> Result:
     """Score candidates against their references.
 
@@ -163,6 +166,10 @@ def score(
     images : list of str, optional
         One image file per candidate (checked to exist). Image-based metrics (``needs_images``)
         refuse to run without them; user metrics receive them (or None).
+    normalize : {None, "nfc"}
+        None (default, as pycocoevalcap): texts are compared as given, code point by code
+        point, and a warning says when they mix composed (NFC) and decomposed (NFD) Unicode.
+        ``"nfc"``: compose every text first; the signatures' ``tok`` field ends in ``+norm=nfc``.
 
     Returns
     -------
@@ -187,6 +194,14 @@ def score(
     )
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
+    check_form(normalize)
+    if normalize is not None:
+        cands, refs = normalize_corpus(cands, refs, normalize)
+        breaks += UNICODE_TAG[normalize]  # the tok field carries every text normalisation
+    elif (mixed := mixed_forms(cands, refs)) is not None:
+        import warnings
+
+        warnings.warn(mixed, UserWarning, stacklevel=2)
     groups = _group_by_family(metrics)
     # Before any scoring: every pip extra the requested families lack, named at once.
     require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})

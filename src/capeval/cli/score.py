@@ -84,6 +84,9 @@ def score_cmd(
                                           "each item's image (JSONL/CSV 'image' field, or the COCO image_id as "
                                           "COCO_val2014_%012d.jpg or <id>.jpg) is looked up under it, recursively "
                                           "by file name."),
+    normalize: Optional[str] = typer.Option(None, "--normalize", help="nfc: compose Unicode (NFC) in every text "
+                                            "before scoring, shown as +norm=nfc in the signatures. Default: texts "
+                                            "as given (as pycocoevalcap), with a warning when they mix NFC and NFD."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr)."),
     engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs capeval[ray])."),
@@ -131,6 +134,8 @@ def score_cmd(
         why_not = stream_reason(input, annotations, output, names, save_cider_df)
         if why_not is None and images is not None:
             why_not = "--images is given (streamed runs score text metrics only)"
+        if why_not is None and normalize is not None:
+            why_not = "--normalize is given (streamed runs score the text as it is)"
         if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
             from ..errors import InputError
 
@@ -151,7 +156,7 @@ def score_cmd(
             with warnings.catch_warnings():  # a skipped default metric is printed below, in one line
                 warnings.filterwarnings("ignore", message="default metrics skipped", category=UserWarning)
                 result = run(cands, refs, asked, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
-                             line_breaks=line_breaks, options=options, images=image_list)
+                             line_breaks=line_breaks, options=options, images=image_list, normalize=normalize)
     except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
         error(err, e)
         raise typer.Exit(2) from None
