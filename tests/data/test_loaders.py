@@ -1,4 +1,5 @@
-"""Every loader against the counts of DATA.md / PROTOCOLS.md §14 on the team data."""
+"""Every loader against the counts of the team's shared data and protocols documents (DATA.md,
+PROTOCOLS.md §14, outside this repository) on the team data."""
 from __future__ import annotations
 
 import re
@@ -233,7 +234,8 @@ def test_training_pool(data_dir):
 
 @pytest.mark.slow
 def test_flickr8k_expert_reproduces_published_tau_c(expert):
-    """End to end with the n-gram metrics: PROTOCOLS.md §14.2 / PAC-S README, to 3 decimals."""
+    """End to end with the n-gram metrics: the Flickr8k-Expert protocol (CLIPScore's, tau-c) and
+    the PAC-S README's number, to 3 decimals."""
     from scipy.stats import kendalltau
 
     import capeval

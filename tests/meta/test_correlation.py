@@ -9,7 +9,8 @@ from capeval.meta import correlation as C
 
 
 def _tau_by_hand(x, y):
-    """Kendall τ-b and τ-c straight from PROTOCOLS §14.1 with O(n²) pair counting."""
+    """Kendall τ-b and τ-c straight from their definitions (docs/STATISTICS.md) with O(n²) pair
+    counting."""
     n = len(x)
     conc = disc = tx = ty = 0
     for i, j in itertools.combinations(range(n), 2):

@@ -9,7 +9,7 @@ from capeval.meta.williams import degrees_of_freedom, williams_from_scores, will
 
 
 def _by_hand(r12, r13, r23, n, df):
-    # Graham & Baldwin (2014) eq. as in PROTOCOLS §15, typed out independently.
+    # Graham & Baldwin (2014), the Williams test's equation, typed out independently.
     K = 1 - r12 * r12 - r13 * r13 - r23 * r23 + 2 * r12 * r13 * r23
     num = (n - 1) * (1 + r23)
     den = 2 * K * (n - 1) / (n - 3) + (r12 + r13) ** 2 / 4 * (1 - r23) ** 3

@@ -1,5 +1,6 @@
 """The bench JSON contract on the real benchmarks, measured against the published numbers
-(PROTOCOLS.md §14, §18). Each benchmark is scored once per session; set CAPEVAL_CACHE to
+(the protocols and published targets of the team's shared protocols document, kept outside this
+repository, restated with their sources in docs/REPRODUCTION.md). Each benchmark is scored once per session; set CAPEVAL_CACHE to
 keep scores between runs (cold, the n-gram part takes about a minute on 2 cores).
 CAPEVAL_FULL_REPRO=1 adds METEOR on PASCAL-50S and Flickr8k-CF (minutes); their numbers are
 also measured by benchmarks/bench_all.py into docs/REPRODUCTION.md."""

@@ -24,7 +24,8 @@ from capeval.metrics.meteor import EVAL_ID, Meteor, clean_hypothesis, jar_sha256
 
 from ._coco_oracle import ptb_java_reference
 
-# PROTOCOLS.md §13: inputs, and pycocoevalcap's documented outputs (a cross-check only:
+# Inputs and pycocoevalcap's documented outputs, as recorded in the team's shared protocols
+# document (outside this repository; numeric oracles O1-O5) (a cross-check only:
 # the tests compare against pycocoevalcap run here).
 ORACLES = {
     "O1": (
@@ -314,7 +315,7 @@ def test_oracles_equal_pycocoevalcap(jvms, name):
     want_corpus, want_per = _ref_scores(ref, cands, refs)
     assert got.corpus["meteor"] == want_corpus
     np.testing.assert_array_equal(got.per_caption["meteor"], want_per)
-    # The documented values (PROTOCOLS.md §13) describe the same oracle.
+    # The documented values (the shared protocols document's oracles) describe the same oracle.
     assert want_corpus == pytest.approx(doc_corpus, abs=1e-15)
     np.testing.assert_allclose(want_per, doc_per, rtol=0, atol=1e-15)
 

@@ -1,7 +1,8 @@
 """BLEU / ROUGE-L / CIDEr-D against pycocoevalcap, bit for bit (==).
 
-The reference scores are computed in the test by pycocoevalcap itself; the constants from
-PROTOCOLS.md §13 are only a cross-check that the oracle is the documented one.
+The reference scores are computed in the test by pycocoevalcap itself; the constants recorded
+in the team's shared protocols document (outside this repository; numeric oracles O1-O5) are
+only a cross-check that the oracle is the documented one.
 """
 from __future__ import annotations
 

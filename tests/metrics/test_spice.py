@@ -212,7 +212,7 @@ def test_flickr8k_expert_sample_correlates(ready, data_dir):
             cands.append(" ".join(row["caption"].split()))
             refs.append(rs)
             ratings.append(row["rating"])
-    res = capeval.score(cands, refs, metrics=["spice"], tokenizer="ptb")  # PROTOCOLS §14.2
+    res = capeval.score(cands, refs, metrics=["spice"], tokenizer="ptb")  # the Flickr8k-Expert protocol
     tau = kendalltau(res.per_caption["spice"], ratings, variant="c")[0]
     # Full table (16,992 rows): 45.1 vs the original SPICE's 44.9 (docs/SPICE.md).
     # This 80-image sample gives 0.41; a broken parser or matcher falls far below.

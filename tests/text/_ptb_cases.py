@@ -1,4 +1,5 @@
-"""PROTOCOLS.md §1.2: CoreNLP 3.4.1 jar through pycocoevalcap's wrapper, re-run on OpenJDK 17.
+"""CoreNLP 3.4.1 jar through pycocoevalcap's wrapper, re-run on OpenJDK 17 (the table of the
+team's shared protocols document, PROTOCOLS.md §1.2, kept outside this repository).
 
 Shared by the pure-Python and the jar-backed tokenizer tests. Each pair is (input, output).
 """

@@ -1,5 +1,5 @@
-"""The pure-Python PTB tokenizer: PROTOCOLS §1.2 table, its two internal paths, totality, and
-agreement with the CoreNLP jar on random caption-like strings and on real captions."""
+"""The pure-Python PTB tokenizer: the jar's input/output table (tests/text/_ptb_cases.py), its two
+internal paths, totality, and agreement with the CoreNLP jar on random caption-like strings and on real captions."""
 from __future__ import annotations
 
 import json

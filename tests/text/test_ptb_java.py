@@ -1,5 +1,5 @@
-"""The jar-backed tokenizer: the PROTOCOLS §1.2 table, line-break refusal, the line-count and
-failure checks (with a stand-in ``java``), and a clear error when Java is missing."""
+"""The jar-backed tokenizer: the jar's input/output table (tests/text/_ptb_cases.py), line-break
+refusal, the line-count and failure checks (with a stand-in ``java``), and a clear error when Java is missing."""
 from __future__ import annotations
 
 import os
@@ -41,7 +41,7 @@ def test_strict_mode_refuses_line_breaks_naming_the_item(ch):
 @pytest.mark.oracle
 @pytest.mark.java
 def test_line_breaks_read_as_spaces_shift_nothing(java):
-    # The jar itself splits at \r, VT, FF, U+2028/9 (PROTOCOLS §1.4); here no caption moves.
+    # The jar itself splits at \r, VT, FF, U+2028/9 (docs/TOKENIZER.md); here no caption moves.
     texts = [t for ch in sorted(LINE_BREAKS) for t in (f"A man{ch}rides a horse.", "a dog")]
     assert ptb_java.tokenize(texts) == ["a man rides a horse", "a dog"] * len(LINE_BREAKS)
 

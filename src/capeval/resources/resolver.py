@@ -23,8 +23,7 @@ class ResourceSpec:
     env : environment variable holding a path that overrides everything else.
     package, relpath : a file or directory inside an importable package (namespace packages ok).
     finder : optional callable returning a Path or None (for packages with their own API).
-    defaults : extra candidate paths, tried last; ``{cache}`` stands for capeval's cache root
-        (``paths.cache_root()``: ``$CAPEVAL_CACHE``, else ``~/.cache/capeval``), read at lookup.
+    defaults : extra candidate paths, tried last.
     install_hint : what the user should install or set, shown when missing.
     """
 
@@ -84,16 +83,6 @@ def get_spec(name: str) -> ResourceSpec:
     return _SPECS[name]
 
 
-def default_path(default: str) -> Path:
-    """One of a spec's ``defaults`` as a path (``{cache}`` expanded now, so a changed
-    ``$CAPEVAL_CACHE`` is followed)."""
-    if default.startswith("{cache}"):
-        from ..paths import cache_root
-
-        return cache_root() / default[len("{cache}"):].lstrip("/")
-    return Path(default).expanduser()
-
-
 def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
     """Return the path of resource ``name`` or raise :class:`ResourceNotFound`."""
     spec = get_spec(name)
@@ -125,7 +114,7 @@ def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
             return Path(p)
         tried.append(f"{spec.name} finder")
     for d in spec.defaults:
-        p = default_path(d)
+        p = Path(d).expanduser()
         if p.exists():
             return p
         tried.append(str(p))
