@@ -30,6 +30,7 @@ BUDGET = {
     "reader_jsonl": 2000, "reader_jsonl_garbage": 2000, "reader_csv": 2000, "reader_tsv": 2000,
     "reader_table_garbage": 2000, "reader_parquet": 1500, "reader_coco": 2000,
     "meta_correlation": 4000, "meta_bootstrap": 2500, "meta_williams": 4000, "meta_pairwise": 4000,
+    "compat_pycocoevalcap": 1000, "compat_fork_df": 2000,
 }
 
 
