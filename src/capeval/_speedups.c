@@ -1023,11 +1023,57 @@ static PyObject *keys128(PyObject *self, PyObject *arg) {
     return out;
 }
 
-static int cmp128(const void *a, const void *b) {
+static int cmp_entry(const void *a, const void *b) {
     const uint64_t *x = a, *y = b;
     if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
     if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
     return 0;
+}
+
+/* 128-bit key -> (rows holding it, last row that added it); used = 0 marks an empty slot. */
+typedef struct { uint64_t k0, k1; uint32_t count, row1; } K128Slot;  /* row1 = row + 1 */
+typedef struct { K128Slot *s; size_t mask, n; } K128Map;
+
+static int k128_init(K128Map *m, size_t hint) {
+    size_t cap = 1024;
+    while (cap < hint + hint / 2) cap <<= 1;
+    m->s = calloc(cap, sizeof(K128Slot));
+    m->mask = cap - 1; m->n = 0;
+    return m->s ? 0 : -1;
+}
+
+static int k128_grow(K128Map *m) {
+    size_t cap = (m->mask + 1) * 2;
+    K128Slot *s = calloc(cap, sizeof(K128Slot));
+    if (!s) return -1;
+    for (size_t i = 0; i <= m->mask; i++) {
+        K128Slot *o = &m->s[i];
+        if (!o->row1) continue;
+        size_t j = o->k0 & (cap - 1);
+        while (s[j].row1) j = (j + 1) & (cap - 1);
+        s[j] = *o;
+    }
+    free(m->s);
+    m->s = s; m->mask = cap - 1;
+    return 0;
+}
+
+/* Count key k once per row. */
+static int k128_add(K128Map *m, const uint64_t k[2], uint32_t row1) {
+    if ((m->n + 1) * 3 > (m->mask + 1) * 2 && k128_grow(m) < 0) return -1;
+    size_t j = k[0] & m->mask;  /* key128 is well mixed: its low bits index the table */
+    for (;;) {
+        K128Slot *sl = &m->s[j];
+        if (!sl->row1) {
+            sl->k0 = k[0]; sl->k1 = k[1]; sl->count = 1; sl->row1 = row1; m->n++;
+            return 0;
+        }
+        if (sl->k0 == k[0] && sl->k1 == k[1]) {
+            if (sl->row1 != row1) { sl->count++; sl->row1 = row1; }
+            return 0;
+        }
+        j = (j + 1) & m->mask;
+    }
 }
 
 PyDoc_STRVAR(refset_keys128_doc,
@@ -1046,17 +1092,18 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
     PyObject *bounds = PySequence_Fast(bounds_in, "refset_keys128: bounds must be a sequence");
     if (!bounds) { Py_DECREF(sents); return NULL; }
     Py_ssize_t ns = PySequence_Fast_GET_SIZE(sents), nb = PySequence_Fast_GET_SIZE(bounds);
-    size_t cap = 1024, used = 0, rcap = 256, wcap = 64;
-    uint64_t *all = malloc(cap * 16), *row = malloc(rcap * 16);
+    if (nb - 1 >= (Py_ssize_t)UINT32_MAX) { PyErr_SetString(PyExc_OverflowError, "refset_keys128: too many rows"); Py_DECREF(sents); Py_DECREF(bounds); return NULL; }
+    size_t wcap = 64;
     size_t *ws = malloc(wcap * sizeof(size_t)), *we = malloc(wcap * sizeof(size_t));
+    uint64_t *ent = NULL;
+    K128Map map = {NULL, 0, 0};
     PyObject *out = NULL;
-    if (!all || !row || !ws || !we) { PyErr_NoMemory(); goto done; }
+    if (!ws || !we || k128_init(&map, 64 * (size_t)ns) < 0) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t r = 0; r + 1 < nb; r++) {
         Py_ssize_t lo = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(bounds, r));
         Py_ssize_t hi = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(bounds, r + 1));
         if (PyErr_Occurred()) goto done;
         if (lo < 0 || hi < lo || hi > ns) { PyErr_SetString(PyExc_ValueError, "refset_keys128: bad bounds"); goto done; }
-        size_t nrow = 0;
         for (Py_ssize_t si = lo; si < hi; si++) {
             PyObject *b = PySequence_Fast_GET_ITEM(sents, si);
             if (!PyBytes_Check(b)) { PyErr_SetString(PyExc_TypeError, "refset_keys128: sentences must be bytes"); goto done; }
@@ -1069,8 +1116,9 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
                 while (i < len && t[i] != ' ') i++;
                 if (nw == wcap) {
                     wcap *= 2;
-                    size_t *a = realloc(ws, wcap * sizeof(size_t)), *c = a ? realloc(we, wcap * sizeof(size_t)) : NULL;
+                    size_t *a = realloc(ws, wcap * sizeof(size_t));
                     if (a) ws = a;
+                    size_t *c = a ? realloc(we, wcap * sizeof(size_t)) : NULL;
                     if (c) we = c;
                     if (!a || !c) { PyErr_NoMemory(); goto done; }
                 }
@@ -1078,55 +1126,37 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
             }
             for (size_t k = 1; k <= (size_t)max_n; k++) {
                 for (size_t i = 0; i + k <= nw; i++) {
-                    if (nrow == rcap) {
-                        rcap *= 2;
-                        uint64_t *a = realloc(row, rcap * 16);
-                        if (!a) { PyErr_NoMemory(); goto done; }
-                        row = a;
-                    }
-                    key128(t + ws[i], we[i + k - 1] - ws[i], row + 2 * nrow);
-                    nrow++;
+                    uint64_t key[2];
+                    key128(t + ws[i], we[i + k - 1] - ws[i], key);
+                    if (k128_add(&map, key, (uint32_t)(r + 1)) < 0) { PyErr_NoMemory(); goto done; }
                 }
             }
         }
-        qsort(row, nrow, 16, cmp128);
-        if (used + nrow > cap) {
-            while (used + nrow > cap) cap *= 2;
-            uint64_t *a = realloc(all, cap * 16);
-            if (!a) { PyErr_NoMemory(); goto done; }
-            all = a;
-        }
-        for (size_t i = 0; i < nrow; i++) {
-            if (i > 0 && row[2 * i] == row[2 * i - 2] && row[2 * i + 1] == row[2 * i - 1]) continue;
-            all[2 * used] = row[2 * i]; all[2 * used + 1] = row[2 * i + 1]; used++;
-        }
     }
     {
-        /* Rows' keys together, sorted; equal keys merged into one count (rows holding them). */
-        qsort(all, used, 16, cmp128);
-        size_t nd = 0;
-        for (size_t i = 0; i < used; i++)
-            if (i == 0 || all[2 * i] != all[2 * i - 2] || all[2 * i + 1] != all[2 * i - 1]) nd++;
+        /* The distinct keys sorted, each with its row count: (k0, k1, count) records. */
+        size_t nd = map.n, d = 0;
+        ent = malloc((nd ? nd : 1) * 3 * sizeof(uint64_t));
+        if (!ent) { PyErr_NoMemory(); goto done; }
+        for (size_t i = 0; i <= map.mask; i++) {
+            K128Slot *sl = &map.s[i];
+            if (!sl->row1) continue;
+            ent[3 * d] = sl->k0; ent[3 * d + 1] = sl->k1; ent[3 * d + 2] = sl->count; d++;
+        }
+        qsort(ent, nd, 3 * sizeof(uint64_t), cmp_entry);
         void *kd, *cd;
         PyObject *keys = new_bytes((Py_ssize_t)(16 * nd), &kd);
         PyObject *counts = keys ? new_bytes((Py_ssize_t)(4 * nd), &cd) : NULL;
         if (keys && counts) {
             uint64_t *ko = kd;
             uint32_t *co = cd;
-            size_t d = 0;
-            for (size_t i = 0; i < used; i++) {
-                if (i == 0 || all[2 * i] != all[2 * i - 2] || all[2 * i + 1] != all[2 * i - 1]) {
-                    ko[2 * d] = all[2 * i]; ko[2 * d + 1] = all[2 * i + 1]; co[d] = 1; d++;
-                } else {
-                    co[d - 1]++;
-                }
-            }
+            for (size_t i = 0; i < nd; i++) { ko[2 * i] = ent[3 * i]; ko[2 * i + 1] = ent[3 * i + 1]; co[i] = (uint32_t)ent[3 * i + 2]; }
             out = PyTuple_Pack(2, keys, counts);
         }
         Py_XDECREF(keys); Py_XDECREF(counts);
     }
 done:
-    free(all); free(row); free(ws); free(we);
+    free(ws); free(we); free(ent); free(map.s);
     Py_DECREF(sents); Py_DECREF(bounds);
     return out;
 }
