@@ -376,6 +376,15 @@ def _hostile(kind):
         def do_GET(self):
             import time as _t
 
+            if kind == "drip-head":  # the status line and headers, one byte per 0.2 s
+                try:
+                    for byte in b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nX-Pad: " + b"x" * 200:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        _t.sleep(0.2)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                return
             self.send_response(200)
             if kind == "declared":
                 self.send_header("Content-Length", str(10 << 30))
@@ -433,6 +442,19 @@ def test_dripping_server_hits_the_wall_clock_limit(two, hostile, tmp_path, monke
     with pytest.raises(ExternalToolError, match=r"not finished within 1 s"):
         dl.download("toy", tmp_path / "cache", hostile("drip"), timeout=5)
     assert time.monotonic() - start < 5
+    _no_staging_left(tmp_path / "cache")
+
+
+def test_dripped_status_line_and_headers_hit_the_wall_clock_limit(two, hostile, tmp_path, monkeypatch):
+    """The deadline covers the whole exchange, not only the body: a probe held _fetch for 87 s
+    against 3 by dripping the headers."""
+    import time
+
+    monkeypatch.setattr(dl, "MAX_SECONDS", 1.0)
+    start = time.monotonic()
+    with pytest.raises(ExternalToolError, match=r"not finished within 1 s"):
+        dl.download("toy", tmp_path / "cache", hostile("drip-head"), timeout=5)
+    assert time.monotonic() - start < 4
     _no_staging_left(tmp_path / "cache")
 
 

@@ -80,7 +80,9 @@ def _fetch(url: str, dest: Path, timeout: float, *, max_bytes: int | None = None
     Content-Length over the limit is refused before reading.
     """
     import hashlib
-    import time
+    import http.client
+
+    from ._deadline import Deadline
 
     max_bytes = MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
     max_seconds = MAX_SECONDS if max_seconds is None else max_seconds
@@ -91,31 +93,42 @@ def _fetch(url: str, dest: Path, timeout: float, *, max_bytes: int | None = None
     # the umask in Python would need os.umask, which changes it process-wide: not thread-safe).
     tmp = str(dest.parent / f".{dest.name}.{uuid.uuid4().hex}.part")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    deadline = time.monotonic() + max_seconds
+    # The deadline covers the whole exchange: connecting, the status line and headers (a
+    # server may drip them too), and the body.
+    deadline = Deadline(max_seconds)
+
+    def late(got: int) -> ExternalToolError:
+        return ExternalToolError(f"download of {url} stopped: not finished within {max_seconds:g} s "
+                                 f"({got} bytes received)")
+
+    got = 0
     try:
         with os.fdopen(fd, "wb") as out:
             try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (scheme checked)
+                with deadline.opener().open(url, timeout=timeout) as resp:  # noqa: S310 (scheme checked)
                     declared = resp.headers.get("Content-Length")
                     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
                         raise ExternalToolError(f"download of {url} refused: it declares {int(declared)} bytes, "
                                                 f"over the {max_bytes}-byte limit")
-                    got = 0
                     # read1 returns after one socket read, so the deadline is checked even when
                     # a server drips a byte at a time.
                     while block := resp.read1(1 << 16):
                         got += len(block)
                         if got > max_bytes:
                             raise ExternalToolError(f"download of {url} stopped: over the {max_bytes}-byte limit")
-                        if time.monotonic() > deadline:
-                            raise ExternalToolError(f"download of {url} stopped: not finished within {max_seconds:g} s "
-                                                    f"({got} bytes received)")
+                        if deadline.passed():
+                            raise late(got)
                         h.update(block)
                         out.write(block)
-            except OSError as exc:  # URLError, HTTPError and socket errors
+                    if deadline.expired.is_set():  # the watchdog ended the body early
+                        raise late(got)
+            except (OSError, http.client.HTTPException) as exc:  # URLError, HTTPError, socket errors
+                if deadline.expired.is_set():
+                    raise late(got) from exc
                 raise ExternalToolError(f"download of {url} failed: {exc}") from exc
         os.replace(tmp, dest)
     finally:
+        deadline.cancel()
         if os.path.exists(tmp):
             os.unlink(tmp)
     return h.hexdigest()
