@@ -9,6 +9,7 @@ on the line above is skipped with that reason.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import shutil
@@ -63,7 +64,40 @@ def _namespace(tmp_path: Path) -> dict:
 
     shutil.copy(default_model_path(), tmp_path / "my.npz")
     ns.update(_tiny_captioner())
+    _tiny_clip_files(tmp_path)
     return ns
+
+
+@functools.lru_cache(maxsize=1)
+def _tiny_clip_dir() -> Path | None:
+    import tempfile
+
+    import atexit
+
+    folder = tempfile.mkdtemp(prefix="capeval-doc-clip-")
+    atexit.register(shutil.rmtree, folder, True)
+    try:
+        from tests.metrics._tiny_clip import build_hf, synthetic_images
+
+        build_hf(Path(folder) / "clip")
+        synthetic_images(Path(folder) / "photos", sizes=((320, 240), (240, 320), (224, 224)))
+    except ImportError:
+        return None
+    return Path(folder)
+
+
+def _tiny_clip_files(tmp_path: Path) -> None:
+    """The image example's files: a tiny random CLIPModel stands in for the user's cached
+    openai/clip-vit-base-patch32 (a relative directory of that name is a local model), and
+    synthetic pictures for their photos."""
+    built = _tiny_clip_dir()
+    if built is None:
+        return
+    (tmp_path / "openai").mkdir()
+    (tmp_path / "openai" / "clip-vit-base-patch32").symlink_to(built / "clip", target_is_directory=True)
+    (tmp_path / "photos").mkdir()
+    for src, name in zip(sorted((built / "photos").iterdir()), ("dog.jpg", "cats.jpg", "bike.jpg")):
+        (tmp_path / "photos" / name).symlink_to(src)
 
 
 def _tiny_captioner() -> dict:
