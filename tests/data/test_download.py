@@ -470,3 +470,77 @@ def test_decompression_bomb_and_oversize_archives_are_refused(tmp_path, monkeypa
     monkeypatch.setattr(dl, "MAX_UNPACKED_BYTES", 5000)
     with pytest.raises(InputError, match=r"big.zip: members up to 'toy/a.txt' unpack to over 5000 bytes"):
         dl.safe_extract(big, tmp_path / "out2")
+
+
+# ----------------------------------------------------------------------------------------
+# Archive limits and collisions (issue 28, item 16): named errors, bounded memory.
+# ----------------------------------------------------------------------------------------
+def test_huge_member_name_is_refused_before_it_is_read(tmp_path):
+    import resource
+
+    arc = tmp_path / "long.tar"
+    with tarfile.open(arc, "w", format=tarfile.GNU_FORMAT) as tf:
+        info = tarfile.TarInfo("toy/" + "n" * 300_000)  # a GNU long-name header of 300 KB
+        tf.addfile(info, io.BytesIO(b""))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(InputError, match="long-name header of .* bytes, over the 4096-byte name limit") as e:
+        dl.safe_extract(arc, tmp_path / "out")
+    assert len(str(e.value)) < 300
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
+    assert not any((tmp_path / "out").iterdir())
+
+
+def test_member_count_is_capped(tmp_path, monkeypatch):
+    monkeypatch.setattr(dl, "MAX_MEMBERS", 50)
+    arc = tmp_path / "many.tar"
+    with tarfile.open(arc, "w") as tf:
+        for i in range(51):
+            tf.addfile(tarfile.TarInfo(f"toy/f{i}"), io.BytesIO(b""))
+    with pytest.raises(InputError, match="over 50 members"):
+        dl.safe_extract(arc, tmp_path / "out")
+    zarc = tmp_path / "many.zip"
+    with zipfile.ZipFile(zarc, "w") as zf:
+        for i in range(51):
+            zf.writestr(f"toy/f{i}", b"")
+    with pytest.raises(InputError, match="over 50 members"):
+        dl.safe_extract(zarc, tmp_path / "out2")
+
+
+@pytest.mark.parametrize("members", [[("toy", b"x")], [(".", b"x")], [("toy/a", b"x"), ("toy/a/b", b"y")]])
+def test_members_colliding_with_folders_are_named(two, serve, tmp_path, members):
+    src = tmp_path / "srv"
+    src.mkdir()
+    with tarfile.open(src / "toy.tar", "w") as tf:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    with pytest.raises(InputError, match=r"toy\.tar: member '(toy|\.|toy/a/b)'"):
+        dl.download("toy", tmp_path / "cache", serve(src), archive=".tar")
+    _no_staging_left(tmp_path / "cache")
+
+
+def test_staging_left_by_a_killed_download_is_removed(two, serve, tmp_path):
+    import subprocess
+    import sys
+
+    dest = tmp_path / "cache"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = dest / f"{dl.STAGING_PREFIX}toy-abc"
+    (left / "files").mkdir(parents=True)
+    (left / "files" / "big.part").write_bytes(b"x" * 1000)
+    (left / "owner").write_text(dead.stdout)
+    mine = dest / f"{dl.STAGING_PREFIX}toy-live"
+    mine.mkdir()
+    (mine / "owner").write_text(f"{os.getppid()}\n")  # a live process: a download under way
+    assert dl.stale_staging(dest) == [left]
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    res = CliRunner().invoke(app, ["data", "verify", "toy", "--root", str(dest)])
+    assert "interrupted download" in res.output and left.name in res.output
+    logs = []
+    dl.download("toy", dest, serve(two), log=logs.append)
+    assert not left.exists() and mine.exists()
+    assert any("interrupted download" in m for m in logs)

@@ -107,6 +107,12 @@ def verify_cmd(
         for rel in c.missing:
             typer.echo(f"  missing  {folder}/{rel}")
         failed |= c.status != "ok"
+    from capeval.data.download import stale_staging
+
+    for d in stale_staging(base):
+        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+        typer.echo(f"leftover {d.name}: staging folder of an interrupted download ({size} bytes); the next "
+                   f"`capeval data download` into {base} removes it, or delete it")
     raise typer.Exit(1 if failed else 0)
 
 

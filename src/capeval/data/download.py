@@ -19,6 +19,7 @@ import urllib.request
 import uuid
 import zipfile
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from ..errors import ExternalToolError, InputError
@@ -35,6 +36,11 @@ MAX_DOWNLOAD_BYTES = 256 << 20   # one file or one archive, as sent
 MAX_UNPACKED_BYTES = 256 << 20   # all members of one archive, as declared and as written
 MAX_RATIO = 100                  # unpacked / packed size of an archive
 MAX_SECONDS = 600.0              # wall-clock bound for one download (a 1-byte drip never times out per read)
+# The team folders hold at most a few dozen files with names well under 200 bytes; a tar
+# header may declare a name of any length (read whole into memory) and any number of members.
+MAX_MEMBERS = 10_000             # members of one archive
+MAX_NAME_BYTES = 4096            # one member name (PATH_MAX)
+STAGING_PREFIX = ".capeval-staging-"
 _SCHEMES = ("http", "https", "file")
 GITHUB_RAW = "https://raw.githubusercontent.com"
 
@@ -146,6 +152,104 @@ def _check_unpacked(where: str, sizes: list[tuple[str, int]], packed: int) -> No
                          "nothing extracted")
 
 
+def _show(name: str) -> str:
+    """A member name for a message: quoted, and cut when long."""
+    return repr(name) if len(name) <= 120 else repr(name[:120]) + f"… ({len(name)} characters)"
+
+
+class _TooLong(Exception):
+    pass
+
+
+class _CappedTarInfo(tarfile.TarInfo):
+    """Refuses a GNU long name or pax header over :data:`MAX_NAME_BYTES` before tarfile reads
+    it into memory (a 194 KB archive can declare a 200 MB name)."""
+
+    def _refuse_long(self, what: str) -> None:
+        if self.size > MAX_NAME_BYTES + 512:
+            raise _TooLong(f"a {what} header of {self.size} bytes, over the {MAX_NAME_BYTES}-byte name limit; "
+                           "nothing extracted")
+
+    def _proc_gnulong(self, tf):
+        self._refuse_long("long-name")
+        return super()._proc_gnulong(tf)
+
+    def _proc_pax(self, tf):
+        self._refuse_long("pax")
+        return super()._proc_pax(tf)
+
+
+def _open_tar(archive: Path, where: str) -> tarfile.TarFile:
+    try:
+        return tarfile.open(archive, tarinfo=_CappedTarInfo)
+    except _TooLong as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except tarfile.TarError as exc:
+        raise InputError(f"{where}: not a tar or zip archive ({exc})") from None
+
+
+def _check_member(where: str, count: int, name: str) -> None:
+    if count > MAX_MEMBERS:
+        raise InputError(f"{where}: over {MAX_MEMBERS} members; nothing extracted")
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise InputError(f"{where}: member {_show(name)} has a name over {MAX_NAME_BYTES} bytes; nothing extracted")
+
+
+def _tar_members(tf: tarfile.TarFile, where: str) -> list[tarfile.TarInfo]:
+    members = []
+    try:
+        for m in tf:  # one header at a time: the count is capped before the list grows
+            _check_member(where, len(members) + 1, m.name)
+            members.append(m)
+    except _TooLong as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except tarfile.TarError as exc:
+        raise InputError(f"{where}: not a readable tar archive ({exc})") from None
+    return members
+
+
+def _zip_infos(zf: zipfile.ZipFile, where: str) -> list[zipfile.ZipInfo]:
+    infos = zf.infolist()
+    for k, info in enumerate(infos, start=1):
+        _check_member(where, k, info.filename)
+    return infos
+
+
+def stale_staging(root: Path) -> list[Path]:
+    """Staging folders of downloads whose process is gone (killed midway), under ``root``."""
+    out = []
+    for d in sorted(Path(root).glob(f"{STAGING_PREFIX}*")) if Path(root).is_dir() else []:
+        try:
+            pid = int((d / "owner").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pid = None  # no owner file: written by an older version, or killed before writing it
+        if pid is not None and pid != os.getpid() and _alive(pid):
+            continue
+        if pid is None and _age(d) < 3600:
+            continue  # may be a download starting right now
+        out.append(d)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _age(d: Path) -> float:
+    import time
+
+    try:
+        return time.time() - d.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def _copy_limited(src, out, limit: int, where: str, name: str) -> None:
     """Copy at most ``limit`` bytes (the member's declared size): a member whose data runs
     past its header is refused rather than written without bound."""
@@ -168,13 +272,16 @@ def _stage_archive(base_url: str, folder: str, archive: str, stage: Path, timeou
     log(f"fetching {folder}{archive}")
     _fetch(_url(base_url, f"{folder}{archive}"), arc, timeout)
     where = f"{folder}{archive}"
-    for name in _member_names(arc, where):
+    for name, is_dir in _member_names(arc, where):
         parts = PurePosixPath(name.replace("\\", "/")).parts
         parts = parts[1:] if parts and parts[0] == "." else parts
         if parts and parts[0] != folder:
-            raise InputError(f"{where}: member {name!r} lies outside the folder {folder}/; nothing extracted")
+            raise InputError(f"{where}: member {_show(name)} lies outside the folder {folder}/; nothing extracted")
+        if len(parts) <= 1 and not is_dir:
+            raise InputError(f"{where}: member {_show(name)} is a file where the folder {folder}/ belongs; "
+                             "nothing extracted")
     tree = stage / "tree"
-    safe_extract(arc, tree)
+    safe_extract(arc, tree, where=where)
     arc.unlink()
     staged = {rel: tree / folder / rel for rel in files if (tree / folder / rel).is_file()}
     extra = sum(1 for p in (tree / folder).rglob("*") if p.is_file()) - len(staged) if (tree / folder).is_dir() else 0
@@ -215,13 +322,17 @@ def download(
     if base_url is not None:
         _url(base_url)  # refuse a bad scheme before touching anything
     manifest = packaged_manifest()
+    for old in stale_staging(to):  # left by a download killed midway
+        log(f"removing {old.name}, left by an interrupted download")
+        shutil.rmtree(old, ignore_errors=True)
     written: list[Path] = []
     bad: list[str] = []
     for folder in folders_for(name):
         files = {safe_relpath(rel, f"manifest {folder}"): d for rel, d in manifest[folder].items()}
         # Same filesystem as the target, so the final rename is atomic; removed on any exit.
-        stage = Path(tempfile.mkdtemp(prefix=f".capeval-staging-{folder}-", dir=to))
+        stage = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{folder}-", dir=to))
         try:
+            (stage / "owner").write_text(f"{os.getpid()}\n")  # a later run removes it once this process is gone
             have = {rel: sha256_file(to / folder / rel) if (to / folder / rel).is_file() else None
                     for rel in files}
             staged: dict[str, Path] = {}
@@ -273,15 +384,13 @@ def download(
     return written
 
 
-def _member_names(archive: Path, where: str) -> list[str]:
+def _member_names(archive: Path, where: str) -> list[tuple[str, bool]]:
+    """(name, is a directory) of every member, within the count and name-length limits."""
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
-            return zf.namelist()
-    try:
-        with tarfile.open(archive) as tf:
-            return tf.getnames()
-    except tarfile.TarError as exc:
-        raise InputError(f"{where}: not a tar or zip archive ({exc})") from None
+            return [(i.filename, i.is_dir()) for i in _zip_infos(zf, where)]
+    with _open_tar(archive, where) as tf:
+        return [(m.name, m.isdir()) for m in _tar_members(tf, where)]
 
 
 def _member_target(dest: Path, name: str, where: str) -> Path:
@@ -294,16 +403,18 @@ def _member_target(dest: Path, name: str, where: str) -> Path:
     return target
 
 
-def safe_extract(archive: Path, dest: Path) -> None:
+def safe_extract(archive: Path, dest: Path, *, where: str | None = None) -> None:
     """Extract a tar or zip archive into ``dest``. Every member is checked before anything is
     written: absolute paths, ``..`` components, symlinks, hard links and device files are
-    refused, naming the member."""
+    refused, naming the member, and so are archives of over :data:`MAX_MEMBERS` members or
+    with a name over :data:`MAX_NAME_BYTES` (refused before tarfile reads the name). A file
+    member that collides with a directory (or ``.``) is an error naming it."""
     dest = Path(dest).resolve()
     dest.mkdir(parents=True, exist_ok=True)
-    where = Path(archive).name
+    where = where or Path(archive).name
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
-            infos = zf.infolist()
+            infos = _zip_infos(zf, where)
             for info in infos:
                 _member_target(dest, info.filename, where)
                 if stat.S_ISLNK(info.external_attr >> 16):
@@ -311,19 +422,13 @@ def safe_extract(archive: Path, dest: Path) -> None:
             _check_unpacked(where, [(i.filename, i.file_size) for i in infos], Path(archive).stat().st_size)
             for info in infos:
                 target = _member_target(dest, info.filename, where)
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(target, "wb") as out:
-                    _copy_limited(src, out, info.file_size, where, info.filename)
+                with _member_write(where, info.filename, target, dest, info.is_dir()) as out:
+                    if out is not None:
+                        with zf.open(info) as src:
+                            _copy_limited(src, out, info.file_size, where, info.filename)
         return
-    try:
-        tf = tarfile.open(archive)
-    except tarfile.TarError as exc:
-        raise InputError(f"{where}: not a tar or zip archive ({exc})") from None
-    with tf:
-        members = tf.getmembers()
+    with _open_tar(archive, where) as tf:
+        members = _tar_members(tf, where)
         for m in members:
             _member_target(dest, m.name, where)
             if m.issym() or m.islnk():
@@ -335,12 +440,31 @@ def safe_extract(archive: Path, dest: Path) -> None:
         _check_unpacked(where, [(m.name, m.size) for m in members], Path(archive).stat().st_size)
         for m in members:
             target = _member_target(dest, m.name, where)
-            if m.isdir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            src = tf.extractfile(m)
-            if src is None:
-                raise InputError(f"{where}: member {m.name!r} has no data")
-            with src, open(target, "wb") as out:
-                _copy_limited(src, out, m.size, where, m.name)
+            with _member_write(where, m.name, target, dest, m.isdir()) as out:
+                if out is not None:
+                    src = tf.extractfile(m)
+                    if src is None:
+                        raise InputError(f"{where}: member {_show(m.name)} has no data")
+                    with src:
+                        _copy_limited(src, out, m.size, where, m.name)
+
+
+@contextmanager
+def _member_write(where: str, name: str, target: Path, dest: Path, is_dir: bool):
+    """The open output of one member (None for a directory). A file member that names the
+    extraction root itself (``.``), or that collides with another member (a file where a
+    directory is, or the reverse), is an error naming it rather than a raw OSError."""
+    if target == dest and not is_dir:
+        raise InputError(f"{where}: member {_show(name)} is a file in place of the archive's root; nothing usable")
+    try:
+        if is_dir:
+            target.mkdir(parents=True, exist_ok=True)
+            yield None
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        out = open(target, "wb")
+    except OSError as exc:
+        raise InputError(f"{where}: member {_show(name)} collides with another member "
+                         f"({exc.strerror or exc}); nothing usable") from None
+    with out:
+        yield out
