@@ -20,7 +20,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "java": ("pycocoevalcap",),
     "semantic": ("spacy", "ot", "nltk"),
     "bertscore": ("torch", "transformers"),
-    "image": ("torch", "transformers", "PIL"),
+    "image": ("torch", "transformers", "PIL", "ftfy"),
     "report": ("matplotlib",),
     "ray": ("ray",),
     "pregen": ("torch",),
