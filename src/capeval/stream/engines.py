@@ -52,7 +52,13 @@ class ProcessEngine:
         self.jobs = jobs
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
-        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+        import os
+
+        from .orphans import watch_parent
+
+        # Workers exit when this process dies, even by SIGKILL (orphans.py).
+        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=watch_parent,
+                                         initargs=(os.getpid(),))
 
     def map(self, fn: Callable, args: Iterable[tuple], window: int | None = None) -> Iterator:
         window = window or 2 * self.jobs

@@ -1,0 +1,47 @@
+"""Worker processes that end when the process that started them dies.
+
+A ``--jobs`` run's workers are children of the forkserver, not of the run, so when the run is
+killed (SIGKILL: no cleanup runs) nothing tells them: a worker blocked writing its result to a
+pipe nobody reads waits forever, and with it the forkserver and the resource tracker. Each
+worker therefore watches the run's process from a daemon thread and exits once it is gone: on
+Linux through a pidfd (woken the moment it exits, immune to pid reuse), elsewhere by polling.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+POLL_SECONDS = 0.5
+
+
+def watch_parent(pid: int) -> None:
+    """Pool initializer: exit this process (no cleanup, as the run itself could not) when
+    process ``pid`` ends."""
+    threading.Thread(target=_wait_then_exit, args=(pid,), name="capeval-parent-watch", daemon=True).start()
+
+
+def _wait_then_exit(pid: int) -> None:
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        import select
+
+        select.select([fd], [], [])  # readable once the process has exited
+    else:
+        import time
+
+        while _alive(pid):
+            time.sleep(POLL_SECONDS)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
