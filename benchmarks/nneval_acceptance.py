@@ -41,7 +41,7 @@ from capeval.service.scoring import score_units
 from capeval.learn.builder import load_training_set
 from capeval.learn.features import NNEVAL_FEATURES
 from capeval.learn.model import LearnedModel
-from capeval.learn.nneval import DEFAULT_MODEL, default_model_path
+from capeval.learn.configs import DEFAULT_MODEL, default_model_path
 from capeval.learn.train import make_recipe, train_recipe
 from capeval.meta import paired_bootstrap_accuracy, paired_bootstrap_correlation, williams_from_scores
 from capeval.meta.experiments import correlation_units, pairwise_units

@@ -23,7 +23,7 @@ import numpy as np
 
 from capeval.service.cache import ScoreCache
 from capeval.learn.builder import load_training_set
-from capeval.learn.nneval import default_model_path
+from capeval.learn.configs import default_model_path
 from capeval.learn.train import make_recipe, train_recipe
 from capeval.digests import sha256_file
 from capeval.learn.model_files import load_npz

@@ -60,7 +60,7 @@ def _namespace(tmp_path: Path) -> dict:
     ns = {"cands": CANDS, "refs": REFS, "train_refsets": REFS, "sampled_captions": CANDS,
           "batch_references": REFS, "my_generator": my_generator}
     # "my.npz": a model file of the user's; the shipped NNEval model stands in for it.
-    from capeval.learn.nneval import default_model_path
+    from capeval.learn.configs import default_model_path
 
     shutil.copy(default_model_path(), tmp_path / "my.npz")
     ns.update(_tiny_captioner())

@@ -7,7 +7,7 @@ import capeval
 from capeval.learn.builder import TrainingSet
 from capeval.learn.features import NNEVAL_FEATURES, extract, label
 from capeval.learn.model import LearnedModel
-from capeval.learn.nneval import default_model_path
+from capeval.learn.configs import default_model_path
 from capeval.learn.train import make_recipe, train_recipe
 from capeval.learn.nneval_metric import NNEval
 

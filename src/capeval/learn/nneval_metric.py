@@ -71,7 +71,7 @@ class NNEval(Metric):
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None):
         from ..errors import InputError
         from .model import LearnedModel
-        from .nneval import default_model_path
+        from .configs import default_model_path
         from .refsets import POLICIES
 
         if isinstance(model, LearnedModel):
@@ -95,7 +95,7 @@ class NNEval(Metric):
         scoring revision (scores cached before clipping and reference policies existed are
         not reused for the same file)."""
         from .model import LearnedModel
-        from .nneval import default_model_path
+        from .configs import default_model_path
         from ..digests import sha256_file
 
         model = options.get("model")
@@ -110,7 +110,7 @@ class NNEval(Metric):
     def reads(cls, options: dict) -> tuple[str, ...]:
         """The model's feature metrics."""
         from .model import LearnedModel
-        from .nneval import default_model_path
+        from .configs import default_model_path
 
         model = options.get("model")
         if not isinstance(model, LearnedModel):
@@ -124,7 +124,7 @@ class NNEval(Metric):
     def provenance(cls, options: dict) -> dict:
         """What the model saw (``capeval bench`` refuses to report it there unless asked)."""
         from .model import LearnedModel
-        from .nneval import default_model_path
+        from .configs import default_model_path
 
         model = options.get("model")
         m = model if isinstance(model, LearnedModel) else LearnedModel.load(

@@ -25,11 +25,10 @@ import numpy as np
 from .._version import __version__
 from ..errors import InputError
 from .builder import TrainingSet, split_by_image
+from .configs import LCEVAL_CONFIG, NNEVAL_CONFIG
 from .features import Feature, MinMax, extract, label, parse_features
-from .lceval import LCEVAL_CONFIG
 from .mlp import TrainConfig, train
 from .model import LearnedModel
-from .nneval import NNEVAL_CONFIG
 from .refsets import DEFAULT_K, POLICIES
 
 VALIDATIONS = ("expert", "split", "none")
