@@ -316,15 +316,18 @@ def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, dis
     digests: list[str] = []
     todo: dict[str, tuple[str, bytes]] = {}
     table = _table(enc, disk)
+    by_path: dict[str, str] = {}  # benchmarks repeat an image over its rows: read each path once
     for p in paths:
-        try:
-            data = Path(p).read_bytes()
-        except OSError as exc:
-            raise InputError(f"image {p!r} cannot be read: {exc}") from None
-        d = hashlib.sha256(data).hexdigest()
+        d = by_path.get(p)
+        if d is None:
+            try:
+                data = Path(p).read_bytes()
+            except OSError as exc:
+                raise InputError(f"image {p!r} cannot be read: {exc}") from None
+            d = by_path[p] = hashlib.sha256(data).hexdigest()
+            if d not in table and d not in todo:
+                todo[d] = (p, data)
         digests.append(d)
-        if d not in table and d not in todo:
-            todo[d] = (p, data)
     new: dict[str, np.ndarray] = {}
     items = list(todo.items())
     for start in range(0, len(items), batch_size):

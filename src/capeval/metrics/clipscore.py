@@ -107,20 +107,26 @@ class _ClipFamily(Metric):
 
     @classmethod
     def resources_for(cls, options: dict) -> tuple[str, ...]:
-        """The default checkpoint's resource when no model is given; a path is hashed instead
-        (:meth:`cache_token`)."""
-        return (cls.default_resource,) if options.get("model") is None else ()
+        """The default checkpoint's and BPE file's resources when those options are not given;
+        given paths are hashed instead (:meth:`cache_token`)."""
+        out = () if options.get("model") is not None else (cls.default_resource,)
+        return out + (() if options.get("tokenizer") is not None else ("clip-bpe",))
 
     @classmethod
     def cache_token(cls, options: dict) -> str | None:
-        """SHA-256 of the weights, so replaced weights never reuse cached scores."""
+        """SHA-256 of the weights (and of a BPE file given as an option), so replaced files
+        never reuse cached scores."""
+        from ..digests import sha256_file
         from ._clip_models import locate, model_sha256
 
         try:
             _, path = locate(options.get("model"), cls.default_resource, options.get("backend", "auto"))
-        except Exception:  # noqa: BLE001 - a missing model is reported when the family is built
+            token = model_sha256(path)
+            if options.get("tokenizer") is not None:
+                token += ":" + sha256_file(Path(options["tokenizer"]).expanduser())
+        except Exception:  # noqa: BLE001 - a missing file is reported when the family is built
             return None
-        return model_sha256(path)
+        return token
 
     def __init__(
         self,

@@ -32,18 +32,6 @@ PACS_VIT_B32 = register_resource(
         "CAPEVAL_PACS_MODEL to it, or pass -O pac_s.model=PATH.",
     )
 )
-CLIP_BPE = register_resource(
-    ResourceSpec(
-        name="clip-bpe",
-        env="CAPEVAL_CLIP_BPE",
-        package="clip",
-        relpath="bpe_simple_vocab_16e6.txt.gz",
-        defaults=("{cache}/clip/bpe_simple_vocab_16e6.txt.gz",),
-        install_hint="The OpenAI-format CLIP backend tokenizes with CLIP's BPE merges file "
-        "bpe_simple_vocab_16e6.txt.gz (shipped inside the openai-clip and open_clip_torch wheels). Copy it to "
-        "~/.cache/capeval/clip/, or set CAPEVAL_CLIP_BPE to it, or pass -O clip_s.tokenizer=PATH.",
-    )
-)
 
 
 def _open_clip_copy() -> Path | None:
@@ -56,16 +44,22 @@ def _open_clip_copy() -> Path | None:
     return p if p is not None and p.is_file() else None
 
 
-def clip_bpe_path(path: str | os.PathLike | None = None) -> Path:
-    """The merges file: ``path`` when given, else the registered resource, else open_clip's copy."""
-    if path is not None:
-        return resolve(CLIP_BPE.name, path)
-    from ..errors import ResourceNotFound
+CLIP_BPE = register_resource(
+    ResourceSpec(
+        name="clip-bpe",
+        env="CAPEVAL_CLIP_BPE",
+        package="clip",
+        relpath="bpe_simple_vocab_16e6.txt.gz",
+        finder=_open_clip_copy,
+        defaults=("{cache}/clip/bpe_simple_vocab_16e6.txt.gz",),
+        install_hint="The OpenAI-format CLIP backend tokenizes with CLIP's BPE merges file "
+        "bpe_simple_vocab_16e6.txt.gz (shipped inside the openai-clip and open_clip_torch wheels). Copy it to "
+        "~/.cache/capeval/clip/, or set CAPEVAL_CLIP_BPE to it, or pass -O clip_s.tokenizer=PATH.",
+    )
+)
 
-    try:
-        return resolve(CLIP_BPE.name)
-    except ResourceNotFound:
-        found = _open_clip_copy()
-        if found is None:
-            raise
-        return found
+
+def clip_bpe_path(path: str | os.PathLike | None = None) -> Path:
+    """The merges file: ``path`` when given, else ``$CAPEVAL_CLIP_BPE``, the ``clip`` package's
+    copy, open_clip's copy, or capeval's cache."""
+    return resolve(CLIP_BPE.name, path)
