@@ -206,3 +206,31 @@ print("ok")
     pytest.importorskip("pycocoevalcap.bleu.bleu")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_coco_eval_warns_once_when_spice_pairs_another_images_score(monkeypatch):
+    """The original pairs SPICE's sorted-id scores with unsorted images; the shim keeps that and says so."""
+    import capeval.compat.pycocoevalcap.eval as ev
+
+    class FakeCoco:
+        def __init__(self, anns):
+            self.imgToAnns = anns
+
+        def getImgIds(self):
+            return list(self.imgToAnns)
+
+    class SortedSpice:
+        def compute_score(self, gts, res):
+            ids = sorted(gts)
+            return np.float64(0.5), [{"All": {"f": float(i)}} for i in ids]
+
+        def method(self):
+            return "SPICE"
+
+    monkeypatch.setattr(ev, "Spice", SortedSpice)
+    gts = {k: [{"caption": c} for c in v] for k, v in GTS.items()}  # ids 3, 1, 2: unsorted
+    res = {k: [{"caption": v[0]}] for k, v in RES.items()}
+    e = ev.COCOEvalCap(FakeCoco(gts), FakeCoco(res))
+    with pytest.warns(UserWarning, match="holds another image's score"), contextlib.redirect_stdout(io.StringIO()):
+        e.evaluate()
+    assert [e.imgToEval[k]["SPICE"]["All"]["f"] for k in (3, 1, 2)] == [1.0, 2.0, 3.0]

@@ -23,13 +23,13 @@ def _user_level() -> int:
     return level
 
 
-def notice(key: str, message: str) -> None:
+def notice(key: str, message: str, category: type[Warning] = CompatNotice) -> None:
     """Warn with ``message`` the first time ``key`` comes up in this process."""
     with _lock:
         if key in _issued:
             return
         _issued.add(key)
-    warnings.warn(message, CompatNotice, stacklevel=_user_level())
+    warnings.warn(message, category, stacklevel=_user_level())
 
 
 def _forget() -> None:

@@ -2,6 +2,7 @@
 ``eval`` / ``imgToEval`` / ``evalImgs`` as pycocoevalcap 1.2, without Java."""
 from __future__ import annotations
 
+from .._notices import notice
 from .bleu.bleu import Bleu
 from .cider.cider import Cider
 from .meteor.meteor import Meteor
@@ -52,8 +53,12 @@ class COCOEvalCap:
                     print("%s: %0.3f" % (m, sc))
             else:
                 self.setEval(score, method)
-                # As the original: per-image scores are paired with gts' key order (SPICE's
-                # come back in sorted id order, the same whenever the ids were sorted).
+                if method == "SPICE" and list(gts.keys()) != sorted(gts.keys()):
+                    notice("spice-pairing", "COCOEvalCap pairs SPICE's per-image scores, which come in sorted "
+                           "image-id order, with the images in their own order, as pycocoevalcap 1.2 does: with "
+                           "these unsorted ids, imgToEval[id]['SPICE'] holds another image's score (the corpus "
+                           "SPICE is unaffected). Kept for identical outputs; Spice().compute_score(gts, res) "
+                           "returns the scores in sorted id order.", UserWarning)
                 self.setImgToEvalImgs(scores, gts.keys(), method)
                 print("%s: %0.3f" % (method, score))
         self.setEvalImgs()
