@@ -120,3 +120,15 @@ def test_a_rank_without_data(tmp_path):
         got = json.loads((tmp_path / f"rank{r}.json").read_text())
         for name in ("CIDErD", "ROUGEL"):
             assert float.fromhex(got[name]["value"]) == _expected(name, CANDS, REFS)
+
+
+def test_ciderd_with_a_fixed_df_file(tmp_path):
+    from capeval.metrics.cider import DocumentFrequency
+
+    df_path = tmp_path / "train-df.json"
+    DocumentFrequency.from_references([r if isinstance(r, list) else [r] for r in REFS], [1] * len(REFS)).save(df_path)
+    m = tm.CIDErD(df=str(df_path), allow_empty=True)
+    m.update(CANDS[:1], REFS[:1])  # one caption: fine with a fixed df
+    expected = capeval.score(CANDS[:1], REFS[:1], ["cider_d"], options={"cider_d": {"df": str(df_path)}})
+    assert m.compute().item() == expected.corpus["cider_d"]
+    assert m.signature == expected.signatures["cider_d"] and "df:file:" in m.signature
