@@ -14,7 +14,7 @@ _issued: set[str] = set()
 _lock = threading.Lock()
 
 
-def _user_level() -> int:
+def user_stacklevel() -> int:
     """``stacklevel`` for a warning raised in :func:`notice` that points at the first caller
     outside this package (the user's line, not the shim's)."""
     frame, level = sys._getframe(1), 1
@@ -29,7 +29,7 @@ def notice(key: str, message: str, category: type[Warning] = CompatNotice) -> No
         if key in _issued:
             return
         _issued.add(key)
-    warnings.warn(message, category, stacklevel=_user_level())
+    warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
 def _forget() -> None:

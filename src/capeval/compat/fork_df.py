@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..metrics.cider import N_ORDER, DocumentFrequency
-from ._notices import _user_level
+from ._notices import user_stacklevel
 
 #: The only globals a df pickle may name: the defaultdict and its default factory.
 _ALLOWED = {
@@ -115,7 +115,7 @@ def read_fork_df(path: str | Path, *, allow_pickle: bool = False) -> ForkDf:
     sha = hashlib.sha256(data).hexdigest()
     if allow_pickle:
         warnings.warn(f"allow_pickle=True: loading {path} with pickle; {PICKLE_RISK}", UserWarning,
-                      stacklevel=_user_level())
+                      stacklevel=user_stacklevel())
         loader = pickle.Unpickler(io.BytesIO(data), encoding="latin1")
     else:
         loader = _RestrictedUnpickler(io.BytesIO(data), str(path))
