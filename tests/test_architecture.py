@@ -1,5 +1,6 @@
 """The layer order of docs/ARCHITECTURE.md, checked on the source: no module imports a layer
-above its own, and no two modules import each other (directly or round a circle).
+above its own, no two modules import each other (directly or round a circle), and no module
+imports another module's private name (``from .api import _helper``).
 
 Imports are read with ``ast`` (module level and inside functions alike), so a lazy import that
 runs upward is caught as well. The metric and resource name tables refer to modules by string on
@@ -70,6 +71,47 @@ def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
         else:
             continue
         out.update(t for t in targets if t in mods and t != name)
+    return out
+
+
+#: Imports of another module's private name that remain, each with why it is not fixed yet. The
+#: modules on both sides were being changed by other work when the check was added; make the name
+#: public (or move it to where it is used) and delete the line.
+PRIVATE_IMPORTS_ALLOWED = {
+    # resources/: the model-install helpers shared by the wheel and sdist installers
+    ("capeval.resources.clip", "capeval.resources.resolver._package_dir"),
+    ("capeval.resources.sdist_install", "capeval.resources.install._count_files"),
+    ("capeval.resources.sdist_install", "capeval.resources.install._place"),
+    ("capeval.resources.sdist_install", "capeval.resources.install._state"),
+    # scene-graph speed work in progress: one dependency-rule predicate used by the rule table
+    ("capeval.scenegraph.rules", "capeval.scenegraph.depgraph._is_nmod"),
+    # stream/ and io.py are both being changed (io.py is to be renamed): the reference-column pattern
+    ("capeval.stream.readers", "capeval.io._REF_COLUMN"),
+}
+
+
+def _private_imports(name: str, path: Path, mods: dict[str, Path]) -> set[tuple[str, str]]:
+    """``(module, "other.module._name")`` for every ``from other.module import _name`` (module
+    level or inside a function) where ``_name`` is not a submodule: a private module of a package
+    (``metrics._ngrams``) may be imported, a private name of another module may not."""
+    if path.suffix != ".py":
+        return set()
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            mod = ".".join(base + ([node.module] if node.module else []))
+        else:
+            mod = node.module or ""
+        if mod.split(".")[0] != "capeval" or mod == name:
+            continue
+        for a in node.names:
+            private = a.name.startswith("_") and not a.name.startswith("__")
+            if private and f"{mod}.{a.name}" not in mods:
+                out.add((name, f"{mod}.{a.name}"))
     return out
 
 
@@ -145,3 +187,21 @@ def test_the_checker_sees_a_violation(tmp_path):
     got = _imports("capeval.metrics.x", mods["capeval.metrics.x"], mods)
     assert got == {"capeval.metaeval.runner"}
     assert LEVEL[_top("capeval.metaeval.runner")] < LEVEL[_top("capeval.metrics.x")]
+
+
+def test_no_module_imports_another_modules_private_name():
+    mods = _modules()
+    found = set().union(*(_private_imports(n, p, mods) for n, p in mods.items()))
+    new = sorted(f"{src} imports {dst}" for src, dst in found - PRIVATE_IMPORTS_ALLOWED)
+    assert not new, "make these names public or move them where they are used:\n" + "\n".join(new)
+    fixed = sorted(f"{src} -> {dst}" for src, dst in PRIVATE_IMPORTS_ALLOWED - found)
+    assert not fixed, "no longer imported; delete from PRIVATE_IMPORTS_ALLOWED:\n" + "\n".join(fixed)
+
+
+def test_the_private_name_check_sees_one(tmp_path):
+    mods = {"capeval.stream.x": tmp_path / "x.py", "capeval.api": tmp_path / "api.py",
+            "capeval.metrics._ngrams": tmp_path / "_ngrams.py"}
+    mods["capeval.stream.x"].write_text("def f():\n    from ..api import _helper, score\n"
+                                         "from ..metrics import _ngrams\n")
+    assert _private_imports("capeval.stream.x", mods["capeval.stream.x"], mods) == {
+        ("capeval.stream.x", "capeval.api._helper")}

@@ -24,7 +24,7 @@ def shareable_outputs(cls) -> set[str]:
     return {o.name for o in cls.outputs}
 
 
-def _group_by_family(metrics: Sequence[str]):
+def group_by_family(metrics: Sequence[str]):
     groups: dict[type, list[str]] = {}
     for name in metrics:
         if not isinstance(name, str) or not name.strip():
@@ -35,7 +35,7 @@ def _group_by_family(metrics: Sequence[str]):
 
 def _references_needed(metrics: Sequence[str]) -> bool:
     """False only when every metric is a known reference-free family (then items may have no
-    references); a name that is not valid is reported by :func:`_group_by_family`."""
+    references); a name that is not valid is reported by :func:`group_by_family`."""
     for name in metrics:
         if not isinstance(name, str) or not name.strip():
             return True
@@ -55,14 +55,14 @@ def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokeni
         return {}
     import warnings
 
-    from .validation import _label
+    from .validation import item_label
 
     tok_c, tok_r = tokenized
     cand_ix = [i for i, (raw, t) in enumerate(zip(cands, tok_c)) if raw.strip() and not t.strip()]
     if cand_ix and not allow_empty:
         i = cand_ix[0]
         raise InputError(
-            f"{_label('candidate', i, ids)} is empty after the {tokenizer} tokenizer ({cands[i]!r}); "
+            f"{item_label('candidate', i, ids)} is empty after the {tokenizer} tokenizer ({cands[i]!r}); "
             f"{len(cand_ix)} candidate(s) in all. Pass allow_empty=True (CLI: --allow-empty) to score them "
             "as empty captions (0 for n-gram metrics)."
         )
@@ -202,7 +202,7 @@ def score(
         import warnings
 
         warnings.warn(mixed, UserWarning, stacklevel=2)
-    groups = _group_by_family(metrics)
+    groups = group_by_family(metrics)
     # Before any scoring: every pip extra the requested families lack, named at once.
     require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})
     # Before any scoring: an image metric without images would otherwise fail after the others ran.

@@ -55,7 +55,7 @@ def check_line_break_policy(policy: str) -> str:
     return policy
 
 
-def _label(kind: str, i: int, ids: Sequence | None) -> str:
+def item_label(kind: str, i: int, ids: Sequence | None) -> str:
     return f"{kind} {i}" + (f" (id {ids[i]!r})" if ids is not None else "")
 
 
@@ -134,23 +134,23 @@ def validate_corpus(
         if cand.__class__ is str and cand in ok:
             candidates[i] = ok[cand]
             continue
-        new = check_text(cand, _label("candidate", i, ids), allow_empty=allow_empty, line_breaks=line_breaks)
+        new = check_text(cand, item_label("candidate", i, ids), allow_empty=allow_empty, line_breaks=line_breaks)
         if new.strip():
             ok[cand] = new
         candidates[i] = new
     for i, refs in enumerate(references):
         if isinstance(refs, str):
             raise InputError(
-                f"references for {_label('item', i, ids)} must be a list of strings, got a string"
+                f"references for {item_label('item', i, ids)} must be a list of strings, got a string"
             )
         refs = list(refs)
         if not refs and need_references:
-            raise InputError(f"{_label('item', i, ids)} has no references")
+            raise InputError(f"{item_label('item', i, ids)} has no references")
         for j, ref in enumerate(refs):
             if ref.__class__ is str and ref in ok:
                 refs[j] = ok[ref]
                 continue
-            new = check_text(ref, f"reference {j} of {_label('item', i, ids)}", line_breaks=line_breaks)
+            new = check_text(ref, f"reference {j} of {item_label('item', i, ids)}", line_breaks=line_breaks)
             ok[ref] = refs[j] = new
         out_refs.append(refs)
     return candidates, out_refs
@@ -212,9 +212,9 @@ def validate_images(images: Sequence, n: int, *, ids: Sequence | None = None) ->
     out = []
     for i, p in enumerate(paths):
         if not isinstance(p, (str, os.PathLike)) or not str(p).strip():
-            raise InputError(f"image of {_label('candidate', i, ids)} is {p!r}, not a file path")
+            raise InputError(f"image of {item_label('candidate', i, ids)} is {p!r}, not a file path")
         if not os.path.isfile(p):
             what = "is not a file" if os.path.exists(p) else "does not exist"
-            raise InputError(f"image of {_label('candidate', i, ids)}: {os.fspath(p)!r} {what}")
+            raise InputError(f"image of {item_label('candidate', i, ids)}: {os.fspath(p)!r} {what}")
         out.append(os.fspath(p))
     return out

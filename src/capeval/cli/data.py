@@ -16,11 +16,11 @@ _ROOT = typer.Option(None, "--root", help="Data directory (default: $CAPEVAL_DAT
 def _root(root: Path | None) -> Path:
     from capeval.data._common import resolve_root
 
-    with _clean_errors():
+    with clean_errors():
         return resolve_root(root)
 
 
-class _clean_errors:
+class clean_errors:
     """Print capeval errors as one line and exit 2, instead of a traceback."""
 
     def __enter__(self):
@@ -49,7 +49,7 @@ def list_cmd(
 
     # No data at all is a state to report, not an error: list what exists and how to get it.
     base = _root(root) if root is not None or data_root() is not None else None
-    with _clean_errors():
+    with clean_errors():
         infos = available(base, verify=verify)
 
     def fetch(i) -> str | None:
@@ -95,10 +95,10 @@ def verify_cmd(
 
     base = _root(root)
     failed = False
-    with _clean_errors():
+    with clean_errors():
         folders = folders_for(name)
     for folder in folders:
-        with _clean_errors():
+        with clean_errors():
             c = check_folder(base, folder)
         typer.echo(f"{folder}: {c.status} ({len(c.ok)} ok, {len(c.missing)} missing, {len(c.mismatch)} mismatched; "
                    f"checked against {'the packaged checksums' if c.source == 'manifest' else 'nothing'})")
@@ -133,7 +133,7 @@ def download_cmd(
     if base_url is None:
         typer.echo("no --base-url: fetching from each file's pinned public origin (GitHub)")
     target = to or Path(os.environ.get("CAPEVAL_DATA") or Path.home() / ".cache" / "capeval" / "data")
-    with _clean_errors():
+    with clean_errors():
         files = download(name, target, base_url, archive=archive, force=force, log=typer.echo)
     typer.echo(f"{len(files)} files verified under {target}. Use them with: export CAPEVAL_DATA={target}")
 
@@ -169,7 +169,7 @@ def export_cmd(
     from capeval.outputs import check_outputs
 
     base = _root(root)
-    with _clean_errors():
+    with clean_errors():
         check_outputs([output], overwrite=overwrite)
         n = export_units(name, output, root=base, load_options=_data_options(data_option))
     typer.echo(f"{n} units of {name} written to {output}")
@@ -188,7 +188,7 @@ def images_cmd(
     from capeval.metaeval.units import check_images
 
     base = _root(root)
-    with _clean_errors():
+    with clean_errors():
         c = check_images(name, images, root=base, load_options=_data_options(data_option))
     if as_json:
         typer.echo(json.dumps({"benchmark": c.benchmark, "images": len(c.images), "found": len(c.found),

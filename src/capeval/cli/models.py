@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .data import _clean_errors
+from .data import clean_errors
 
 models_app = typer.Typer(help="Models and other external resources: where each resolves, install the "
                          "mpnet encoder.", no_args_is_help=True)
@@ -35,7 +35,7 @@ def _resource_rows() -> list[dict]:
 @models_app.command("list")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Every resource capeval reads: found or missing, where, its variable, how to install it."""
-    with _clean_errors():
+    with clean_errors():
         rows = _resource_rows()
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
@@ -75,7 +75,7 @@ def install_cmd(
     from capeval.resources.install import INSTALLABLE, default_destination, install, installable
     from capeval.resources.sdist_install import SDIST_INSTALLABLE, install_sdist
 
-    with _clean_errors():
+    with clean_errors():
         if name in SDIST_INSTALLABLE:
             model = SDIST_INSTALLABLE[name]()
             target = dest if dest is not None else default_destination(model)

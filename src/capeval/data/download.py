@@ -26,7 +26,7 @@ from ..errors import ExternalToolError, InputError
 from ..digests import sha256_file
 from ..outputs import atomic_write
 from .checksums import SUMS_NAME, packaged_manifest, packaged_sources, safe_relpath
-from .registry import _SPECS
+from .registry import get_spec, specs
 
 ARCHIVE_EXTS = (".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip")
 # Limits on what a server or an archive may make us write. The largest team data file is
@@ -62,11 +62,11 @@ def folders_for(name: str | None) -> list[str]:
         return sorted(manifest)
     if name in manifest:
         return [name]
-    if name in _SPECS:
-        spec = _SPECS[name]
+    if name in {s.name for s in specs()}:
+        spec = get_spec(name)
         return [spec.folder, *spec.needs]
     raise InputError(
-        f"unknown dataset {name!r}; benchmarks: {', '.join(sorted(_SPECS))}; folders: {', '.join(sorted(manifest))}"
+        f"unknown dataset {name!r}; benchmarks: {', '.join(sorted(s.name for s in specs()))}; folders: {', '.join(sorted(manifest))}"
     )
 
 

@@ -92,11 +92,11 @@ def _evaluation_images(root: str | None, names: tuple[str, ...]) -> dict[str, fr
             # Every source image of the distractor tasks (correct captions and donors come from
             # them); read from the image lists, so no spaCy parse is needed.
             from ..data._common import resolve_root
-            from ..data.distractors import DATASETS, _images
+            from ..data.distractors import DATASETS, split_images
 
             base = resolve_root(root)
             out[name] = frozenset(canonical_image(k.split("/", 1)[1], "flickr")
-                                  for ds in DATASETS for k in _images(base, ds, "test"))
+                                  for ds in DATASETS for k in split_images(base, ds, "test"))
             continue
         table = data.load(name, root)
         if name == "tanti-human200":

@@ -112,10 +112,10 @@ def family_modules(cls, options: dict | None = None) -> list[str]:
 
     mods = {cls.__module__}
     if getattr(cls, "text_input", None) == "tokenized":
-        from ..text import _TOKENIZERS
+        from ..text import TOKENIZERS
 
         # the tokenizers' code decides the tokens it scores (loaded by name, not imported)
-        mods.update(["capeval.text", *(module for module, _ in _TOKENIZERS.values())])
+        mods.update(["capeval.text", *(module for module, _ in TOKENIZERS.values())])
     seen: set[str] = set()
     todo = list(cls.reads(options or {}))
     while todo:

@@ -48,7 +48,7 @@ def streamable(metrics: Iterable[str]) -> bool:
 
 
 def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_format):
-    from ..api import _group_by_family, check_option_names
+    from ..api import group_by_family, check_option_names
     from ..metrics.registry import families_with, get_family
     from ..text import tokenizer_id
     from ..validation import check_line_break_policy
@@ -56,7 +56,7 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
     metrics = list(metrics)
     if not metrics:
         raise InputError("no metrics requested")
-    groups = _group_by_family(metrics)
+    groups = group_by_family(metrics)
     bad = [m for cls, names in groups.items() if not cls.streamable for m in names]
     if bad:
         raise InputError(f"metric(s) {', '.join(bad)} cannot be streamed (streamed families: "

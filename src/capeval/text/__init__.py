@@ -13,7 +13,7 @@ from itertools import accumulate, chain
 from .._version import __version__
 from ..errors import InputError
 
-_TOKENIZERS = {
+TOKENIZERS = {
     "ptb": ("capeval.text.ptb", "tokenize"),
     "ptb-java": ("capeval.text.ptb_java", "tokenize"),
 }
@@ -39,7 +39,7 @@ def tokenize(texts: Sequence[str], tokenizer: str = "ptb") -> list[str]:
     tokenizer_id(tokenizer)
     if tokenizer == "none":
         return list(texts)
-    module, attr = _TOKENIZERS[tokenizer]
+    module, attr = TOKENIZERS[tokenizer]
     fn = getattr(importlib.import_module(module), attr)
     unique = list(dict.fromkeys(texts))
     mapping = dict(zip(unique, fn(unique)))
