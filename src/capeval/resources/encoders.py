@@ -269,6 +269,24 @@ def quiet_model_loading():
 _quiet_lock = threading.RLock()
 
 
+_fork_guard = False
+
+
+def fork_safe_torch() -> None:
+    """Make torch usable in a process forked from this one (multiprocessing's ``fork`` start
+    method) once it has run here: its intra-op thread pool does not survive a fork, and the
+    child's first parallel operation would wait forever for threads that no longer exist
+    (seen with sentsim and BERTScore in a fork pool after the parent scored). The child runs
+    torch single-threaded instead; ``spawn`` and ``forkserver`` children are unaffected."""
+    global _fork_guard
+    if _fork_guard or not hasattr(os, "register_at_fork"):
+        return
+    import torch
+
+    os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
+    _fork_guard = True
+
+
 def _load_encoder(key: tuple, location: str, device: str):
     try:
         import torch  # noqa: F401
@@ -278,6 +296,7 @@ def _load_encoder(key: tuple, location: str, device: str):
             f"BERTScore needs torch and transformers ({exc}); pip install 'capeval[bertscore]' "
             "(torch pinned to 2.13.0)"
         ) from None
+    fork_safe_torch()
     try:
         with quiet_model_loading():
             tokenizer = AutoTokenizer.from_pretrained(location)
