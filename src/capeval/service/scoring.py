@@ -19,6 +19,44 @@ def _result(per_unit: dict[str, np.ndarray], corpus: dict[str, float], signature
     return Result(corpus, per_unit, signatures, n, details={"cached": cached})
 
 
+class _Keys:
+    """Score-cache keys of one unit list. The digests of every resource and of the images are
+    taken at most once, and only when a requested family's key holds them."""
+
+    def __init__(self, digest: str, tokenizer: str, enabled: bool, images, image_hashes) -> None:
+        self.digest, self.tokenizer, self.enabled = digest, tokenizer, enabled
+        self.images, self.image_hashes = images, image_hashes if image_hashes is not None else {}
+        self._every_resource: dict[str, Any] | None = None
+        self._pictures: str | None = None
+
+    def _resources(self, used: tuple[str, ...] | None) -> dict[str, Any] | None:
+        if not self.enabled:
+            return None
+        if used is None:  # the family may read any registered resource
+            if self._every_resource is None:
+                self._every_resource = resource_state()
+            return self._every_resource
+        # Only what the family reads (and the Java tokenizer's jar when it runs), so that
+        # installing e.g. another encoder leaves the other families' entries valid.
+        return resource_state([*used, *(("ptb-jar",) if self.tokenizer == "ptb-java" else ())])
+
+    def __call__(self, metric: str, cls, fam_opts: dict[str, Any] | None) -> str:
+        # A family whose numbers depend on a file (a learned model's weights) names its content.
+        token = cls.cache_token(fam_opts or {})
+        resources = self._resources(cls.resources_for(fam_opts or {}))
+        key_opts = {**(fam_opts or {}), "_content": token} if token else fam_opts
+        origin = plugin_origin(cls)
+        if origin is not None:  # a plug-in's release may change its numbers
+            key_opts = {**(key_opts or {}), "_plugin": origin}
+        if self.images is not None and (cls.needs_images or cls.accepts_images):
+            if self._pictures is None and self.enabled:
+                self._pictures = images_digest(self.images, self.image_hashes)
+            key_opts = {**(key_opts or {}), "_images": self._pictures}
+        return score_key(self.digest, metric, variant=cls.variant, tokenizer=self.tokenizer, options=key_opts,
+                         resources=resources, revision=cls.cache_revision,
+                         code=family_code(cls, fam_opts) if self.enabled else None)
+
+
 def score_units(
     candidates: Sequence[str],
     references: Sequence[Sequence[str]],
@@ -46,9 +84,7 @@ def score_units(
 
     options = options or {}
     cache = cache if cache is not None else ScoreCache(enabled=False)
-    digest = corpus_digest(candidates, references)
-    pictures: str | None = None
-    every_resource: dict[str, Any] | None = None  # looked up once, when a family may read any
+    key_for = _Keys(corpus_digest(candidates, references), tokenizer, cache.enabled, images, image_hashes)
     per_unit: dict[str, np.ndarray] = {}
     corpus: dict[str, float] = {}
     signatures: dict[str, str] = {}
@@ -62,29 +98,7 @@ def score_units(
         if not cls.cacheable:  # a user's callable: nothing names its code across processes
             missing.append(m)
             continue
-        # A family whose numbers depend on a file (a learned model's weights) names its content.
-        token = cls.cache_token(fam_opts or {})
-        resources = None
-        used = cls.resources_for(fam_opts or {})
-        if cache.enabled and used is None:
-            if every_resource is None:
-                every_resource = resource_state()
-            resources = every_resource
-        elif cache.enabled:
-            # Only what the family reads (and the Java tokenizer's jar when it runs), so that
-            # installing e.g. another encoder leaves the other families' entries valid.
-            resources = resource_state([*used, *(("ptb-jar",) if tokenizer == "ptb-java" else ())])
-        key_opts = {**(fam_opts or {}), "_content": token} if token else fam_opts
-        origin = plugin_origin(cls)
-        if origin is not None:  # a plug-in's release may change its numbers
-            key_opts = {**(key_opts or {}), "_plugin": origin}
-        if images is not None and (cls.needs_images or cls.accepts_images):
-            if pictures is None and cache.enabled:
-                pictures = images_digest(images, image_hashes if image_hashes is not None else {})
-            key_opts = {**(key_opts or {}), "_images": pictures}
-        keys[m] = score_key(digest, m, variant=cls.variant, tokenizer=tokenizer, options=key_opts,
-                            resources=resources, revision=cls.cache_revision,
-                            code=family_code(cls, fam_opts) if cache.enabled else None)
+        keys[m] = key_for(m, cls, fam_opts)
         hit = cache.get(keys[m])
         if hit is not None and hit.metric == m and len(hit.per_unit) == len(candidates):
             per_unit[m], corpus[m], signatures[m] = hit.per_unit, hit.corpus, hit.signature
