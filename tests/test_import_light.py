@@ -36,3 +36,14 @@ def test_the_probe_can_fail():
     """A heavy import is seen (so the checks above would fail if one crept in)."""
     pytest.importorskip("rich")
     assert _loaded_after("import capeval, rich") == ["rich"]
+
+
+def test_import_capeval_loads_only_the_api_layer():
+    """``score_stream`` and the metric families load on first use, not at ``import capeval``."""
+    code = ("import sys, capeval\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('capeval.stream', 'capeval.metrics.bleu', "
+            "'capeval.metrics.cider', 'capeval.metrics.rouge'))))\n"
+            "from capeval import score_stream\n"
+            "print(score_stream.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]" and out[1] == "capeval.stream.run"
