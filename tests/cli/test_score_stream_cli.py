@@ -49,3 +49,23 @@ def test_coco_input_with_row_file_output(tmp_path):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows) == 5 and list(rows[0]) == ["id", "rouge_l", "bleu1"]
     assert json.loads(out.with_suffix(".signatures.json").read_text())["corpus"].keys() == {"rouge_l", "bleu1"}
+
+
+def test_jobs_with_spice_sets_its_parse_processes(tmp_path, monkeypatch):
+    """An in-memory run with spice: --jobs becomes SPICE-py's n_process, not a streaming error."""
+    import capeval.api
+
+    seen = {}
+
+    def fake_score(cands, refs, names, **kw):
+        seen.update(kw.get("options") or {})
+        return score(cands, refs, ["bleu4"], ids=kw.get("ids"))
+
+    monkeypatch.setattr(capeval.api, "score", fake_score)
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, make_rows(5))
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "-q"])
+    assert res.exit_code == 0, res.output
+    assert seen["spice"]["n_process"] == 2
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "--engine", "ray"])
+    assert res.exit_code == 2 and "does not stream" in res.output

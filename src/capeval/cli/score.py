@@ -88,7 +88,7 @@ def score_cmd(
                                             "before scoring, shown as +norm=nfc in the signatures. Default: texts "
                                             "as given (as pycocoevalcap), with a warning when they mix NFC and NFD."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr); with spice in a run scored in memory, SPICE-py's parse processes."),
     engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs capeval[ray])."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
     chunk_size: Optional[int] = typer.Option(None, "--chunk-size", min=1, help="Rows per streamed chunk (default 10000)."),
@@ -136,6 +136,11 @@ def score_cmd(
             why_not = "--images is given (streamed runs score text metrics only)"
         if why_not is None and normalize is not None:
             why_not = "--normalize is given (streamed runs score the text as it is)"
+        if why_not is not None and jobs != 1 and "spice" in families and engine == "local" \
+                and not address and chunk_size is None:
+            # Scored in memory: --jobs is the number of SPICE-py's parse processes.
+            options.setdefault("spice", {}).setdefault("n_process", jobs)
+            jobs = 1
         if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
             from ..errors import InputError
 
