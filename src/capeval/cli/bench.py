@@ -98,7 +98,10 @@ def bench_cmd(
         metric_names = (metrics.split(",") if metrics is not None
                         else [] if score_files else list(METRIC_SETS["ngram"]))
         for n in names:
-            with err.status(escape(f"{n} …")) as status:
+            from ..progress import noting
+
+            # one-time steps (METEOR's conversion) say what they do in the status line
+            with err.status(escape(f"{n} …")) as status, noting(lambda msg: status.update(escape(msg))):
                 res = run_benchmark(
                     n, metric_names, root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
                     seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
