@@ -63,3 +63,13 @@ def test_cli_normalize(tmp_path):
     res = CliRunner().invoke(app, ["score", "--input", str(p), "-m", "bleu4", "-q", "--normalize", "nfc"])
     assert res.exit_code == 0, res.output
     assert "+norm=nfc" in res.output
+
+
+def test_streamed_runs_warn_once_in_total(tmp_path):
+    p = tmp_path / "rows.jsonl"
+    p.write_text("".join(json.dumps({"id": str(i), "candidate": c, "references": r}) + "\n"
+                         for i, (c, r) in enumerate(zip(CANDS, REFS))), encoding="utf-8")
+    with pytest.warns(UserWarning, match="mix Unicode forms") as seen:
+        res = capeval.score_stream(p, ["bleu4"], chunk_size=1)
+    assert sum("Unicode forms" in str(w.message) for w in seen) == 1
+    assert res.corpus["bleu4"] == capeval.score(CANDS, REFS, ["bleu4"]).corpus["bleu4"]

@@ -126,6 +126,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
     from ..metrics.registry import family_for
     from ..validation import has_line_break
     from ..rowfiles import fragment
+    from ..text.unicode_forms import form_counts
 
     options = settings.options_dict()
     dfo = resolve_df(df)
@@ -156,6 +157,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
         line_break=settings.line_breaks == "space" and has_line_break(chunk.cands, chunk.refs),
         emptied=dict(res.details.get("input", {}).get("empty_after_tokenization", {})),
         ids=chunk.ids,
+        extra={"unicode_forms": form_counts(chunk.cands, chunk.refs)},  # warned about once, in total
     )
     if settings.output_format is not None:
         ids = chunk.ids if chunk.ids is not None else list(range(chunk.start, chunk.start + len(chunk)))

@@ -321,6 +321,7 @@ def score_stream(
         nrefs: set[int] = set()
         line_break = False
         emptied: dict[str, int] = {}
+        forms = [0, 0]  # texts holding composed / decomposed Unicode
         signatures: dict[str, str] = {}
         try:
             for i, key in enumerate(keys):
@@ -343,6 +344,8 @@ def score_stream(
                 line_break |= r.line_break
                 for k, v in r.emptied.items():
                     emptied[k] = emptied.get(k, 0) + v
+                for k, v in enumerate(r.extra.get("unicode_forms", (0, 0))):
+                    forms[k] += v
                 if not signatures:
                     signatures = dict(r.signatures)
             tok = tokenizer_id(tokenizer) + (LINE_BREAK_TAG if line_break else "")
@@ -374,6 +377,10 @@ def score_stream(
             warnings.warn(f"{', '.join(f'{v} {k}' for k, v in emptied.items())} empty after the {tokenizer} "
                           "tokenizer (scored as empty text by the n-gram metrics); counted in "
                           "result.details['input']", stacklevel=2)
+        from ..text.unicode_forms import mixed_message
+
+        if (mixed := mixed_message(*forms)) is not None:
+            warnings.warn(mixed, UserWarning, stacklevel=2)
         result = Result(corpus=corpus, per_caption=arrays if keep_per_caption else {},
                         signatures=signatures, n=n_rows, details=details)
     finally:

@@ -24,25 +24,33 @@ def check_form(form: str | None) -> None:
         raise InputError(f"unknown Unicode normalisation {form!r}; choose one of {', '.join(FORMS)} (or none)")
 
 
-def mixed_forms(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> str | None:
-    """A warning when some texts are composed (NFC, not NFD) and others decomposed (NFD, not
-    NFC); None otherwise (ASCII and texts that are both are neutral)."""
+def form_counts(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """(texts holding composed characters, texts holding decomposed ones); ASCII and texts
+    that are both NFC and NFD count for neither."""
     composed = decomposed = 0
     for text in (*candidates, *(r for refs in references for r in refs)):
         if text.isascii():
             continue
         nfc, nfd = unicodedata.is_normalized("NFC", text), unicodedata.is_normalized("NFD", text)
-        composed += nfc and not nfd
-        decomposed += nfd and not nfc
-        if not nfc and not nfd:  # both forms inside one text
-            composed += 1
-            decomposed += 1
+        composed += not nfd  # something that decomposes
+        decomposed += not nfc  # something that composes
+    return composed, decomposed
+
+
+def mixed_message(composed: int, decomposed: int) -> str | None:
+    """The warning for inputs that hold both forms; None when they do not."""
     if composed and decomposed:
         return (f"the inputs mix Unicode forms: {decomposed} text(s) hold decomposed characters (NFD, e.g. "
                 f"'e' + U+0301) and {composed} composed ones (NFC, U+00E9); metrics compare code points, "
                 "so such words do not match (as in pycocoevalcap). Pass normalize='nfc' (CLI --normalize nfc) "
                 "to compose every text first; the signatures then say +norm=nfc.")
     return None
+
+
+def mixed_forms(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> str | None:
+    """A warning when some texts are composed (NFC, not NFD) and others decomposed (NFD, not
+    NFC); None otherwise."""
+    return mixed_message(*form_counts(candidates, references))
 
 
 def normalize_corpus(candidates: Sequence[str], references: Sequence[Sequence[str]],
