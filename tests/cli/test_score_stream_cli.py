@@ -69,3 +69,11 @@ def test_jobs_with_spice_sets_its_parse_processes(tmp_path, monkeypatch):
     assert seen["spice"]["n_process"] == 2
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "--engine", "ray"])
     assert res.exit_code == 2 and "does not stream" in res.output
+
+
+def test_metric_set_names_expand(tmp_path):
+    from capeval.cli.score import _parse_metrics
+    from capeval.metrics.registry import METRIC_SETS
+
+    assert _parse_metrics("coco") == list(METRIC_SETS["coco"])
+    assert _parse_metrics("bleu4, ngram") == list(dict.fromkeys(("bleu4",) + METRIC_SETS["ngram"]))

@@ -18,7 +18,11 @@ err = Console(stderr=True)
 
 
 def _parse_metrics(text: str) -> list[str]:
-    return [m.strip() for m in text.split(",") if m.strip()]
+    """Comma-separated names; a set name (``coco``, ``ngram``) stands for its metrics."""
+    from ..metrics.registry import METRIC_SETS
+
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    return list(dict.fromkeys(n for m in names for n in METRIC_SETS.get(m, (m,))))
 
 
 def parse_options(items: list[str]) -> dict[str, dict]:
@@ -72,7 +76,7 @@ def _score_with_progress(score, families: list[str], cands, refs, names, **kwarg
 def score_cmd(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL ({id, candidate, references}), CSV or TSV (header: id, candidate, ref1, ref2, ...; strict: unknown columns and ragged rows are errors), or COCO results .json with --annotations."),
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
-    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`). Default: the coco set (" + ",".join(METRIC_SETS["coco"]) + "), where a metric that cannot score the input (CIDEr-D on a single caption without --cider-df) is skipped with the reason; named metrics are all scored or the command fails."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`) or set names (coco, ngram). Default: the coco set (" + ",".join(METRIC_SETS["coco"]) + "), where a metric that cannot score the input (CIDEr-D on a single caption without --cider-df) is skipped with the reason; named metrics are all scored or the command fails."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids), or a row file .jsonl, .csv or .parquet (one row per caption) with the corpus scores and signatures in <name>.signatures.json beside it (x.csv -> x.signatures.json)."),
     tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar) or none."),
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
