@@ -971,6 +971,9 @@ static void key128(const unsigned char *b, size_t n, uint64_t out[2]) {
     for (size_t i = 0; i < n; i += 8) {
         uint64_t w = 0;
         size_t m = n - i < 8 ? n - i : 8;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (m == 8) memcpy(&w, b + i, 8); else
+#endif
         for (size_t j = 0; j < m; j++) w |= (uint64_t)b[i + j] << (8 * j);
         h1 ^= rotl64(w * K128_K1, 31) * K128_K2;
         h1 = rotl64(h1, 27) + h2;
@@ -1098,7 +1101,7 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
     uint64_t *ent = NULL;
     K128Map map = {NULL, 0, 0};
     PyObject *out = NULL;
-    if (!ws || !we || k128_init(&map, 64 * (size_t)ns) < 0) { PyErr_NoMemory(); goto done; }
+    if (!ws || !we || k128_init(&map, 16 * (size_t)ns) < 0) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t r = 0; r + 1 < nb; r++) {
         Py_ssize_t lo = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(bounds, r));
         Py_ssize_t hi = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(bounds, r + 1));
