@@ -15,13 +15,13 @@ from capeval.outputs import atomic_write, check_outputs, special_file
 
 
 def _fifo(tmp_path):
-    p = tmp_path / "fifo"
+    p = tmp_path / "fifo.json"  # a known suffix: the refusal must come from what the file is
     os.mkfifo(p)
     return p
 
 
 def _chardev(tmp_path):
-    p = tmp_path / "null"
+    p = tmp_path / "null.json"
     try:
         os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     except (PermissionError, OSError) as e:

@@ -41,7 +41,7 @@ def read_df_file(path: str | Path) -> tuple[dict[str, float], int, str]:
     # Above 2**53 a count is no longer an exact float, and ln() of it would be taken of a float.
     if isinstance(n_units, bool) or not isinstance(n_units, int) or not 2 <= n_units <= 2 ** 53:
         shown = repr(n_units) if not isinstance(n_units, int) or n_units < 10 ** 30 else f"an integer of {len(str(n_units))} digits"
-        raise InputError(f"CIDEr df file {path}: n_units must be an integer between 2 and 2**53 (ln of it "
+        raise InputError(f"CIDEr df file {path}: n_units must be an integer >= 2 and <= 2**53 (ln of it "
                          f"weights every n-gram), got {shown}")
     if not isinstance(raw, dict):
         raise InputError(f"CIDEr df file {path}: 'df' must be an object mapping n-grams to counts")
