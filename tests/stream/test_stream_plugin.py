@@ -90,10 +90,11 @@ def test_planted_streamable_plugin_streams(tmp_path):
     assert out["same_per_caption"] and out["same_corpus"] and out["signature"]
     assert 0.0 < out["corpus"] < 1.0
 
-    # The command line streams it too (--chunk-size is refused for a metric that does not stream).
+    # The command line streams it too, in worker processes that find the plug-in by its entry
+    # point (--jobs/--chunk-size are refused for a metric that does not stream).
     scored = tmp_path / "scored.jsonl"
     _run(site, ["-m", "capeval.cli.main", "score", "-i", str(data), "-m", "plug_overlap,cider_d",
-                "--chunk-size", "3", "-o", str(scored), "-q"])
+                "--chunk-size", "3", "--jobs", "2", "-o", str(scored), "-q"])
     lines = [json.loads(line) for line in scored.read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in lines] == list(range(len(ROWS)))
     assert all(0.0 <= r["plug_overlap"] <= 1.0 for r in lines)
