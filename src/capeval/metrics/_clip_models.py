@@ -139,6 +139,9 @@ def load(model: str | Path | None, *, default_resource: str, backend: str = "aut
         hit = _loaded.get(key)
         if hit is not None:
             return hit
+        from ..resources.encoders import fork_safe_torch
+
+        fork_safe_torch()  # a fork pool after this process ran torch would otherwise hang
         if backend == "transformers":
             enc = _load_transformers(path, device, fp16)
         else:
