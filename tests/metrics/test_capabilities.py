@@ -1,0 +1,41 @@
+"""Capabilities are attributes of the metric families, and the registry derives every list of
+family names from them (``families_with``)."""
+import pytest
+
+from capeval.errors import InputError
+from capeval.metrics.base import Metric
+from capeval.metrics.registry import OUTPUT_MODULES, families_with, family_for, get_family
+from capeval.stream import streamable
+from capeval.stream.run import _settings
+
+
+def _built_in(families):
+    """Without the plug-ins and user metrics another test may have registered."""
+    built_in = {family_for(o).family for o in OUTPUT_MODULES}
+    return [f for f in families if f in built_in]
+
+
+def test_capabilities_default_to_false_and_are_declared_on_the_families():
+    for cap in ("streamable", "uses_df", "is_learned", "needs_images"):
+        assert getattr(Metric, cap) is False
+    assert Metric.needs_references is True
+    assert _built_in(families_with("streamable")) == ["bleu", "cider", "cider_d", "rouge_l"]
+    assert _built_in(families_with("uses_df")) == ["cider", "cider_d"]
+    assert _built_in(families_with("is_learned")) == ["learned", "nneval"]
+    assert get_family("learned").provenance({}) is not None  # learned families say what they saw
+
+
+def test_unknown_capability_is_an_error():
+    with pytest.raises(ValueError, match="not a capability"):
+        families_with("fast")
+
+
+def test_streaming_reads_the_capabilities():
+    assert streamable(["bleu4", "rouge_l", "cider_d", "cider"])
+    assert not streamable(["bleu4", "meteor"])
+    with pytest.raises(InputError, match=r"meteor cannot be streamed \(streamed families: bleu, cider, cider_d, "):
+        _settings(["bleu4", "meteor"], "ptb", False, "space", None, None)
+    _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)
+    assert needs_df is False
+    _, needs_df, _ = _settings(["bleu4", "cider"], "ptb", False, "space", None, None)
+    assert needs_df is True
