@@ -97,3 +97,11 @@ def test_bench_composite_with_clip_s_and_refclip_s(tmp_path, monkeypatch):
     for name in ("clip_s", "refclip_s"):
         want = kendalltau(direct.per_caption[name], table.human, variant="c").statistic
         assert doc[name]["kendall_tau_c"] == pytest.approx(want, abs=1e-12)
+
+
+def test_bench_with_an_image_metric_but_no_images_names_the_option(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    _data_root(tmp_path / "data", np.random.default_rng(7))
+    res = CliRunner().invoke(app, ["bench", "composite", "-m", "bleu4,clip_s", "--root", str(tmp_path / "data"),
+                                   "--allow-modified-data", "-q"])
+    assert res.exit_code != 0 and "--images" in res.output
