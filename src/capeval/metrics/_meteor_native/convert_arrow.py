@@ -94,6 +94,10 @@ def convert_paraphrase(para: Path, out: Path, not_plain: type[Exception]) -> Non
             at += len(d)
         flat_ids = np.concatenate(parts).astype(np.int32)
         phrase_data, phrase_offsets = _values(merged.dictionary)
+    del block_ids, block_dicts, merged  # the phrases' own buffers live on through phrase_data
+    np.save(out / "para_entry_ref.npy", flat_ids[0::2].copy())
+    np.save(out / "para_entry_par.npy", flat_ids[1::2].copy())
+    del flat_ids
     # Plain phrases: words separated by single spaces, nothing else (see _convert_paraphrase).
     text = phrase_data.tobytes()
     if any(c in text for c in (b"\t", b"\f", b"\r", b"  ", b"\n ", b" \n")) or text.startswith(b" "):
@@ -101,6 +105,7 @@ def convert_paraphrase(para: Path, out: Path, not_plain: type[Exception]) -> Non
     # Words as values that end with their separator, made a space; the separators at phrase
     # ends are the newlines. An empty phrase ("\n" alone) gives a value of one space, dropped.
     w = np.frombuffer(text.replace(b"\n", b" "), dtype=np.uint8)
+    del text
     sep = np.flatnonzero(w == 32)
     phrase_ends = np.flatnonzero(phrase_data[sep] == 10)  # per phrase: its end among the separators
     empty = np.diff(phrase_offsets) == 1
@@ -115,8 +120,6 @@ def convert_paraphrase(para: Path, out: Path, not_plain: type[Exception]) -> Non
     np.cumsum(n_words, out=offsets[1:])
     if offsets[-1] != len(flat_words):
         raise not_plain  # cannot happen for plain phrases; the general path decides
-    np.save(out / "para_entry_ref.npy", flat_ids[0::2].copy())
-    np.save(out / "para_entry_par.npy", flat_ids[1::2].copy())
     np.save(out / "para_phrase_offsets.npy", offsets)
     np.save(out / "para_phrase_tokens.npy", flat_words)
     vocab, _ = _values(wenc.dictionary) if len(wenc.dictionary) else (np.zeros(0, dtype=np.uint8), None)
