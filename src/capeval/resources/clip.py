@@ -37,9 +37,9 @@ PACS_VIT_B32 = register_resource(
 def _open_clip_copy() -> Path | None:
     """open_clip ships the same merges file; find it without importing open_clip (which imports
     torchvision)."""
-    from .resolver import _package_dir
+    from .resolver import package_dir
 
-    base = _package_dir("open_clip")
+    base = package_dir("open_clip")
     p = base / "bpe_simple_vocab_16e6.txt.gz" if base is not None else None
     return p if p is not None and p.is_file() else None
 

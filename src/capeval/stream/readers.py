@@ -109,19 +109,19 @@ def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object,
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
-    from ..io import _REF_COLUMN
+    from ..io import REF_COLUMN
 
     pf = pq.ParquetFile(path)
     names = pf.schema_arrow.names
     lower = [n.lower() for n in names]
     if "candidate" not in lower:
         raise InputError(f"{path}: no 'candidate' column (columns: {', '.join(names)})")
-    ref_cols = [n for n, lo in zip(names, lower) if _REF_COLUMN.fullmatch(lo)]
+    ref_cols = [n for n, lo in zip(names, lower) if REF_COLUMN.fullmatch(lo)]
     list_col = next((n for n, lo in zip(names, lower) if lo == "references"), None)
     if list_col is None and not ref_cols:
         raise InputError(f"{path}: no 'references' list column and no ref1, ref2, ... columns")
     unknown = [n for n, lo in zip(names, lower)
-               if lo not in ("id", "candidate", "references") and not _REF_COLUMN.fullmatch(lo)]
+               if lo not in ("id", "candidate", "references") and not REF_COLUMN.fullmatch(lo)]
     if unknown:
         raise InputError(f"{path}: unknown column(s) {', '.join(map(repr, unknown))}; the columns are id "
                          "(optional), candidate, and references (a list) or ref1, ref2, ...")
