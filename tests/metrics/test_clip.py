@@ -284,3 +284,23 @@ def test_cutting_the_padding_changes_no_embedding(tiny):
         a = model.encode_text(full)
         b = model.encode_text(full[:, :max(map(len, rows))])
     torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+
+
+def test_half_precision_embeddings_are_scored_in_half_precision():
+    """Under fp16 the scripts normalise and multiply float16 arrays; the formula functions keep
+    the embeddings' precision instead of widening them."""
+    from capeval.metrics.clipscore import harmonic, image_text_scores, reference_cosines
+
+    rng = np.random.default_rng(0)
+    img, cand, refs = (rng.normal(size=(k, 16)) for k in (4, 4, 7))
+    owner = np.array([0, 0, 1, 2, 2, 2, 3])
+    s16 = image_text_scores(img.astype(np.float16), cand.astype(np.float16), 2.5)
+    r16 = reference_cosines(cand.astype(np.float16), refs.astype(np.float16), owner, 4)
+    h16 = harmonic(s16, r16)
+    assert s16.dtype == r16.dtype == h16.dtype == np.float16
+    s64 = image_text_scores(img, cand, 2.5)
+    r64 = reference_cosines(cand, refs, owner, 4)
+    assert s64.dtype == np.float32  # float64 input is scored in float32, as the scripts' features
+    np.testing.assert_allclose(s16, s64, atol=5e-3)
+    np.testing.assert_allclose(r16, r64, atol=5e-3)
+    np.testing.assert_allclose(h16, harmonic(s64, r64), atol=5e-3)

@@ -224,11 +224,11 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
     def embed_pixels(pixels: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
             x = torch.from_numpy(pixels).to(dev, in_dtype)
-            return net.encode_image(x).float().cpu().numpy()
+            return net.encode_image(x).cpu().numpy()  # float16 under fp16, as the scripts get it
 
     def embed_texts(texts: list[str]) -> np.ndarray:
         with torch.inference_mode():
-            return net.encode_text(ids_of(texts).to(dev)).float().cpu().numpy()
+            return net.encode_text(ids_of(texts).to(dev)).cpu().numpy()
 
     width = sd["visual.conv1.weight"].shape[0]
     patch = sd["visual.conv1.weight"].shape[-1]
@@ -266,7 +266,7 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
     def embed_pixels(pixels: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
             x = torch.from_numpy(pixels).to(dev, net.dtype)
-            return features(net.get_image_features(pixel_values=x)).float().cpu().numpy()
+            return features(net.get_image_features(pixel_values=x)).cpu().numpy()
 
     def embed_texts(texts: list[str]) -> np.ndarray:
         # Truncation keeps the end token, as clip.tokenize; padding to the longest row is enough
@@ -275,7 +275,7 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
         with torch.inference_mode():
             out = net.get_text_features(input_ids=enc["input_ids"].to(dev),
                                         attention_mask=enc["attention_mask"].to(dev))
-            return features(out).float().cpu().numpy()
+            return features(out).cpu().numpy()
 
     vc = net.config.vision_config
     arch = f"vit-w{vc.hidden_size}-p{vc.patch_size}-{n_px}px-{vc.hidden_act}"
@@ -337,7 +337,7 @@ def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, dis
         chunk = items[start:start + batch_size]
         pixels = np.stack([preprocess_image(decode(data, p), enc.n_px) for _, (p, data) in chunk])
         for (d, _), row in zip(chunk, enc.embed_pixels(pixels)):
-            new[d] = row.astype(np.float32)
+            new[d] = row.copy()
         if on_batch is not None:
             on_batch(len(chunk))
     if new:
@@ -371,5 +371,5 @@ def text_embeddings(enc: ClipEncoder, texts: list[str], *, batch_size: int) -> n
     out: dict[str, np.ndarray] = {}
     for start in range(0, len(distinct), batch_size):
         chunk = distinct[start:start + batch_size]
-        out.update(zip(chunk, enc.embed_texts(chunk).astype(np.float32)))
+        out.update(zip(chunk, enc.embed_texts(chunk)))
     return np.stack([out[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)

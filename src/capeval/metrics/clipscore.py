@@ -18,7 +18,8 @@ As the released scripts (jmhessel/clipscore ``clipscore.py``, aimagelab/pacscore
   by ``clip.tokenize(truncate=True)`` (77 tokens, the last kept one replaced by the end token);
 * images go through CLIP's preprocessing (``_clip_image``);
 * embeddings are divided by their L2 norm, and the dot products, the clip at 0, w and the
-  harmonic mean are computed in float32, as the scripts do in numpy;
+  harmonic mean are computed by the same numpy expressions in the embeddings' precision
+  (float32; float16 with ``fp16``, as clipscore.py on a GPU);
 * the corpus score is the mean of the per-caption scores (what the scripts print).
 
 Two deliberate readings of the paper where the scripts differ or say nothing: the reference
@@ -60,36 +61,44 @@ def with_prompt(prompt: str, text: str) -> str:
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows divided by their L2 norm in float32, as ``x / np.sqrt(np.sum(x**2, axis=1, keepdims=True))``."""
-    x = np.asarray(x, dtype=np.float32)
+    """Rows divided by their L2 norm, as ``x / np.sqrt(np.sum(x**2, axis=1, keepdims=True))``,
+    in the embeddings' own precision (float32; float16 from a half-precision model, as the
+    scripts compute on a GPU)."""
+    x = np.asarray(x)
+    if x.dtype not in (np.float16, np.float32):
+        x = x.astype(np.float32)
     return x / np.sqrt(np.sum(x ** 2, axis=1, keepdims=True))
 
 
 def image_text_scores(img: np.ndarray, cand: np.ndarray, w: float) -> np.ndarray:
-    """w * max(cos, 0) per row (float32), from raw embeddings."""
-    return np.float32(w) * np.clip(np.sum(unit_rows(img) * unit_rows(cand), axis=1), 0, None)
+    """w * max(cos, 0) per row, from raw embeddings."""
+    per = np.clip(np.sum(unit_rows(img) * unit_rows(cand), axis=1), 0, None)
+    return per.dtype.type(w) * per
 
 
 def reference_cosines(cand: np.ndarray, refs: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
-    """max(max over the row's references of cos(c, r), 0) per candidate (float32); NaN for a
-    candidate that owns no reference row. ``owner[j]`` is the candidate of reference row j."""
+    """max(max over the row's references of cos(c, r), 0) per candidate; NaN for a candidate
+    that owns no reference row. ``owner[j]`` is the candidate of reference row j. Each maximum
+    comes from ``c @ R.T``, the product the scripts take."""
     c = unit_rows(cand)
-    r = unit_rows(refs) if len(refs) else np.zeros((0, c.shape[1]), np.float32)
-    best = np.full(n, -np.inf, dtype=np.float32)
-    if len(r):
-        np.maximum.at(best, owner, np.sum(c[owner] * r, axis=1))
-    out = np.maximum(best, np.float32(0))
-    out[np.isneginf(best)] = np.nan
+    r = unit_rows(refs) if len(refs) else np.zeros((0, c.shape[1]), c.dtype)
+    out = np.full(n, np.nan, dtype=c.dtype)
+    order = np.argsort(owner, kind="stable")
+    starts = np.searchsorted(owner[order], np.arange(n + 1))
+    for i in range(n):
+        rows = order[starts[i]:starts[i + 1]]
+        if len(rows):
+            out[i] = max(np.max(c[i].dot(r[rows].T)), 0)
     return out
 
 
 def harmonic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """2ab/(a+b) in float32; 0 where both are 0 (NaN stays NaN)."""
-    a = np.asarray(a, np.float32)
-    b = np.asarray(b, np.float32)
+    """2ab/(a+b) in the inputs' precision; 0 where both are 0 (NaN stays NaN)."""
+    a = np.asarray(a)
+    b = np.asarray(b, dtype=a.dtype)
     s = a + b
     with np.errstate(invalid="ignore", divide="ignore"):
-        h = np.float32(2) * a * b / s
+        h = 2 * a * b / s
     h[s == 0] = 0
     return h
 
