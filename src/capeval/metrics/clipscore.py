@@ -109,6 +109,7 @@ class _ClipFamily(Metric):
     text_input = "raw"
     needs_images = True
     needs_references = False
+    cache_revision = 1  # reference maxima from c @ R.T (float32 rounding may differ from before)
     default_w: float
     default_resource: str
     score_name: str
