@@ -116,7 +116,7 @@ class DepGraph:
         return any(e[0] == i and e[1] == rel for e in self._edges)
 
 
-def _is_nmod(rel: str) -> bool:
+def is_nmod(rel: str) -> bool:
     return rel.startswith("nmod:")
 
 

@@ -19,7 +19,7 @@ object)``. Rules, in the order they fire (order matters only for merging in the 
 """
 from __future__ import annotations
 
-from .depgraph import DepGraph, _is_nmod
+from .depgraph import DepGraph, is_nmod
 
 Tuple = tuple[str, ...]
 
@@ -27,7 +27,7 @@ _OBJ_RELS = ("iobj", "dobj")
 
 
 def _is_obj_rel(rel: str) -> bool:
-    return rel in _OBJ_RELS or _is_nmod(rel)
+    return rel in _OBJ_RELS or is_nmod(rel)
 
 
 def _predicate(g: DepGraph, v: int) -> str:
@@ -41,7 +41,7 @@ def _predicate(g: DepGraph, v: int) -> str:
 
 
 def _with_prep(pred: str, rel: str) -> str:
-    if _is_nmod(rel) and rel not in ("nmod:poss", "nmod:agent"):
+    if is_nmod(rel) and rel not in ("nmod:poss", "nmod:agent"):
         prep = rel[5:].replace("_", " ")
         # SPICE drops the copula from relations: "man is in water" -> (man, in, water)
         return prep if pred == "be" else f"{pred} {prep}"
@@ -96,7 +96,7 @@ def extract(g: DepGraph) -> list[Tuple]:
 
     # 5. noun + prepositional modifier
     for n, rel, o in g.edges:
-        if _is_nmod(rel) and W[n].is_noun and rel not in ("nmod:poss", "nmod:agent"):
+        if is_nmod(rel) and W[n].is_noun and rel not in ("nmod:poss", "nmod:agent"):
             out.append((lemma(n), rel[5:].replace("_", " "), lemma(o)))
 
     # 6. possessives
