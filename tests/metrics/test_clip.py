@@ -304,3 +304,9 @@ def test_half_precision_embeddings_are_scored_in_half_precision():
     np.testing.assert_allclose(s16, s64, atol=5e-3)
     np.testing.assert_allclose(r16, r64, atol=5e-3)
     np.testing.assert_allclose(h16, harmonic(s64, r64), atol=5e-3)
+
+
+def test_a_candidate_without_an_image_is_named(tiny):
+    m = ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]))
+    with pytest.raises(InputError, match="candidate 1 has no image"):
+        m.compute(["a dog", "a cat"], [["a dog"], ["a cat"]], images=[tiny["images"][0], None])

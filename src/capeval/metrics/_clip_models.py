@@ -246,7 +246,7 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
                                "pip install 'capeval[image]'") from None
     dev = _torch_device(device)
     try:
-        from ..resources.encoders import quiet_model_loading
+        from ..resources.encoders import quiet_model_loading, tokenizer_lock
 
         with quiet_model_loading():
             net = CLIPModel.from_pretrained(str(path), local_files_only=True)
@@ -271,7 +271,8 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
     def embed_texts(texts: list[str]) -> np.ndarray:
         # Truncation keeps the end token, as clip.tokenize; padding to the longest row is enough
         # (causal attention, and transformers masks padding).
-        enc = tok(texts, padding="longest", truncation=True, max_length=ctx, return_tensors="pt")
+        with tokenizer_lock(tok):  # a Rust tokenizer shared by two threads fails ("Already borrowed")
+            enc = tok(texts, padding="longest", truncation=True, max_length=ctx, return_tensors="pt")
         with torch.inference_mode():
             out = net.get_text_features(input_ids=enc["input_ids"].to(dev),
                                         attention_mask=enc["attention_mask"].to(dev))

@@ -180,6 +180,9 @@ class _ClipFamily(Metric):
                              "(CLI: --images DIR)")
         if len(images) != len(candidates):
             raise InputError(f"{self.family}: {len(images)} images for {len(candidates)} candidates")
+        for i, p in enumerate(images):
+            if not isinstance(p, (str, Path)) or not str(p):
+                raise InputError(f"{self.family}: candidate {i} has no image ({p!r})")
         enc = self.encoder
         n = len(candidates)
         flat = [r for refs in references for r in refs]
