@@ -14,7 +14,12 @@ def as_vector(values: Sequence[float] | np.ndarray, what: str, *, finite: bool =
     NaN is always refused; so is ±inf unless ``finite=False``. No metric or rating is
     legitimately infinite, and rank statistics (Kendall, Spearman, bootstrap) would otherwise
     rank an overflow or a parsing accident first without a word."""
-    if np.iscomplexobj(values):  # numpy would keep the real part, 1j becoming 0.0
+    try:
+        # numpy would keep the real part, 1j becoming 0.0; a ragged input fails below, by name
+        is_complex = np.iscomplexobj(values)
+    except (TypeError, ValueError):
+        is_complex = False
+    if is_complex:
         flat = np.ravel(np.asarray(values))
         bad = np.flatnonzero(flat.imag != 0)
         i = int(bad[0]) if bad.size else 0
