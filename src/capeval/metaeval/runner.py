@@ -75,18 +75,21 @@ class BenchResult:
         return Signature.make(self.name, **fields)
 
 
-def higher_is_better(metric: str) -> bool:
-    for out in family_for(metric).outputs:
+def higher_is_better(metric: str, cls=None) -> bool:
+    """Whether a higher ``metric`` is better; ``cls`` is its family when the caller has it."""
+    for out in (cls or family_for(metric)).outputs:
         if out.name == metric:
             return out.higher_is_better
     return True
 
 
-def undefined_outputs(metrics: Sequence[str]) -> set[str]:
-    """Outputs for which NaN is a defined value (``OutputInfo.undefined``, e.g. SPICE categories)."""
+def undefined_outputs(metrics: Sequence[str], families: dict[str, type] | None = None) -> set[str]:
+    """Outputs for which NaN is a defined value (``OutputInfo.undefined``, e.g. SPICE categories);
+    ``families`` is the run's ``{name: family}`` map when the caller has it."""
     out = set()
     for metric in metrics:
-        for info in family_for(metric).outputs:
+        cls = families[metric] if families is not None and metric in families else family_for(metric)
+        for info in cls.outputs:
             if info.name == metric and info.undefined:
                 out.add(metric)
     return out
@@ -155,7 +158,7 @@ def run_benchmark(
     metrics = check_metrics(metrics, scores)
     families = {m: family_for(m) for m in metrics}  # each name resolved once, handed down
     user = _read_scores(scores or {}, metrics)
-    pictures = _image_source(metrics, images_dir)
+    pictures = _image_source(families, images_dir)
     if tie_policy not in TIE_POLICIES:
         raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     if aggregate not in AGGREGATES:
@@ -176,7 +179,7 @@ def run_benchmark(
     if modified:
         table = dataclasses.replace(table, protocol={**table.protocol, "data": "modified"})
     if getattr(table, "references", ()) is None:
-        _check_reference_free(name, table, metrics, ref_mode)
+        _check_reference_free(name, table, families, ref_mode)
     if ref_mode != "set":
         if isinstance(table, data.SystemTable):
             raise InputError(f"{name}: ref_mode={ref_mode} is defined for correlation and pairwise benchmarks, "
@@ -187,10 +190,10 @@ def run_benchmark(
     else:
         base_fn = score_units
     cache = cache if cache is not None else ScoreCache()
-    hib = {m: higher_is_better(m) for m in metrics} | dict.fromkeys(user, True)
+    hib = {m: higher_is_better(m, families[m]) for m in metrics} | dict.fromkeys(user, True)
     # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
     # counted in the signature, as SPICE's own summary skips them; NaN elsewhere is an error.
-    undef = undefined_outputs(metrics)
+    undef = undefined_outputs(metrics, families)
     say = progress or (lambda msg: None)
     lists = unit_lists(table)
     if user:
@@ -290,18 +293,17 @@ def _read_scores(scores: dict, metrics: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _image_source(metrics: Sequence[str], images_dir):
+def _image_source(families: dict[str, type], images_dir):
     """The image directory when a metric reads images; refused early when one needs them and
-    none was given."""
+    none was given. ``families`` maps each metric to its family."""
     from ..imagedir import ImageDir
 
-    families = {family_for(m) for m in metrics}
-    need = [m for m in metrics if family_for(m).needs_images]
+    need = [m for m, cls in families.items() if cls.needs_images]
     if need and images_dir is None:
         raise InputError(f"{', '.join(need)} read(s) the images: pass --images DIR (Python: images_dir=DIR), the "
                          "directory holding the benchmark's image files (`capeval data images NAME --images DIR` "
                          "checks it)")
-    if images_dir is None or not any(c.needs_images or c.accepts_images for c in families):
+    if images_dir is None or not any(c.needs_images or c.accepts_images for c in families.values()):
         return None
     return ImageDir(images_dir)
 
@@ -339,12 +341,12 @@ def _score_list(ul, metrics, user, base_fn, pictures, name, hashes, **kw):
     return res
 
 
-def _check_reference_free(name: str, table, metrics: Sequence[str], ref_mode: str) -> None:
+def _check_reference_free(name: str, table, families: dict[str, type], ref_mode: str) -> None:
     """A split without references (``refs: none``) is refused, before any scoring, for every
     metric that compares a caption with references."""
     split = table.protocol.get("split")
     what = f"{name}" + (f" split {split}" if split else "")
-    refs_based = [m for m in metrics if family_for(m).needs_references]
+    refs_based = [m for m, cls in families.items() if cls.needs_references]
     if refs_based:
         raise InputError(f"{', '.join(refs_based)} compare(s) captions with references, and {what} ships none "
                          "(refs:none); only reference-free metrics (e.g. clip_s, pac_s) run on it")
