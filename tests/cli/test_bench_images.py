@@ -87,6 +87,19 @@ def test_bench_composite_with_clip_s_and_refclip_s(tmp_path, monkeypatch):
         sig = doc["_signatures"]["metrics"][name]
         assert "backend:transformers" in sig and "prompt:A photo depicts" in sig and "w:2.5" in sig
 
+    # A second run is served from the score cache (its keys hold the images' content hashes) and
+    # gives the same document.
+    again = tmp_path / "again.json"
+    res = CliRunner().invoke(app, [
+        "bench", "composite", "-m", "clip_s,refclip_s", "--images", str(images),
+        "-O", f"clip_s.model={tmp_path / 'clip'}", "--root", str(tmp_path / "data"), "--allow-modified-data",
+        "-q", "--json", str(again),
+    ])
+    assert res.exit_code == 0, res.output
+    second = json.loads(again.read_text())
+    assert second["_meta"]["cached"] == {"clip_s": True, "refclip_s": True}
+    assert {k: second[k] for k in ("clip_s", "refclip_s")} == {k: doc[k] for k in ("clip_s", "refclip_s")}
+
     # The benchmark's numbers are capeval.score's on the same table and images.
     table = capeval.data.load("composite", tmp_path / "data")
     paths = [str(next(images.rglob(n))) for n in table.images]
@@ -97,6 +110,19 @@ def test_bench_composite_with_clip_s_and_refclip_s(tmp_path, monkeypatch):
     for name in ("clip_s", "refclip_s"):
         want = kendalltau(direct.per_caption[name], table.human, variant="c").statistic
         assert doc[name]["kendall_tau_c"] == pytest.approx(want, abs=1e-12)
+
+    # A replaced picture under the same file name is a miss.
+    from PIL import Image
+
+    first = next(images.rglob(names[0]))
+    Image.open(first).transpose(Image.Transpose.ROTATE_90).save(first, format="JPEG")
+    res = CliRunner().invoke(app, [
+        "bench", "composite", "-m", "clip_s,refclip_s", "--images", str(images),
+        "-O", f"clip_s.model={tmp_path / 'clip'}", "--root", str(tmp_path / "data"), "--allow-modified-data",
+        "-q", "--json", str(again), "--overwrite",
+    ])
+    assert res.exit_code == 0, res.output
+    assert json.loads(again.read_text())["_meta"]["cached"] == {"clip_s": False, "refclip_s": False}
 
 
 def test_bench_with_an_image_metric_but_no_images_names_the_option(tmp_path, monkeypatch):
