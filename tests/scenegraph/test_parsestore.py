@@ -89,11 +89,42 @@ def test_cached_wordnet_answers_equal_wordnet(tmp_path, scorer_factory):
     assert not again.loaded_wordnet
 
 
-def test_forked_parsing_gives_the_same_tuples(tmp_path, scorer_factory):
+def test_forked_parsing_gives_the_same_tuples(tmp_path, scorer_factory, monkeypatch):
+    import capeval.scenegraph.parser as parser_mod
+
     one = scorer_factory(parse_cache=False, batch_size=2)
     two = scorer_factory(parse_cache=tmp_path, batch_size=2, n_process=2)
     texts = TEXTS + [f"a dog number {i} runs after {i + 1} cats" for i in range(9)]
+    forked = []
+    real = parser_mod.TupleParser._parse_forked
+    monkeypatch.setattr(parser_mod, "FORK_MIN_TEXTS", 4)
+    monkeypatch.setattr(parser_mod.TupleParser, "_parse_forked",
+                        lambda self, todo: forked.append(len(todo)) or real(self, todo))
     assert two.parser.parse(texts) == one.parser.parse(texts)
+    assert forked == [len(texts)]
     # the workers' WordNet answers came back to the parent and reach the disk
     two.lexicon.flush()
     assert scorer_factory(parse_cache=tmp_path).lexicon.size() >= 1
+
+
+WORDS = ("jumping climbing painted wooded surfing skiing biking grazing perched leaning carved stacked "
+         "splashing wading tossing kicking hugging juggling paddling sledding hiking roasted folded "
+         "crouching sprinting knitting welding ladders kites umbrellas benches saddles canoes fences "
+         "puddles hammocks lanterns scarves wagons cliffs meadows orchards barns docks piers").split()
+
+
+def test_forked_workers_read_wordnet_through_their_own_files(tmp_path, scorer_factory, monkeypatch):
+    """Workers meet new words at once: each must read WordNet through files of its own (a fork
+    shares file offsets), or lookups read each other's lines."""
+    import capeval.scenegraph.parser as parser_mod
+
+    texts = [f"a man {a} near the {b} and {c}" for a, b, c in zip(WORDS, WORDS[7:] + WORDS[:7], WORDS[19:] + WORDS[:19])]
+    want = scorer_factory(parse_cache=False).parser.parse(texts)
+    sc = scorer_factory(parse_cache=tmp_path, batch_size=3, n_process=2)
+    sc.lexicon.wordnet()  # loaded (files open) in the parent before the fork
+    monkeypatch.setattr(parser_mod, "FORK_MIN_TEXTS", 4)
+    assert sc.parser.parse(texts) == want
+    reader = sc.lexicon.wordnet()
+    before = reader._reader._data_file_map
+    sc.lexicon.after_fork()
+    assert reader._reader._data_file_map == {} and reader._reader._data_file_map is not before

