@@ -78,6 +78,7 @@ class CachedWordNet:
         parent's open file descriptors, and with them the file offsets NLTK seeks before each
         read, so workers reading through inherited files would read each other's lines."""
         self._lock = threading.Lock()
+        self._store = None  # the parent's SQLite connection must not be used across a fork
         wn = self._wn
         if wn is not None:
             if hasattr(wn, "_call_lock"):  # capeval.resources.wordnet's serialising wrapper

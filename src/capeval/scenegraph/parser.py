@@ -133,6 +133,7 @@ class TupleParser:
             # Loaded once here, before forking, rather than by every worker that meets a new word:
             # this many new texts almost always hold one.
             self.lexicon.wordnet()
+            self.lexicon.size()  # its cached answers read here too: workers never touch its store
         _FORKED = self
         try:
             with multiprocessing.get_context("fork").Pool(min(self.n_process, len(chunks)),
