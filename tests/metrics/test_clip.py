@@ -310,3 +310,33 @@ def test_a_candidate_without_an_image_is_named(tiny):
     m = ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]))
     with pytest.raises(InputError, match="candidate 1 has no image"):
         m.compute(["a dog", "a cat"], [["a dog"], ["a cat"]], images=[tiny["images"][0], None])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")  # tracing the stand-in archive
+def test_a_torchscript_archive_loads_like_openais_release(tiny, tmp_path):
+    """OpenAI's ViT-B-32.pt is a TorchScript archive, not a pickled state dict."""
+    import torch
+
+    from capeval.metrics._clip_openai import build, read_state_dict
+
+    model = build(read_state_dict(tiny["pt"]))
+
+    class Both(type(model)):
+        def forward(self, pixels, ids):
+            return self.encode_image(pixels), self.encode_text(ids)
+
+    model.__class__ = Both
+    px, ids = torch.zeros(1, 3, 224, 224), torch.zeros(1, 77, dtype=torch.long)
+    ids[0, :3] = torch.tensor([5, 6, 7])
+    archive = tmp_path / "ViT-tiny.pt"
+    with torch.no_grad():
+        torch.jit.save(torch.jit.trace(model, (px, ids)), str(archive))
+    sd = read_state_dict(archive)
+    want = read_state_dict(tiny["pt"])
+    assert sorted(sd) == sorted(want) and all(torch.equal(sd[k], want[k]) for k in want)
+    images = _images_for(tiny, 3)
+    a = ClipScore(model=str(archive), tokenizer=str(tiny["merges"]), embedding_cache=False).compute(
+        CANDS[:3], REFS[:3], images=images)
+    b = ClipScore(model=str(tiny["pt"]), tokenizer=str(tiny["merges"]), embedding_cache=False).compute(
+        CANDS[:3], REFS[:3], images=images)
+    np.testing.assert_array_equal(a.per_caption["clip_s"], b.per_caption["clip_s"])

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from ..errors import InputError, ResourceNotFound
 
-_SIZE_KEYS = ("input_resolution", "context_length", "vocab_size")
+#: Entries of some OpenAI-format files that are no weights: sizes (OpenAI's archive) and the
+#: causal mask (archives traced from modules that keep it as a buffer).
+_NOT_WEIGHTS = ("input_resolution", "context_length", "vocab_size", "attn_mask")
 
 
 def read_state_dict(path: str | Path) -> dict:
@@ -23,25 +25,29 @@ def read_state_dict(path: str | Path) -> dict:
     prefix removed."""
     import torch
 
-    path = Path(path)
-    try:
-        sd = torch.load(str(path), map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - not a pickled state dict: OpenAI's TorchScript archive?
-        import warnings
+    import warnings
 
+    path = Path(path)
+    with warnings.catch_warnings():
+        # torch.load hands a TorchScript archive to torch.jit.load, with a warning about it.
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                sd = torch.jit.load(str(path), map_location="cpu").state_dict()
-        except Exception as exc:  # noqa: BLE001 - torch raises many types for a bad file
-            raise ResourceNotFound(f"{path} is not a CLIP checkpoint torch can read: {exc}") from None
+            sd = torch.load(str(path), map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - not a pickled state dict: a TorchScript archive?
+            try:
+                sd = torch.jit.load(str(path), map_location="cpu")
+            except Exception as exc:  # noqa: BLE001 - torch raises many types for a bad file
+                raise ResourceNotFound(f"{path} is not a CLIP checkpoint torch can read: {exc}") from None
+    if isinstance(sd, torch.nn.Module) or isinstance(sd, torch.jit.ScriptModule):
+        sd = sd.state_dict()
     if isinstance(sd, dict) and isinstance(sd.get("state_dict"), dict):
         sd = sd["state_dict"]
     if not isinstance(sd, dict) or "visual.conv1.weight" not in {k.removeprefix("module.") for k in sd}:
         if isinstance(sd, dict) and "visual.layer1.0.conv1.weight" in sd:
             raise InputError(f"{path}: ResNet CLIP towers are not supported; use a ViT checkpoint (ViT-B/32)")
         raise ResourceNotFound(f"{path} is not an OpenAI-format CLIP ViT state dict (no visual.conv1.weight)")
-    return {k.removeprefix("module."): v for k, v in sd.items() if k.removeprefix("module.") not in _SIZE_KEYS}
+    return {k.removeprefix("module."): v for k, v in sd.items() if k.removeprefix("module.") not in _NOT_WEIGHTS}
 
 
 def _count_blocks(sd: dict, prefix: str) -> int:
