@@ -43,8 +43,8 @@ from capeval.learn.features import NNEVAL_FEATURES
 from capeval.learn.model import LearnedModel
 from capeval.learn.configs import DEFAULT_MODEL, default_model_path
 from capeval.learn.train import make_recipe, train_recipe
-from capeval.meta import paired_bootstrap_accuracy, paired_bootstrap_correlation, williams_from_scores
-from capeval.meta.experiments import correlation_units, pairwise_units
+from capeval.stats import paired_bootstrap_accuracy, paired_bootstrap_correlation, williams_from_scores
+from capeval.stats.experiments import correlation_units, pairwise_units
 
 ROOT = Path(__file__).resolve().parents[1]
 FEATURES = [f.metric for f in NNEVAL_FEATURES]  # cider_d's /10 does not change any statistic

@@ -16,8 +16,8 @@ from capeval import data
 from capeval.service.cache import ScoreCache
 from capeval.learn.builder import load_training_set
 from capeval.learn.train import make_recipe, train_recipe
-from capeval.meta import kendall_tau_c, pairwise_accuracy
-from capeval.meta.experiments import pairwise_units
+from capeval.stats import kendall_tau_c, pairwise_accuracy
+from capeval.stats.experiments import pairwise_units
 from capeval.signature import Signature
 
 

@@ -46,7 +46,7 @@ BENCHES = ["flickr8k-expert", "composite", "pascal50s"]
 
 def units(name):
     import capeval.data
-    from capeval.meta.experiments import correlation_units, pairwise_units
+    from capeval.stats.experiments import correlation_units, pairwise_units
 
     table = capeval.data.load(name)
     if isinstance(table, capeval.data.PairwiseTable):
@@ -56,8 +56,8 @@ def units(name):
 
 def statistic(table, per_unit: dict[str, np.ndarray]) -> dict[str, float]:
     import capeval.data
-    from capeval.meta.correlation import kendall_tau_c
-    from capeval.meta.experiments import pairwise_experiment
+    from capeval.stats.correlation import kendall_tau_c
+    from capeval.stats.experiments import pairwise_experiment
 
     if isinstance(table, capeval.data.PairwiseTable):
         exp = pairwise_experiment(table, per_unit, tie_policy="half")

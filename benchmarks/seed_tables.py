@@ -320,9 +320,9 @@ def measure_toy(skip: set[str]) -> dict:
 def combination(runs: dict) -> dict:
     """Kilickaya §3.4: WMD + SPICE + METEOR, each min-max scaled to [0, 1], summed; Spearman ρ, and
     the Williams test (Pearson r, the only statistic it is defined for) against SPICE alone."""
-    from capeval.meta.combination import combine
-    from capeval.meta.correlation import correlate
-    from capeval.meta.williams import williams_from_scores
+    from capeval.stats.combination import combine
+    from capeval.stats.correlation import correlate
+    from capeval.stats.williams import williams_from_scores
 
     out = {}
     for name, label in (("f8k-ek", "F8K Spearman"), ("composite", "COMPOSITE Spearman")):

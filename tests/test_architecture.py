@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("compat", "integrations"),
     ("metaeval",),
     ("learn", "pregen", "stream", "qace"),
-    ("meta",),
+    ("stats",),
     ("data",),
     ("service",),
     ("api", "reward"),

@@ -58,7 +58,7 @@ def test_chunk_size_zero_is_refused(rows):
 
 def test_complex_ratings_are_refused():
     from capeval.data.records import CorrelationTable
-    from capeval.meta.correlation import correlate
+    from capeval.stats.correlation import correlate
 
     with pytest.raises(InputError, match=r"y\[1\] is 1j"):
         correlate([1, 2, 3, 4], np.array([2, 1j, 3, 4]))

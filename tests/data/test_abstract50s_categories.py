@@ -120,7 +120,7 @@ def test_hi_pairs_votes_go_to_the_scenes_own_caption(table):
 def test_cider_d_hi_is_far_easier_than_hc(table):
     # Published CIDEr: HC 76, HI 95 (Vedantam et al. 2015). Before: HC 82.5 / HI 79.0.
     import capeval
-    from capeval.meta.experiments import pairwise_experiment, pairwise_units
+    from capeval.stats.experiments import pairwise_experiment, pairwise_units
 
     cands, refs = pairwise_units(table)
     scores = capeval.score(cands, refs, ["cider_d"]).per_caption

@@ -575,7 +575,7 @@ def vectors(draw, n: int) -> list:
 
 @st.composite
 def correlation_inputs(draw):
-    from capeval.meta.correlation import STATISTICS
+    from capeval.stats.correlation import STATISTICS
 
     n = draw(st.integers(0, 12))
     x = draw(vectors(n))
@@ -595,7 +595,7 @@ def _finite_numbers(v) -> bool:
 
 
 def check_correlation(c: dict, target: str = "meta_correlation") -> None:
-    from capeval.meta import correlate
+    from capeval.stats import correlate
 
     try:
         r = correlate(c["x"], c["y"], c["statistic"])
@@ -608,7 +608,7 @@ def check_correlation(c: dict, target: str = "meta_correlation") -> None:
     assert math.isfinite(r.value) and lo - 1e-12 <= r.value <= 1 + 1e-12, f"{r.statistic} = {r.value}"
     assert r.p_value is None or (math.isfinite(r.p_value) and 0.0 <= r.p_value <= 1.0), f"p = {r.p_value}"
     # The bootstrap's batched form gives the same coefficient on the same rows.
-    from capeval.meta.correlation import batched
+    from capeval.stats.correlation import batched
 
     b = float(batched(r.statistic)(np.asarray([c["x"]], dtype=float), np.asarray([c["y"]], dtype=float))[0])
     assert math.isclose(b, r.value, rel_tol=1e-9, abs_tol=1e-12), f"batched {r.statistic} {b} != {r.value}"
@@ -628,7 +628,7 @@ def bootstrap_inputs(draw):
 
 
 def check_bootstrap(c: dict, target: str = "meta_bootstrap") -> None:
-    from capeval.meta import bootstrap_correlation, paired_bootstrap_correlation
+    from capeval.stats import bootstrap_correlation, paired_bootstrap_correlation
 
     try:
         if c["paired"]:
@@ -669,7 +669,7 @@ def williams_inputs(draw):
 
 
 def check_williams(w: dict, target: str = "meta_williams") -> None:
-    from capeval.meta import williams_from_scores, williams_test
+    from capeval.stats import williams_from_scores, williams_test
 
     try:
         t = williams_test(w["r12"], w["r13"], w["r23"], w["n"], df=w["df"])
@@ -700,7 +700,7 @@ def pairwise_inputs(draw):
 
 
 def check_pairwise(p: dict, target: str = "meta_pairwise") -> None:
-    from capeval.meta import bootstrap_accuracy, pairwise_accuracy
+    from capeval.stats import bootstrap_accuracy, pairwise_accuracy
 
     try:
         acc = pairwise_accuracy(p["a"], p["b"], p["labels"], p["categories"], tie_policy=p["policy"])

@@ -7,7 +7,7 @@ import pytest
 
 from capeval.errors import InputError
 from capeval.io import read_coco, read_csv, read_jsonl
-from capeval.meta import bootstrap_accuracy, distractor_accuracy, pairwise_accuracy, williams_test
+from capeval.stats import bootstrap_accuracy, distractor_accuracy, pairwise_accuracy, williams_test
 from capeval.stream.readers import open_rows
 
 
@@ -103,8 +103,8 @@ def test_bootstrap_pearson_of_huge_or_tiny_values(scale):
     # or underflowed to 0/0 = NaN; the full-sample r (SciPy) was right.
     import numpy as np
 
-    from capeval.meta import bootstrap_correlation, pearson
-    from capeval.meta.correlation import batched
+    from capeval.stats import bootstrap_correlation, pearson
+    from capeval.stats.correlation import batched
 
     x = np.array([1.0, -1.0, 2.0, 0.5, 0.0, 3.0]) * scale
     y = [1.0, 2.0, 3.0, 4.0, 5.0, 7.0]
@@ -118,7 +118,7 @@ def test_bootstrap_pearson_of_huge_or_tiny_values(scale):
 
 def test_paired_bootstrap_without_a_defined_resample_says_so():
     # Was: p = 1.0 (and a "Mean of empty slice" warning) from zero usable resamples.
-    from capeval.meta import paired_bootstrap_correlation
+    from capeval.stats import paired_bootstrap_correlation
 
     # n = 3 with one tie: with a single resample drawn, the human scores of it are constant or not;
     # find a seed where every resample is undefined, then the summary must say NaN, not p = 1.

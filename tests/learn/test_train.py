@@ -74,7 +74,7 @@ def test_same_seed_same_weights_bit_for_bit(small, tmp_path):
 @pytest.mark.data
 def test_expert_validation_reports_the_models_own_tau(small, data_dir):
     from capeval import data
-    from capeval.meta import kendall_tau_c
+    from capeval.stats import kendall_tau_c
 
     model = train_recipe(make_recipe("lceval", features=FAST, max_epochs=3), small, validation="expert",
                          root=data_dir)

@@ -7,8 +7,8 @@ from capeval.metaeval.combination import run_combination
 from capeval.metaeval.tables import combination_markdown, combination_to_json
 from capeval.cli.main import app
 from capeval.errors import InputError
-from capeval.meta.combination import combine
-from capeval.meta.correlation import correlate
+from capeval.stats.combination import combine
+from capeval.stats.correlation import correlate
 from capeval.service.cache import ScoreCache
 
 

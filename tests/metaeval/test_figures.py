@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from capeval.metaeval import figures  # noqa: E402
-from capeval.meta.correlation import correlation_matrix  # noqa: E402
+from capeval.stats.correlation import correlation_matrix  # noqa: E402
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from capeval.service.cache import ScoreCache
 from capeval.metaeval.runner import resolve_names, run_benchmark
 from capeval.metaeval.tables import results_to_json, to_json_dict, to_latex, to_markdown
 from capeval.errors import InputError, UnknownMetricError
-from capeval.meta.correlation import correlate
-from capeval.meta.pairwise import pairwise_accuracy
+from capeval.stats.correlation import correlate
+from capeval.stats.pairwise import pairwise_accuracy
 
 M = ["bleu1", "bleu4", "cider_d"]
 

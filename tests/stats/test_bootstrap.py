@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from capeval.errors import InputError
-from capeval.meta import bootstrap as B
+from capeval.stats import bootstrap as B
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_bad_input(data):
 
 @pytest.mark.parametrize("variant", ["b", "c"])
 def test_weighted_kendall_equals_scipy_on_resamples(variant):
-    from capeval.meta._kendall import WeightedKendall, weights_from_indices
+    from capeval.stats._kendall import WeightedKendall, weights_from_indices
 
     rng = np.random.default_rng(21)
     n = 400

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from capeval.errors import InputError
-from capeval.meta import combination as K
-from capeval.meta.correlation import kendall_tau_c
+from capeval.stats import combination as K
+from capeval.stats.correlation import kendall_tau_c
 
 
 def test_normalize():

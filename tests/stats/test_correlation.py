@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from capeval.errors import InputError
-from capeval.meta import correlation as C
+from capeval.stats import correlation as C
 
 
 def _tau_by_hand(x, y):
@@ -77,7 +77,7 @@ def test_infinite_values_refused_by_every_statistic(stat, bad):
 
 
 def test_infinite_values_refused_by_bootstrap_and_pairwise():
-    from capeval.meta import bootstrap, pairwise
+    from capeval.stats import bootstrap, pairwise
 
     with pytest.raises(InputError, match=r"human\[2\] is inf"):
         bootstrap.bootstrap_correlation([1.0, 2, 3, 4, 5], [1.0, 2, np.inf, 4, 5], "kendall_tau_c", n_resamples=10)

@@ -1,4 +1,4 @@
-"""The distractor accuracy summary (capeval.meta.distractors): per task, mean, worst."""
+"""The distractor accuracy summary (capeval.stats.distractors): per task, mean, worst."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 
 from capeval.data.distractor_rules import DistractorItem
 from capeval.errors import InputError
-from capeval.meta import distractors as D
-from capeval.meta.pairwise import distractor_accuracy
+from capeval.stats import distractors as D
+from capeval.stats.pairwise import distractor_accuracy
 
 
 # ---- accuracy summary ---------------------------------------------------------------------------

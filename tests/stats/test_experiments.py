@@ -3,9 +3,9 @@ import pytest
 
 from capeval.data.records import CorrelationTable, PairwiseTable, SystemTable
 from capeval.errors import InputError
-from capeval.meta import experiments as E
-from capeval.meta.correlation import correlate
-from capeval.meta.williams import williams_from_scores
+from capeval.stats import experiments as E
+from capeval.stats.correlation import correlate
+from capeval.stats.williams import williams_from_scores
 
 
 def _corr_table(n=30):

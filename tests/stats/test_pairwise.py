@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from capeval.errors import InputError
-from capeval.meta import pairwise as P
+from capeval.stats import pairwise as P
 
 # pairs:        0    1    2    3    4    5
 A = np.array([0.9, 0.2, 0.5, 0.5, 0.7, 0.1])

@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from capeval.errors import InputError
-from capeval.meta import system as S
+from capeval.stats import system as S
 
 
 def test_system_correlation_and_rankings():

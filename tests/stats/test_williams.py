@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from capeval.errors import InputError
-from capeval.meta.williams import degrees_of_freedom, williams_from_scores, williams_matrix, williams_test
+from capeval.stats.williams import degrees_of_freedom, williams_from_scores, williams_matrix, williams_test
 
 
 def _by_hand(r12, r13, r23, n, df):

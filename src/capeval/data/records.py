@@ -1,6 +1,6 @@
 """Plain record types every benchmark loader returns.
 
-Loaders differ only in how they read files; the meta-evaluation code (``capeval.meta``,
+Loaders differ only in how they read files; the meta-evaluation code (``capeval.stats``,
 ``capeval bench``) consumes these three shapes. ``protocol`` holds every choice that
 changes a number (reference rule, label source, seed, text form) and goes into signatures.
 """

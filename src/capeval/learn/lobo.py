@@ -94,8 +94,8 @@ def row_scores(j: Judgments, unit_scores: np.ndarray) -> np.ndarray:
 
 def headline(j: Judgments, unit_scores: np.ndarray) -> float:
     """The benchmark's headline number for these unit scores (τ, or mean accuracy in %)."""
-    from ..meta.correlation import correlate
-    from ..meta.pairwise import pairwise_accuracy
+    from ..stats.correlation import correlate
+    from ..stats.pairwise import pairwise_accuracy
 
     if j.table is None:
         raise InputError(f"{j.name}: judgments without their table cannot be evaluated")
@@ -110,9 +110,9 @@ def headline(j: Judgments, unit_scores: np.ndarray) -> float:
 def compare(j: Judgments, a: np.ndarray, b: np.ndarray, *, n_resamples: int = 1000, seed: int = 12345,
             names=("a", "b")) -> dict[str, Any]:
     """Paired bootstrap of the headline statistic (and Williams on Pearson for ratings)."""
-    from ..meta.bootstrap import paired_bootstrap_correlation
-    from ..meta.pairwise import paired_bootstrap_accuracy, pairwise_accuracy
-    from ..meta.williams import williams_from_scores
+    from ..stats.bootstrap import paired_bootstrap_correlation
+    from ..stats.pairwise import paired_bootstrap_accuracy, pairwise_accuracy
+    from ..stats.williams import williams_from_scores
 
     sa, sb = row_scores(j, a), row_scores(j, b)
     if j.kind == "rating":

@@ -2,7 +2,7 @@
 
 - :mod:`.runner` — ``run_benchmark(name, metrics)`` loads a table (``capeval.data``), scores
   its units once (``capeval.service``: ``score_units`` through the content-hash score cache)
-  and applies the statistics of ``capeval.meta``; ``report_statistics`` computes what a
+  and applies the statistics of ``capeval.stats``; ``report_statistics`` computes what a
   report shows;
 - :mod:`.tables` — the stable JSON contract and Markdown/LaTeX/rich tables;
 - :mod:`.report` — the HTML report, which only renders;

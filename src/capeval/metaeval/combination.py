@@ -1,5 +1,5 @@
 """Metric combination search on a correlation benchmark: load the table, score its rows through
-the score cache, hand the scores to :func:`capeval.meta.combination.search_combinations`.
+the score cache, hand the scores to :func:`capeval.stats.combination.search_combinations`.
 The JSON and Markdown renderings are in :mod:`capeval.metaeval.tables`."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..meta.combination import CombinationSearch, search_combinations
-from ..meta.correlation import canonical_statistic
-from ..meta.experiments import correlation_units
+from ..stats.combination import CombinationSearch, search_combinations
+from ..stats.correlation import canonical_statistic
+from ..stats.experiments import correlation_units
 from ..service.cache import ScoreCache
 from ..service.scoring import score_units
 from ..signature import Signature

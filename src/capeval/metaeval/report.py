@@ -12,7 +12,7 @@ its kind calls for:
 - system: the metric agreement heatmap.
 
 The statistics are computed before any rendering starts (:func:`capeval.metaeval.runner.report_statistics`,
-all from :mod:`capeval.meta`); this module only lays out numbers it is given.
+all from :mod:`capeval.stats`); this module only lays out numbers it is given.
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import InputError
-from ..meta.correlation import canonical_statistic
-from ..meta.williams import DF_RULES
+from ..stats.correlation import canonical_statistic
+from ..stats.williams import DF_RULES
 from . import figures
 from .runner import BenchResult, ReportStatistics, higher_is_better, report_statistics
 from .tables import build_table

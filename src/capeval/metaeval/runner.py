@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..meta.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, bootstrap_correlation
-from ..meta.correlation import SHORT, canonical_statistic
-from ..meta.distractors import DistractorSummary, summarize
-from ..meta.experiments import (CorrelationExperiment, MetricAgreement, PairwiseExperiment, SystemExperiment,
+from ..stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, bootstrap_correlation
+from ..stats.correlation import SHORT, canonical_statistic
+from ..stats.distractors import DistractorSummary, summarize
+from ..stats.experiments import (CorrelationExperiment, MetricAgreement, PairwiseExperiment, SystemExperiment,
                                 correlation_experiment, defined_mask, metric_agreement, pairwise_experiment,
                                 system_experiment)
-from ..meta.pairwise import TIE_POLICIES, bootstrap_accuracy
+from ..stats.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import METRIC_SETS, family_for
 from ..signature import Signature
 from ..service.cache import ScoreCache
@@ -377,7 +377,7 @@ def _seen_metrics(name, metrics, options, root, allow_seen: bool, families=None)
 
 @dataclass
 class ReportStatistics:
-    """Computed (by capeval.meta) before :mod:`capeval.metaeval.report` lays them out."""
+    """Computed (by capeval.stats) before :mod:`capeval.metaeval.report` lays them out."""
 
     #: correlation benchmarks: metric–metric agreement and Williams p (None: < 2 metrics defined on every row)
     agreement: MetricAgreement | None = None

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..meta.correlation import SHORT
+from ..stats.correlation import SHORT
 from .combination import CombinationRun
 from .runner import BenchResult
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..meta.experiments import correlation_units, pairwise_units
+from ..stats.experiments import correlation_units, pairwise_units
 from ..scorefile import unit_id
 
 
