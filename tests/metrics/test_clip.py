@@ -312,7 +312,7 @@ def test_a_candidate_without_an_image_is_named(tiny):
         m.compute(["a dog", "a cat"], [["a dog"], ["a cat"]], images=[tiny["images"][0], None])
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")  # tracing the stand-in archive
+@pytest.mark.filterwarnings("ignore")  # torch.jit deprecation and tracer notes while building the stand-in
 def test_a_torchscript_archive_loads_like_openais_release(tiny, tmp_path):
     """OpenAI's ViT-B-32.pt is a TorchScript archive, not a pickled state dict."""
     import torch
