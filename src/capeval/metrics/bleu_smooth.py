@@ -30,7 +30,7 @@ import numpy as np
 
 from ..result import MetricScores
 from ..units import dedupe
-from ._units import ngram_counts
+from ._ngram_counts import ngram_counts
 from .base import Metric, OutputInfo
 from .registry import register
 
