@@ -162,7 +162,7 @@ def capeval_cmd(inp: Path, out: Path, *extra: str) -> list[str]:
 IN_MEMORY = """
 import sys
 from capeval import score
-from capeval.io import read_jsonl, write_result
+from capeval.inputs import read_jsonl, write_result
 ids, c, r = read_jsonl(sys.argv[1])
 res = score(c, r, sys.argv[3].split(","), ids=ids)
 write_result(res, sys.argv[2], ids)
@@ -179,7 +179,7 @@ def oracle_check(rows: Path, n: int, workdir: Path) -> dict:
     from pycocoevalcap.rouge.rouge import Rouge
 
     from capeval import score_stream
-    from capeval.io import read_jsonl
+    from capeval.inputs import read_jsonl
     from capeval.text import tokenize_corpus
 
     sample = workdir / f"oracle_{n}.jsonl"

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("metrics",),
     ("scenegraph", "text"),
     ("resources",),
-    ("io",),
+    ("inputs",),
     ("rowfiles", "dffile", "scorefile"),
     ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "imagedir", "extras", "_compiled"),
     ("errors", "_version", "_speedups"),

@@ -26,7 +26,7 @@ def _loaded_after(code: str) -> list[str]:
     "import importlib, capeval\n"
     "from capeval.metrics.registry import OUTPUT_MODULES\n"
     "for m in sorted(set(OUTPUT_MODULES.values())): importlib.import_module(m)\n"
-    "import capeval.service.scoring, capeval.stream.run, capeval.data, capeval.io",
+    "import capeval.service.scoring, capeval.stream.run, capeval.data, capeval.inputs",
 ])
 def test_no_heavy_module_is_imported(code):
     assert _loaded_after(code) == []

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import capeval
-from capeval.io import write_result
+from capeval.inputs import write_result
 from capeval.rowfiles import PairMismatch, read_signatures, signatures_path, write_rows
 
 IDS = ["a", "b"]

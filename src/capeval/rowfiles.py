@@ -10,7 +10,7 @@ size and SHA-256 (``"rows"``), both are complete on disk before either is rename
 place, and :func:`read_signatures` refuses a pair whose rows do not match, so a crash between
 the two renames is detected instead of leaving scores and signatures that disagree.
 
-A format module below both users (``capeval.io`` for in-memory results, ``capeval.stream`` for
+A format module below both users (``capeval.inputs`` for in-memory results, ``capeval.stream`` for
 streamed ones); it imports nothing from either.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from capeval.cli._stream import row_total
 from capeval.cli.main import app
-from capeval.io import OUTPUT_SUFFIXES
+from capeval.inputs import OUTPUT_SUFFIXES
 
 runner = CliRunner()
 

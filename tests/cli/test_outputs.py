@@ -177,7 +177,7 @@ def test_full_disk_leaves_previous_files_whole_and_no_temporaries(tmp_path, monk
 
 def test_write_failing_midway_keeps_the_old_file(tmp_path, monkeypatch):
     # The CSV writer dies after its header (a crash mid-file): old rows and sidecar stay.
-    import capeval.io as cio
+    import capeval.inputs as cio
 
     out = tmp_path / "o.csv"
     out.write_text("old rows\n")

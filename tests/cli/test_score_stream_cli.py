@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from capeval import score
 from capeval.cli.main import app
-from capeval.io import read_jsonl, write_result
+from capeval.inputs import read_jsonl, write_result
 
 from ..stream._rows import make_rows, write_jsonl
 

@@ -227,7 +227,7 @@ def _write_jsonl(path: Path, f: dict) -> list[int]:
 
 
 def check_jsonl(f: dict, target: str = "reader_jsonl") -> None:
-    from capeval.io import read_jsonl
+    from capeval.inputs import read_jsonl
     from capeval.stream.readers import open_rows
 
     with tempfile.TemporaryDirectory() as d:
@@ -292,7 +292,7 @@ def jsonl_garbage(draw):
 
 def check_jsonl_garbage(text: str, target: str = "reader_jsonl_garbage") -> None:
     import capeval
-    from capeval.io import read_jsonl
+    from capeval.inputs import read_jsonl
     from capeval.stream.readers import open_rows
 
     with tempfile.TemporaryDirectory() as d:
@@ -373,7 +373,7 @@ def _write_table(path: Path, t: dict) -> list[int]:
 
 
 def check_table(t: dict, target: str = "reader_csv") -> None:
-    from capeval.io import read_csv
+    from capeval.inputs import read_csv
     from capeval.stream.readers import open_rows
 
     ref_cols = [c for c in t["cols"] if c not in ("id", "candidate")]
@@ -427,7 +427,7 @@ def table_garbage(draw):
 
 
 def check_table_garbage(g: dict, target: str = "reader_table_garbage") -> None:
-    from capeval.io import read_csv
+    from capeval.inputs import read_csv
     from capeval.stream.readers import open_rows
 
     with tempfile.TemporaryDirectory() as d:
@@ -529,7 +529,7 @@ def coco_files(draw):
 
 
 def check_coco(c: dict, target: str = "reader_coco") -> None:
-    from capeval.io import read_coco
+    from capeval.inputs import read_coco
 
     with tempfile.TemporaryDirectory() as d:
         a, r = Path(d) / "ann.json", Path(d) / "res.json"

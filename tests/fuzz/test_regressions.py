@@ -6,7 +6,7 @@ import math
 import pytest
 
 from capeval.errors import InputError
-from capeval.io import read_coco, read_csv, read_jsonl
+from capeval.inputs import read_coco, read_csv, read_jsonl
 from capeval.stats import bootstrap_accuracy, distractor_accuracy, pairwise_accuracy, williams_test
 from capeval.stream.readers import open_rows
 

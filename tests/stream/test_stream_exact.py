@@ -10,7 +10,7 @@ import pytest
 
 from capeval import score, score_stream
 from capeval.errors import InputError
-from capeval.io import write_result
+from capeval.inputs import write_result
 from capeval.rowfiles import write_rows
 
 from ._rows import make_rows, write_jsonl

@@ -102,11 +102,11 @@ def score_cmd(
 ) -> None:
     """Score candidate captions against references; print corpus scores with signatures."""
     from ..api import score
-    from ..io import read_input, write_result
+    from ..inputs import read_input, write_result
 
     try:
         # Before any work: a refused output means nothing is scored and nothing written.
-        from ..io import output_files
+        from ..inputs import output_files
         from ..outputs import check_outputs
 
         outs = output_files(output) if output is not None else []
@@ -196,7 +196,7 @@ def _read_with_images(input: Path, annotations, images: Path | None, names: list
     names resolve under ``--images`` (recursively), or, without it, as paths relative to the
     input file."""
     from ..errors import InputError
-    from ..io import read_input, read_input_images
+    from ..inputs import read_input, read_input_images
     from ..metrics.registry import family_for
 
     wants = any(family_for(n).needs_images or family_for(n).accepts_images for n in names)

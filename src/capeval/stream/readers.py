@@ -1,6 +1,6 @@
 """Rows in chunks from JSONL, CSV/TSV, Parquet or a Python iterable, without reading it all.
 
-The file readers apply the same per-row rules and error messages as :mod:`capeval.io` (they
+The file readers apply the same per-row rules and error messages as :mod:`capeval.inputs` (they
 share its line parsers); duplicate ids are checked by the caller across the whole input.
 A chunk carries a digest of its content, which the run store uses to tell whether a saved
 chunk result belongs to these rows.
@@ -44,7 +44,7 @@ def _utf8_error(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> InputEr
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
-    from ..io import parse_jsonl_line
+    from ..inputs import parse_jsonl_line
 
     with path.open("rb") as f:
         for lineno, raw in enumerate(f, 1):
@@ -66,7 +66,7 @@ _LONE_CR = re.compile(r"(?<=\r)(?!\n)")
 class _Utf8Lines:
     """Text lines of a binary file for the csv module; a decoding error names its line.
 
-    Lines end at ``\n``, ``\r\n`` and a lone ``\r``, as :func:`capeval.io.read_csv` reads
+    Lines end at ``\n``, ``\r\n`` and a lone ``\r``, as :func:`capeval.inputs.read_csv` reads
     text (universal newlines), so both readers split rows and number lines alike."""
 
     def __init__(self, path: Path, f):
@@ -96,7 +96,7 @@ class _Utf8Lines:
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
-    from ..io import iter_csv
+    from ..inputs import iter_csv
 
     with path.open("rb") as f:
         yield from iter_csv(path, _Utf8Lines(path, f))
@@ -109,7 +109,7 @@ def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object,
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
-    from ..io import REF_COLUMN
+    from ..inputs import REF_COLUMN
 
     pf = pq.ParquetFile(path)
     names = pf.schema_arrow.names

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from capeval.cli.main import app
 from capeval.errors import InputError
-from capeval.io import read_csv, read_input_images, read_jsonl
+from capeval.inputs import read_csv, read_input_images, read_jsonl
 from capeval.metrics.registry import register_user
 from capeval.metrics.user import UserMetric
 

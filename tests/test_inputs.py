@@ -3,7 +3,7 @@ import json
 import pytest
 
 from capeval.errors import InputError
-from capeval.io import read_coco, read_csv, read_input, read_jsonl
+from capeval.inputs import read_coco, read_csv, read_input, read_jsonl
 
 
 def test_jsonl_roundtrip(tmp_path):
