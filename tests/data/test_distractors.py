@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from capeval import data
-from capeval.data.distractor_rules import TASKS
+from capeval.data.distractor_tasks import TASKS
 from capeval.data.distractors import SpacyParser, load_distractors
 from capeval.errors import InputError, ResourceNotFound
 
@@ -94,7 +94,7 @@ def test_options_are_checked(data_dir):
 
 def nouns(texts):
     """A stand-in parser: every word of every caption a noun (tests inject it for spaCy)."""
-    from capeval.data.distractor_rules import Token
+    from capeval.data.distractor_tasks import Token
 
     out = []
     for t in texts:

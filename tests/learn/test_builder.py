@@ -95,7 +95,7 @@ def test_split_holds_out_whole_images():
 def _toy_parse(texts):
     """Every space-separated word a token; the listed words are NOUNs (the object-list rule
     reads only the universal POS)."""
-    from capeval.data.distractor_rules import Token
+    from capeval.data.distractor_tasks import Token
 
     nouns = {"caption", "number", "img", "dog", "ball", "park"}
     out = []
@@ -109,7 +109,7 @@ def _toy_parse(texts):
 
 
 def test_negatives_are_machine_rows_on_the_slots_references():
-    from capeval.data.distractor_rules import object_list, shuffled
+    from capeval.data.distractor_tasks import object_list, shuffled
 
     plain = build_training_set(_pool(), {"flickr:123"}, seed=3)
     ts = build_training_set(_pool(), {"flickr:123"}, seed=3, negatives=("object-list", "shuffle"),

@@ -18,7 +18,7 @@ from capeval.metaeval.report import build_report, html_table
 from capeval.metaeval.runner import report_statistics, run_benchmark
 from capeval.cli.main import app
 from capeval.data.records import PairwiseTable
-from capeval.data.distractor_rules import TASKS
+from capeval.data.distractor_tasks import TASKS
 from capeval.stats.williams import williams_from_scores, williams_matrix
 
 from .conftest import WORDS, make_tables

@@ -59,7 +59,7 @@ def test_tanti_system_tables_overlap_the_human_evaluation_images(data_dir):
     assert seen_reasons("tanti-coco", {"trained_on": ["abstract50s"]}, root=data_dir) == []
 
 
-def test_a_model_trained_on_distractor_rules_has_seen_the_distractor_tasks(data_dir):
+def test_a_model_trained_on_distractor_tasks_has_seen_the_distractor_tasks(data_dir):
     # distractors-train uses Flickr8k training images, but the same rules as the benchmark
     reasons = seen_reasons("distractors", {"trained_on": ["distractors-train"]}, root=data_dir)
     assert reasons[0] == "rules=distractors-train"

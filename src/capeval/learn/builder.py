@@ -17,7 +17,7 @@ that image, label 1 = human, 0 = machine.
 
 Synthetic negatives (opt-in, ``negatives=``; off in the paper's recipe): extra machine rows built
 from a training image's own captions by the distractor generator's pure rules
-(:mod:`capeval.data.distractor_rules`), because degenerate outputs such as a bare list of the
+(:mod:`capeval.data.distractor_tasks`), because degenerate outputs such as a bare list of the
 references' nouns are machine output that the 2014-era captioners of the pool never wrote.
 For human candidate k (k < ``negative_slots``), ``object-list`` adds the noun list of its 4
 references and ``shuffle`` its own words in a seeded random order, each scored against those
@@ -154,7 +154,7 @@ def build_training_set(
     ``negatives`` (a subset of :data:`NEGATIVES`) adds synthetic machine rows per human
     candidate k < ``negative_slots`` (default: every human candidate; module docstring); they
     need ``parse``, the distractor generator's parser (texts →
-    :class:`capeval.data.distractor_rules.Token` tuples).
+    :class:`capeval.data.distractor_tasks.Token` tuples).
     """
     if n_machine > n_human:
         raise InputError(f"n_machine ({n_machine}) > n_human ({n_human}): each machine candidate borrows "
@@ -235,6 +235,8 @@ def build_training_set(
     if negatives:
         from ..data.distractors import RULES_VERSION
 
+        # The rules' recorded name predates the module's rename to distractor_tasks; it stays so
+        # that models trained before and after with the same rules record the same rules.
         info.update(negatives=list(negatives), negative_rows=made, negative_slots=slots,
                     negative_rules=f"capeval.data.distractor_rules rules:{RULES_VERSION}")
         if hasattr(parse, "describe"):
@@ -253,7 +255,7 @@ def _parses(eligible, parse) -> dict[str, tuple]:
 
 def _negative(kind: str, seed: int, cid: str, k: int, humans: Sequence[str], parses: dict) -> str | None:
     """Synthetic machine candidate ``kind`` for human candidate ``k``, in machine style."""
-    from ..data.distractor_rules import object_list, shuffled
+    from ..data.distractor_tasks import object_list, shuffled
 
     if kind == "object-list":  # the nouns of the slot's 4 references, as the distractor task builds it
         text = object_list([parses[h] for j, h in enumerate(humans) if j != k])

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import InputError
 from ..stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, bootstrap_correlation
 from ..stats.correlation import SHORT, canonical_statistic
-from ..stats.distractors import DistractorSummary, summarize
+from ..stats.distractor_summary import DistractorSummary, summarize
 from ..stats.experiments import (CorrelationExperiment, MetricAgreement, PairwiseExperiment, SystemExperiment,
                                 correlation_experiment, defined_mask, metric_agreement, pairwise_experiment,
                                 system_experiment)

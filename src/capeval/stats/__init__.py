@@ -6,8 +6,8 @@
 - :mod:`.pairwise` — pairwise / distractor accuracy with explicit tie policies;
 - :mod:`.system` — system-level correlation and rankings;
 - :mod:`.combination` — normalised metric combinations and their search;
-- :mod:`.distractors` — distractor accuracy per task, mean and worst task (the items
-  themselves are built in :mod:`capeval.data.distractor_rules`);
+- :mod:`.distractor_summary` — distractor accuracy per task, mean and worst task (the items
+  themselves are built in :mod:`capeval.data.distractor_tasks`);
 - :mod:`.experiments` — the above applied to benchmark record types, and the metric–metric
   agreement / Williams matrices of a correlation table.
 """

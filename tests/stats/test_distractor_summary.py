@@ -1,12 +1,12 @@
-"""The distractor accuracy summary (capeval.stats.distractors): per task, mean, worst."""
+"""The distractor accuracy summary (capeval.stats.distractor_summary): per task, mean, worst."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from capeval.data.distractor_rules import DistractorItem
+from capeval.data.distractor_tasks import DistractorItem
 from capeval.errors import InputError
-from capeval.stats import distractors as D
+from capeval.stats import distractor_summary as D
 from capeval.stats.pairwise import distractor_accuracy
 
 

@@ -4,7 +4,7 @@ Their task files are not available, so the same task families are rebuilt from a
 image set. Each item pairs one caption of an image (the *correct* candidate) with a
 *distractor* for the same image; the references are the image's other captions, never the
 correct candidate itself. A metric passes an item when it scores the correct caption higher
-(scoring those items is :mod:`capeval.stats.distractors`).
+(scoring those items is :mod:`capeval.stats.distractor_accuracy`).
 
 Everything here is pure and deterministic: the dependency parses come from an injected
 ``parse`` callable (:mod:`capeval.data.distractors` passes spaCy), and every random choice is

@@ -1,7 +1,7 @@
 """Scoring binary forced-choice distractor tasks (Hodosh & Hockenmaier 2016): per-task accuracy,
 their plain mean and the worst task.
 
-The items themselves are built by :mod:`capeval.data.distractor_rules` (the rules are in
+The items themselves are built by :mod:`capeval.data.distractor_tasks` (the rules are in
 docs/DISTRACTORS.md); this module only needs each item's task, so it takes any object with a
 ``task`` attribute and stays independent of how items are made.
 """

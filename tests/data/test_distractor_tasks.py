@@ -1,10 +1,10 @@
-"""Distractor generation rules (capeval.data.distractor_rules) on hand-written parses and the
+"""Distractor generation rules (capeval.data.distractor_tasks) on hand-written parses and the
 same rules on real spaCy parses."""
 from __future__ import annotations
 
 import pytest
 
-from capeval.data import distractor_rules as D
+from capeval.data import distractor_tasks as D
 from capeval.errors import InputError
 
 
