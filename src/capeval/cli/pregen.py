@@ -30,7 +30,7 @@ def score_cmd(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file (refused by default)."),
 ) -> None:
     """Compute the pre-gen metrics (Tanti et al. 2018) from per-token (probability, rank) arrays."""
-    from ..pregen.scoring import score
+    from ..pregen.signed_values import score
     from ..pregen.tiers import BEST
     from ..pregen.tokens import TokenScores
 

@@ -12,7 +12,7 @@ The where-image2 generators of the demonstration live outside the package, in
 ``benchmarks/demo_captioners/``. Only the numpy parts are imported here; torch loads with
 ``adapters``.
 """
-from .scoring import PregenResult, score
+from .signed_values import PregenResult, score
 from .tiers import BEST, column_names, compute
 from .tokens import TokenScores
 
