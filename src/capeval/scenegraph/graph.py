@@ -232,15 +232,16 @@ def matched(cand: Sequence[FrozenTuple], ref: Sequence[FrozenTuple], synonyms: b
             index: dict[tuple[int, str], list[FrozenTuple]] | None = None) -> list[bool]:
     """For each candidate tuple: does some reference tuple match it?
 
-    Synonym mode indexes the references by the words and synsets of their first element, so
-    only references that can match are compared (the answer is the same as a full scan).
-    ``index`` is :func:`tuple_index` of ``ref`` when the caller keeps one.
+    Synonym mode compares every reference of the same length, or, given ``index``
+    (:func:`tuple_index` of ``ref``, for references matched against many candidates), only
+    those whose first element shares a word or synset with the candidate's: the answer is the
+    same, since similar tuples share one.
     """
     if not synonyms:
         exact = set(ref)
         return [c in exact for c in cand]
     if index is None:
-        index = tuple_index(ref)
+        return [any(_similar(c, r) for r in ref) for c in cand]
     flags = []
     for c in cand:
         hit = False
@@ -281,15 +282,21 @@ class TupleSet:
     def __init__(self, graph: SceneGraph):
         self.tuples = graph.tuples()
         self.cats = [category_of(t) for t in self.tuples]
-        # A reference set meets many candidates: its match indexes are built once.
+        # A reference set met by several candidates gets match indexes, built once; its first
+        # comparison scans (cheaper than building an index for one use).
         self._indexes: dict[str, dict] = {}
+        self._scanned: set[str] = set()
 
     def select(self, cat: str) -> list[FrozenTuple]:
         return [t for t, c in zip(self.tuples, self.cats) if cat in c]
 
-    def index(self, cat: str = "all") -> dict[tuple[int, str], list[FrozenTuple]]:
+    def index(self, cat: str = "all") -> dict[tuple[int, str], list[FrozenTuple]] | None:
+        """The match index of ``cat``'s tuples, or None on the first request (scan instead)."""
         idx = self._indexes.get(cat)
         if idx is None:
+            if cat not in self._scanned:
+                self._scanned.add(cat)
+                return None
             idx = self._indexes[cat] = tuple_index(self.tuples if cat == "all" else self.select(cat))
         return idx
 
