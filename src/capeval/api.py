@@ -179,6 +179,42 @@ def score(
     # The default set adapts to the input (a family that cannot score it is skipped, with the
     # reason in details["skipped"]); metrics the caller names are all scored or the call fails.
     defaulted = metrics is None
+    metrics = _metric_names(metrics)
+    options = options or {}
+    check_options(options)  # a misspelt family or option would otherwise be ignored silently
+    cands, refs, breaks = _prepare_texts(candidates, references, metrics, ids, allow_empty, line_breaks,
+                                         normalize)
+    groups = group_by_family(metrics)
+    images = _check_requirements(groups, images, len(cands), ids)
+    # Families that build on other metrics (``learned``) run last and reuse what this call
+    # already computed with default options, so no metric runs twice.
+    groups = dict(sorted(groups.items(), key=lambda kv: kv[0].reuses_scores))
+
+    tokenized = None
+    if any(cls.text_input == "tokenized" for cls in groups):
+        tokenized = tokenize_corpus(cands, refs, tokenizer)
+    emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
+    tok = tokenizer_id(tokenizer) + breaks
+    merged = _Merged(nrefs_field(refs))
+    for cls, names in groups.items():
+        if progress is not None:
+            progress(cls.family)
+        metric = _instantiate(cls, options.get(cls.family) or {})
+        texts = tokenized if cls.text_input == "tokenized" else (cands, refs)
+        if defaulted:
+            why = metric.cannot_score(*texts)
+            if why is not None:
+                metric.close()
+                merged.skipped.update(dict.fromkeys(names, why))
+                continue
+        out = _compute(cls, metric, texts, images, on_chunk, merged.shared, tokenizer)
+        tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
+        merged.add(cls, names, metric, out, tok_field, options.get(cls.family))
+    return merged.result(metrics, emptied, len(cands))
+
+
+def _metric_names(metrics) -> list[str]:
+    """The requested output names: the coco set by default, a user metric by its name."""
     metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
     if not metrics:
         raise InputError("no metrics requested")
@@ -186,8 +222,12 @@ def score(
         from .metrics.user import as_metric_name
 
         metrics = [as_metric_name(m) for m in metrics]
-    options = options or {}
-    check_options(options)  # a misspelt family or option would otherwise be ignored silently
+    return metrics
+
+
+def _prepare_texts(candidates, references, metrics, ids, allow_empty, line_breaks, normalize):
+    """Validated (and, if asked, normalised) candidates and references, with the suffix of the
+    signatures' ``tok`` field that says how the texts were changed."""
     cands, refs = validate_corpus(
         candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
         need_references=_references_needed(metrics),
@@ -201,87 +241,83 @@ def score(
     elif (mixed := mixed_forms(cands, refs)) is not None:
         import warnings
 
-        warnings.warn(mixed, UserWarning, stacklevel=2)
-    groups = group_by_family(metrics)
-    # Before any scoring: every pip extra the requested families lack, named at once.
+        warnings.warn(mixed, UserWarning, stacklevel=3)
+    return cands, refs, breaks
+
+
+def _check_requirements(groups, images, n: int, ids):
+    """Before any scoring: every pip extra the requested families lack, named at once, and the
+    images an image metric reads (it would otherwise fail after the others ran)."""
     require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})
-    # Before any scoring: an image metric without images would otherwise fail after the others ran.
     blind = [n for cls, names in groups.items() if cls.needs_images for n in names]
     if blind and images is None:
         raise InputError(f"{', '.join(blind)} read(s) the images: pass images=[one path per candidate] "
                          "(CLI: capeval score/bench --images DIR)")
     if images is not None:
-        images = validate_images(images, len(cands), ids=ids)
-    # Families that build on other metrics (``learned``) run last and reuse what this call
-    # already computed with default options, so no metric runs twice.
-    groups = dict(sorted(groups.items(), key=lambda kv: kv[0].reuses_scores))
-    shared: dict[str, tuple[np.ndarray, float, str]] = {}
+        images = validate_images(images, n, ids=ids)
+    return images
 
-    tokenized = None
-    if any(cls.text_input == "tokenized" for cls in groups):
-        tokenized = tokenize_corpus(cands, refs, tokenizer)
-    emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
-    tok = tokenizer_id(tokenizer) + breaks
-    nrefs = nrefs_field(refs)
 
-    corpus: dict[str, float] = {}
-    per_caption: dict[str, np.ndarray] = {}
-    signatures: dict[str, str] = {}
-    details: dict[str, Any] = {}
-    skipped: dict[str, str] = {}
-    for cls, names in groups.items():
-        if progress is not None:
-            progress(cls.family)
-        metric = _instantiate(cls, options.get(cls.family) or {})
-        if defaulted:
-            why = metric.cannot_score(*(tokenized if cls.text_input == "tokenized" else (cands, refs)))
-            if why is not None:
-                metric.close()
-                skipped.update(dict.fromkeys(names, why))
-                continue
-        chunk = None
-        if on_chunk is not None:
-            def chunk(done: int, total: int, _family: str = cls.family) -> None:
-                on_chunk(_family, done, total)
-            chunk(0, len(cands))
-        if cls.reuses_scores:
-            metric.reuse(shared, tokenizer=tokenizer)
-        try:
-            with reporting(chunk):
-                # Only image families see images, so text families keep their two-argument compute.
-                seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
-                if cls.text_input == "tokenized":
-                    out = metric.compute(*tokenized, **seen)
-                    tok_field = tok
-                else:
-                    out = metric.compute(cands, refs, **seen)
-                    tok_field = "none" + breaks
-        finally:
-            metric.close()
-        if chunk is not None:
-            chunk(len(cands), len(cands))
+def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str):
+    """One family's ``MetricScores``, reporting its progress; the metric is closed afterwards."""
+    n = len(texts[0])
+    chunk = None
+    if on_chunk is not None:
+        def chunk(done: int, total: int, _family: str = cls.family) -> None:
+            on_chunk(_family, done, total)
+        chunk(0, n)
+    if cls.reuses_scores:
+        metric.reuse(shared, tokenizer=tokenizer)
+    try:
+        with reporting(chunk):
+            # Only image families see images, so text families keep their two-argument compute.
+            seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
+            out = metric.compute(*texts, **seen)
+    finally:
+        metric.close()
+    if chunk is not None:
+        chunk(n, n)
+    return out
+
+
+class _Merged:
+    """The families' outputs merged into one result, and the scores later families may reuse."""
+
+    def __init__(self, nrefs: str):
+        self.nrefs = nrefs
+        self.corpus: dict[str, float] = {}
+        self.per_caption: dict[str, np.ndarray] = {}
+        self.signatures: dict[str, str] = {}
+        self.details: dict[str, Any] = {}
+        self.skipped: dict[str, str] = {}
+        self.shared: dict[str, tuple[np.ndarray, float, str]] = {}
+
+    def add(self, cls, names, metric, out, tok_field: str, family_options) -> None:
         for name in out.per_caption:
-            if name not in names and (options.get(cls.family) or name not in shareable_outputs(cls)):
+            if name not in names and (family_options or name not in shareable_outputs(cls)):
                 continue
-            sig = metric.signature(name, out.signature_fields, tok=tok_field, nrefs=nrefs)
+            sig = metric.signature(name, out.signature_fields, tok=tok_field, nrefs=self.nrefs)
             if name in names:
-                corpus[name] = float(out.corpus[name])
-                per_caption[name] = np.asarray(out.per_caption[name], dtype=float)
-                signatures[name] = sig
-            if not options.get(cls.family):
-                shared[name] = (np.asarray(out.per_caption[name], dtype=float), float(out.corpus[name]), sig)
+                self.corpus[name] = float(out.corpus[name])
+                self.per_caption[name] = np.asarray(out.per_caption[name], dtype=float)
+                self.signatures[name] = sig
+            if not family_options:
+                self.shared[name] = (np.asarray(out.per_caption[name], dtype=float), float(out.corpus[name]), sig)
         if out.details:
-            details[cls.family] = out.details
-    if emptied:
-        details["input"] = {"empty_after_tokenization": emptied}
-    if skipped:
-        import warnings
+            self.details[cls.family] = out.details
 
-        details["skipped"] = skipped
-        warnings.warn("default metrics skipped: " + " ".join(dict.fromkeys(skipped.values())), stacklevel=2)
-        metrics = [m for m in metrics if m not in skipped]
-    # Keep the user's order.
-    corpus = {m: corpus[m] for m in metrics}
-    per_caption = {m: per_caption[m] for m in metrics}
-    signatures = {m: signatures[m] for m in metrics}
-    return Result(corpus=corpus, per_caption=per_caption, signatures=signatures, n=len(cands), details=details)
+    def result(self, metrics: list[str], emptied: dict[str, int], n: int) -> Result:
+        details = self.details
+        if emptied:
+            details["input"] = {"empty_after_tokenization": emptied}
+        if self.skipped:
+            import warnings
+
+            details["skipped"] = self.skipped
+            warnings.warn("default metrics skipped: " + " ".join(dict.fromkeys(self.skipped.values())),
+                          stacklevel=3)
+            metrics = [m for m in metrics if m not in self.skipped]
+        # Keep the user's order.
+        return Result(corpus={m: self.corpus[m] for m in metrics},
+                      per_caption={m: self.per_caption[m] for m in metrics},
+                      signatures={m: self.signatures[m] for m in metrics}, n=n, details=details)
