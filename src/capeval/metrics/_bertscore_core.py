@@ -118,14 +118,13 @@ def embed(
     ids_list: Sequence[Sequence[int]],
     layers: Sequence[int],
     *,
+    pad_id: int,
     batch_size: int = 64,
     device: str = "cpu",
 ) -> dict[int, list]:
     """L2-normalised token embeddings of each sentence at each requested layer (float32 tensors).
 
-    Sentences go through the model in batches of one token length each (at most
-    ``batch_size`` sentences), so no position is padding: no work is spent on padding and a
-    sentence's embedding does not depend on how long its neighbours are. Results come back in
+    Sentences go through the model in batches of similar token length; results come back in
     input order. With one layer the model is cut after that layer (same numbers, less work).
     """
     import torch
@@ -140,25 +139,26 @@ def embed(
         cut = truncated(model, layers[0])
         if cut is not None:
             runner, use_hidden = cut, False
-    by_length: dict[int, list[int]] = {}
-    for i in sorted(range(len(ids_list)), key=lambda i: len(ids_list[i]), reverse=True):
-        by_length.setdefault(len(ids_list[i]), []).append(i)
-    batches = [idx[s : s + batch_size] for idx in by_length.values() for s in range(0, len(idx), batch_size)]
+    order = sorted(range(len(ids_list)), key=lambda i: len(ids_list[i]), reverse=True)
     result: dict[int, list] = {layer: [None] * len(ids_list) for layer in layers}
-    done = 0
     with torch.inference_mode():
-        for idx in batches:
-            report(done, len(ids_list))  # progress in sentences encoded (capeval.progress)
-            done += len(idx)
-            x = torch.tensor([ids_list[i] for i in idx], dtype=torch.long)
-            mask = torch.ones_like(x)
+        for start in range(0, len(order), batch_size):
+            report(start, len(order))  # progress in sentences encoded (capeval.progress)
+            idx = order[start : start + batch_size]
+            lens = [len(ids_list[i]) for i in idx]
+            width = max(lens)
+            x = torch.full((len(idx), width), pad_id, dtype=torch.long)
+            mask = torch.zeros((len(idx), width), dtype=torch.long)
+            for row, i in enumerate(idx):
+                x[row, : lens[row]] = torch.tensor(ids_list[i], dtype=torch.long)
+                mask[row, : lens[row]] = 1
             out = runner(x.to(device), attention_mask=mask.to(device), output_hidden_states=use_hidden)
             for layer in layers:
                 h = out.hidden_states[layer] if use_hidden else out[0]
                 h = h.float().cpu()
                 h = h / torch.norm(h, dim=-1).unsqueeze(-1)
                 for row, i in enumerate(idx):
-                    result[layer][i] = h[row].clone()
+                    result[layer][i] = h[row, : lens[row]].clone()
     return result
 
 
@@ -332,7 +332,8 @@ def score_rows(
     else:
         floor_p = floor_r = np.zeros(len(flat), dtype=bool)
 
-    embs = embed(model, ids, layers, batch_size=batch_size, device=device)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    embs = embed(model, ids, layers, pad_id=pad_id, batch_size=batch_size, device=device)
     out: dict[int, LayerScores] = {}
     for layer in layers:
         ps = greedy_match(embs[layer], weights, pairs)

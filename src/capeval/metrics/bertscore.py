@@ -20,8 +20,7 @@ weighted sums per pair and pick, per flattened position, the one bert_score's ba
 Where bert_score repeats work and we do not (numbers agree to float32 rounding, ≤ 1e-6):
 
 * each distinct sentence is tokenized (one batched call) and encoded once, in batches of
-  sentences of one token length (no padding positions to compute); the model runs only its
-  first L blocks;
+  equal-ish token length; the model runs only its first L blocks;
 * greedy matching runs once per distinct (candidate, reference) pair (Flickr8k-Expert: 84,960
   flattened pairs, 28,308 distinct) in large length-sorted batches;
 * IDF document frequencies come from the token ids of the distinct references, weighted by
