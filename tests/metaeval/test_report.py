@@ -15,7 +15,8 @@ import capeval.data
 from capeval.metaeval import figures
 from capeval.service.cache import ScoreCache
 from capeval.metaeval.report import build_report, html_table
-from capeval.metaeval.runner import report_statistics, run_benchmark
+from capeval.metaeval.report_stats import report_statistics
+from capeval.metaeval.runner import run_benchmark
 from capeval.cli.main import app
 from capeval.data.records import PairwiseTable
 from capeval.data.distractor_tasks import TASKS

@@ -11,7 +11,7 @@ its kind calls for:
   metric × task heatmap;
 - system: the metric agreement heatmap.
 
-The statistics are computed before any rendering starts (:func:`capeval.metaeval.runner.report_statistics`,
+The statistics are computed before any rendering starts (:func:`capeval.metaeval.report_stats.report_statistics`,
 all from :mod:`capeval.stats`); this module only lays out numbers it is given.
 """
 from __future__ import annotations
@@ -30,7 +30,8 @@ from ..errors import InputError
 from ..stats.correlation import canonical_statistic
 from ..stats.williams import DF_RULES
 from . import figures
-from .runner import BenchResult, ReportStatistics, higher_is_better, report_statistics
+from .report_stats import ReportStatistics, report_statistics
+from .runner import BenchResult, higher_is_better
 from .tables import build_table
 
 DEFAULT_AGREEMENT = "kendall_tau_b"

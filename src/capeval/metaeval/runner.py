@@ -13,10 +13,8 @@ import numpy as np
 from ..errors import InputError
 from ..stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI, bootstrap_correlation
 from ..stats.correlation import SHORT, canonical_statistic
-from ..stats.distractor_summary import DistractorSummary, summarize
-from ..stats.experiments import (CorrelationExperiment, MetricAgreement, PairwiseExperiment, SystemExperiment,
-                                correlation_experiment, defined_mask, metric_agreement, pairwise_experiment,
-                                system_experiment)
+from ..stats.experiments import (CorrelationExperiment, PairwiseExperiment, SystemExperiment,
+                                correlation_experiment, defined_mask, pairwise_experiment, system_experiment)
 from ..stats.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import METRIC_SETS, family_for
 from ..signature import Signature
@@ -153,8 +151,6 @@ def run_benchmark(
     metrics that read images. ``scores`` maps a column name to a user's scores file (one score
     per unit id of ``capeval data export``; higher is better); it becomes a metric column.
     """
-    from .. import data
-
     metrics = check_metrics(metrics, scores)
     families = {m: family_for(m) for m in metrics}  # each name resolved once, handed down
     user = _read_scores(scores or {}, metrics)
@@ -167,28 +163,7 @@ def run_benchmark(
     start = time.perf_counter()
     load_options = dict(load_options or {})
     ref_mode = str(load_options.pop("ref_mode", "set"))
-    if ref_mode not in REF_MODES:
-        raise InputError(f"unknown ref_mode {ref_mode!r}; choose one of {', '.join(REF_MODES)}")
-    if user and ref_mode != "set":
-        raise InputError(f"scores files give one score per exported unit; ref_mode={ref_mode} scores each "
-                         "reference separately, which they cannot")
-    from ..data.integrity import check_benchmark_data
-
-    modified = check_benchmark_data(name, root, allow_modified=allow_modified_data)
-    table = data.load(name, root, **load_options)
-    if modified:
-        table = dataclasses.replace(table, protocol={**table.protocol, "data": "modified"})
-    if getattr(table, "references", ()) is None:
-        _check_reference_free(name, table, families, ref_mode)
-    if ref_mode != "set":
-        if isinstance(table, data.SystemTable):
-            raise InputError(f"{name}: ref_mode={ref_mode} is defined for correlation and pairwise benchmarks, "
-                             "not system-level ones")
-        # Each row's score is a mean over single-reference scores: part of the table's protocol.
-        table = dataclasses.replace(table, protocol={**table.protocol, "ref_mode": ref_mode})
-        base_fn = score_units_each_ref
-    else:
-        base_fn = score_units
+    table, base_fn = _load_table(name, root, load_options, ref_mode, families, bool(user), allow_modified_data)
     cache = cache if cache is not None else ScoreCache()
     hib = {m: higher_is_better(m, families[m]) for m in metrics} | dict.fromkeys(user, True)
     # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
@@ -200,75 +175,135 @@ def run_benchmark(
         _check_user_ids(user, lists, name)
     hashes: dict[str, str] = {}  # image content hashes, taken once per file in this run
 
-    to_run = list(metrics)
+    def score_fn(ul):
+        return _score_list(ul, metrics, user, base_fn, pictures, name, hashes, families=families,
+                           tokenizer=tokenizer, options=options, cache=cache, progress=say)
 
-    def score_fn(ul, **kw):
-        return _score_list(ul, to_run, user, base_fn, pictures, name, hashes, families=families, **kw)
-
-    metrics = [*metrics, *user]
-
-    if isinstance(table, data.CorrelationTable):
-        say(f"{name}: scoring {len(table)} rows")
-        scored = score_fn(lists[0], tokenizer=tokenizer, options=options, cache=cache, progress=say)
-        stat = canonical_statistic(statistic or table.statistic)
-        exp = correlation_experiment(table, scored.per_caption,
-                                     statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")),
-                                     skip_undefined=undef)
-        result = BenchResult(name, "correlation", dict(table.protocol), metrics,
-                             _note_skipped(scored.signatures, exp.defined, len(table)), exp,
-                             statistic=stat, seed=seed, cached=scored.details["cached"],
-                             scores=dict(scored.per_caption), human=table.human)
-        if bootstrap:
-            result.bootstrap = {}
-            for m in metrics:
-                x, h = np.asarray(scored.per_caption[m], dtype=float), np.asarray(table.human, dtype=float)
-                if m in undef:
-                    keep = defined_mask(x)
-                    x, h = x[keep], h[keep]
-                result.bootstrap[m] = bootstrap_correlation(x, h, stat, n_resamples=bootstrap, seed=seed)
-    elif isinstance(table, data.PairwiseTable):
-        say(f"{name}: scoring {2 * len(table)} candidates of {len(table)} pairs")
-        scored = score_fn(lists[0], tokenizer=tokenizer, options=options, cache=cache, progress=say)
-        exp = pairwise_experiment(table, scored.per_caption, tie_policy=tie_policy, seed=seed, higher_is_better=hib,
-                                  skip_undefined=undef)
-        result = BenchResult(name, "pairwise", dict(table.protocol), metrics,
-                             _note_skipped(scored.signatures, exp.defined, len(table)), exp,
-                             tie_policy=tie_policy, seed=seed, cached=scored.details["cached"],
-                             scores=dict(scored.per_caption))
-        if bootstrap:
-            result.bootstrap = {m: bootstrap_accuracy(exp.results[m], n_resamples=bootstrap, seed=seed)
-                                for m in metrics}
-    elif isinstance(table, data.SystemTable):
-        by_metric: dict[str, dict[str, float]] = {m: {} for m in metrics}
-        sigs: dict[str, str] = {}
-        cached: dict[str, bool] = {m: True for m in metrics}
-        kept: dict[str, int] = {m: 0 for m in metrics if m in undef}
-        units = 0
-        for ul in lists:
-            sys_id = ul.system
-            say(f"{name}: scoring system {sys_id}")
-            scored = score_fn(ul, tokenizer=tokenizer, options=options, cache=cache, progress=say)
-            units += len(ul.candidates)
-            for m in kept:
-                kept[m] += int(defined_mask(scored.per_caption[m]).sum())
-            for m in metrics:
-                # Undefined units do not enter a mean (the corpus value already skips them).
-                mean = np.nanmean if m in undef else np.mean
-                by_metric[m][sys_id] = (scored.corpus[m] if aggregate == "corpus"
-                                        else float(mean(scored.per_caption[m])))
-                sigs.setdefault(m, scored.signatures[m])
-                cached[m] = cached[m] and scored.details["cached"][m]
-        exp = system_experiment(table, by_metric, aggregate=aggregate, higher_is_better=hib)
-        result = BenchResult(name, "system", dict(table.protocol), metrics, _note_skipped(sigs, kept, units), exp,
-                             aggregate=aggregate, cached=cached)
-    else:  # pragma: no cover - the loaders return only the three record types
-        raise TypeError(f"{name}: unexpected table type {type(table).__name__}")
+    run = _Run(name, [*metrics, *user], score_fn, undef, hib, seed, bootstrap, say)
+    result = _run_table(run, table, lists, statistic=statistic, tie_policy=tie_policy, aggregate=aggregate)
     for m, reasons in seen.items():
         result.metric_signatures[m] += "|seen:" + "+".join(reasons)
     result.seen = seen
     result.higher_is_better = dict(hib)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _load_table(name, root, load_options, ref_mode: str, families, with_user: bool, allow_modified: bool):
+    """The benchmark's table, checked against the packaged checksums and marked with its
+    reference mode, and the scoring function that mode calls for."""
+    from .. import data
+    from ..data.integrity import check_benchmark_data
+
+    if ref_mode not in REF_MODES:
+        raise InputError(f"unknown ref_mode {ref_mode!r}; choose one of {', '.join(REF_MODES)}")
+    if with_user and ref_mode != "set":
+        raise InputError(f"scores files give one score per exported unit; ref_mode={ref_mode} scores each "
+                         "reference separately, which they cannot")
+    modified = check_benchmark_data(name, root, allow_modified=allow_modified)
+    table = data.load(name, root, **load_options)
+    if modified:
+        table = dataclasses.replace(table, protocol={**table.protocol, "data": "modified"})
+    if getattr(table, "references", ()) is None:
+        _check_reference_free(name, table, families, ref_mode)
+    if ref_mode == "set":
+        return table, score_units
+    if isinstance(table, data.SystemTable):
+        raise InputError(f"{name}: ref_mode={ref_mode} is defined for correlation and pairwise benchmarks, "
+                         "not system-level ones")
+    # Each row's score is a mean over single-reference scores: part of the table's protocol.
+    return dataclasses.replace(table, protocol={**table.protocol, "ref_mode": ref_mode}), score_units_each_ref
+
+
+@dataclass
+class _Run:
+    """What every kind of table is scored and measured with in one run."""
+
+    name: str
+    metrics: list[str]  # the requested metrics, then the scores files' columns
+    score: Callable  # a unit list -> its Result (through the cache)
+    undef: set[str]  # outputs whose NaN means "undefined" (skipped, counted in the signature)
+    hib: dict[str, bool]
+    seed: int
+    bootstrap: int
+    say: Callable[[str], None]
+
+
+def _run_table(run: _Run, table, lists, *, statistic, tie_policy: str, aggregate: str) -> BenchResult:
+    from .. import data
+
+    if isinstance(table, data.CorrelationTable):
+        return _run_correlation(run, table, lists[0], statistic)
+    if isinstance(table, data.PairwiseTable):
+        return _run_pairwise(run, table, lists[0], tie_policy)
+    if isinstance(table, data.SystemTable):
+        return _run_system(run, table, lists, aggregate)
+    raise TypeError(f"{run.name}: unexpected table type {type(table).__name__}")  # pragma: no cover
+
+
+def _run_correlation(run: _Run, table, units, statistic: str | None) -> BenchResult:
+    """Per-row scores against the human ratings, with a bootstrap CI of the headline statistic."""
+    run.say(f"{run.name}: scoring {len(table)} rows")
+    scored = run.score(units)
+    stat = canonical_statistic(statistic or table.statistic)
+    exp = correlation_experiment(table, scored.per_caption,
+                                 statistics=_with(stat, ("kendall_tau_c", "kendall_tau_b", "pearson", "spearman")),
+                                 skip_undefined=run.undef)
+    result = BenchResult(run.name, "correlation", dict(table.protocol), run.metrics,
+                         _note_skipped(scored.signatures, exp.defined, len(table)), exp,
+                         statistic=stat, seed=run.seed, cached=scored.details["cached"],
+                         scores=dict(scored.per_caption), human=table.human)
+    if run.bootstrap:
+        result.bootstrap = {}
+        for m in run.metrics:
+            x, h = np.asarray(scored.per_caption[m], dtype=float), np.asarray(table.human, dtype=float)
+            if m in run.undef:
+                keep = defined_mask(x)
+                x, h = x[keep], h[keep]
+            result.bootstrap[m] = bootstrap_correlation(x, h, stat, n_resamples=run.bootstrap, seed=run.seed)
+    return result
+
+
+def _run_pairwise(run: _Run, table, units, tie_policy: str) -> BenchResult:
+    """Which caption of each pair each metric prefers, against the human choice."""
+    run.say(f"{run.name}: scoring {2 * len(table)} candidates of {len(table)} pairs")
+    scored = run.score(units)
+    exp = pairwise_experiment(table, scored.per_caption, tie_policy=tie_policy, seed=run.seed,
+                              higher_is_better=run.hib, skip_undefined=run.undef)
+    result = BenchResult(run.name, "pairwise", dict(table.protocol), run.metrics,
+                         _note_skipped(scored.signatures, exp.defined, len(table)), exp,
+                         tie_policy=tie_policy, seed=run.seed, cached=scored.details["cached"],
+                         scores=dict(scored.per_caption))
+    if run.bootstrap:
+        result.bootstrap = {m: bootstrap_accuracy(exp.results[m], n_resamples=run.bootstrap, seed=run.seed)
+                            for m in run.metrics}
+    return result
+
+
+def _run_system(run: _Run, table, lists, aggregate: str) -> BenchResult:
+    """One score per system (its corpus value or mean), correlated with the human ranking."""
+    by_metric: dict[str, dict[str, float]] = {m: {} for m in run.metrics}
+    sigs: dict[str, str] = {}
+    cached: dict[str, bool] = {m: True for m in run.metrics}
+    kept: dict[str, int] = {m: 0 for m in run.metrics if m in run.undef}
+    units = 0
+    for ul in lists:
+        sys_id = ul.system
+        run.say(f"{run.name}: scoring system {sys_id}")
+        scored = run.score(ul)
+        units += len(ul.candidates)
+        for m in kept:
+            kept[m] += int(defined_mask(scored.per_caption[m]).sum())
+        for m in run.metrics:
+            # Undefined units do not enter a mean (the corpus value already skips them).
+            mean = np.nanmean if m in run.undef else np.mean
+            by_metric[m][sys_id] = (scored.corpus[m] if aggregate == "corpus"
+                                    else float(mean(scored.per_caption[m])))
+            sigs.setdefault(m, scored.signatures[m])
+            cached[m] = cached[m] and scored.details["cached"][m]
+    exp = system_experiment(table, by_metric, aggregate=aggregate, higher_is_better=run.hib)
+    return BenchResult(run.name, "system", dict(table.protocol), run.metrics, _note_skipped(sigs, kept, units), exp,
+                       aggregate=aggregate, cached=cached)
 
 
 def _read_scores(scores: dict, metrics: Sequence[str]) -> dict[str, Any]:
@@ -373,30 +408,6 @@ def _seen_metrics(name, metrics, options, root, allow_seen: bool, families=None)
     return seen
 
 
-# ---- statistics the HTML report draws beyond the tables ---------------------------------
-
-@dataclass
-class ReportStatistics:
-    """Computed (by capeval.stats) before :mod:`capeval.metaeval.report` lays them out."""
-
-    #: correlation benchmarks: metric–metric agreement and Williams p (None: < 2 metrics defined on every row)
-    agreement: MetricAgreement | None = None
-    #: the distractors benchmark: per-task mean / worst task per metric
-    distractors: dict[str, DistractorSummary] = field(default_factory=dict)
-
-
-def report_statistics(result: BenchResult, *, df: str, agreement: str) -> ReportStatistics:
-    """The report's extra statistics for one result; ``df`` is the Williams df rule and
-    ``agreement`` the metric–metric statistic."""
-    out = ReportStatistics()
-    if result.kind == "correlation" and result.human is not None:
-        scores = {m: result.scores[m] for m in result.metrics if m in result.scores}
-        out.agreement = metric_agreement(scores, result.human, statistic=agreement, df=df)
-    elif result.kind == "pairwise" and result.protocol.get("dataset") == "distractors":
-        out.distractors = {m: summarize(result.experiment.results[m]) for m in result.metrics}
-    return out
-
-
 def _with(first: str, rest: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((first, *rest)))
 
@@ -412,4 +423,4 @@ def resolve_names(name: str) -> list[str]:
 
 
 __all__ = ["BenchResult", "CORE_BENCHMARKS", "MODERN_BENCHMARKS", "DEFAULT_METRICS", "DEFAULT_RESAMPLES", "run_benchmark",
-           "resolve_names", "higher_is_better", "ReportStatistics", "report_statistics"]
+           "resolve_names", "higher_is_better"]
