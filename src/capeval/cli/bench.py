@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -63,76 +64,93 @@ def bench_cmd(
     """Score metrics on benchmarks and report correlations / accuracies with signatures."""
     from rich.console import Console
 
+    from ..metaeval.runner import resolve_names
+    from ..metaeval.tables import print_rich
+    from ..outputs import check_outputs
     from ..service.cache import ScoreCache
-    from ..metaeval.runner import resolve_names, run_benchmark
-    from ..metaeval.tables import print_rich, results_to_json, to_latex, to_markdown
-
-    from ..outputs import atomic_write, check_outputs
 
     err = Console(stderr=True)
-    try:  # before any work: a refused output means nothing is computed and nothing written
+    with _exit_on_error(err):  # before any work: a refused output means nothing is computed and nothing written
         check_outputs([p for p in (json_out, markdown_out, latex_out, report_out) if p is not None],
                       overwrite=overwrite)
+    load_options = _load_options(err, data_option)
+    cache = ScoreCache(cache_dir, enabled=not no_cache)
+    names = resolve_names(name)
+    run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
+                       tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
+                       allow_seen=allow_seen, allow_modified_data=allow_modified_data, images_dir=images)
+    with _exit_on_error(err):
+        results = _run_benchmarks(err, names, metrics, scores, option, run_options)
+    if not quiet:
+        print_rich(results, Console(width=max(Console().width, 120)))
+    with _exit_on_error(err):
+        _write_outputs(results, json_out, markdown_out, latex_out, report_out)
+
+
+@contextmanager
+def _exit_on_error(err):
+    """A capeval error is printed (escaped) and the command exits with status 2."""
+    try:
+        yield
     except CapevalError as e:
         error(err, e)
         raise typer.Exit(2) from None
+
+
+def _load_options(err, items: list[str]) -> dict[str, str]:
+    """``--data-option KEY=VALUE`` items as the loader's keyword arguments."""
     load_options = {}
-    for item in data_option:
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             error(err, f"--data-option expects KEY=VALUE, got {item!r}")
             raise typer.Exit(2)
         load_options[key.strip()] = value.strip()
-    cache = ScoreCache(cache_dir, enabled=not no_cache)
-    names = resolve_names(name)
+    return load_options
+
+
+def _run_benchmarks(err, names: list[str], metrics: str | None, scores: list[str], option: list[str],
+                    run_options: dict) -> list:
+    """Each benchmark's result, with the status line following its steps."""
+    from ..metaeval.runner import run_benchmark
+    from ..progress import noting
+    from .score import parse_options
+
+    metric_options = parse_options(option)
+    score_files = _parse_scores(scores)
+    if score_files and len(names) > 1:
+        from ..errors import InputError
+
+        raise InputError(f"--scores holds the units of one benchmark; run {', '.join(names)} one at a time")
+    metric_names = (metrics.split(",") if metrics is not None
+                    else [] if score_files else list(METRIC_SETS["ngram"]))
     results = []
-    try:
-        from .score import parse_options
-
-        metric_options = parse_options(option)
-        score_files = _parse_scores(scores)
-        if score_files and len(names) > 1:
-            from ..errors import InputError
-
-            raise InputError(f"--scores holds the units of one benchmark; run {', '.join(names)} one at a time")
-        metric_names = (metrics.split(",") if metrics is not None
-                        else [] if score_files else list(METRIC_SETS["ngram"]))
-        for n in names:
-            from ..progress import noting
-
-            # one-time steps (METEOR's conversion) say what they do in the status line
-            with err.status(escape(f"{n} …")) as status, noting(lambda msg: status.update(escape(msg))):
-                res = run_benchmark(
-                    n, metric_names, root=root, cache=cache, statistic=statistic, tie_policy=tie_policy,
-                    seed=seed, tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate,
-                    load_options=load_options, options=metric_options or None,
-                    progress=lambda msg: status.update(escape(msg)), allow_seen=allow_seen,
-                    allow_modified_data=allow_modified_data, images_dir=images, scores=score_files or None,
-                )
-            results.append(res)
-            hit = sum(res.cached.values())
-            say(err, f"{n}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache", style="dim")
-    except CapevalError as e:
-        error(err, e)
-        raise typer.Exit(2) from None
-    if not quiet:
-        print_rich(results, Console(width=max(Console().width, 120)))
-    try:
-        if json_out is not None:
-            atomic_write(json_out, json.dumps(results_to_json(results), indent=1, ensure_ascii=False) + "\n")
-        if markdown_out is not None:
-            atomic_write(markdown_out, to_markdown(results))
-        if latex_out is not None:
-            atomic_write(latex_out, to_latex(results))
-        if report_out is not None:
-            from ..metaeval.report import write_report
-
-            write_report(results, report_out)
-    except CapevalError as e:
-        error(err, e)
-        raise typer.Exit(2) from None
+    for n in names:
+        # one-time steps (METEOR's conversion) say what they do in the status line
+        with err.status(escape(f"{n} …")) as status, noting(lambda msg: status.update(escape(msg))):
+            res = run_benchmark(n, metric_names, options=metric_options or None,
+                                progress=lambda msg: status.update(escape(msg)), scores=score_files or None,
+                                **run_options)
+        results.append(res)
+        hit = sum(res.cached.values())
+        say(err, f"{n}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache", style="dim")
+    return results
 
 
+def _write_outputs(results, json_out, markdown_out, latex_out, report_out) -> None:
+    from ..metaeval.tables import results_to_json, to_latex, to_markdown
+    from ..outputs import atomic_write
+
+    if json_out is not None:
+        atomic_write(json_out, json.dumps(results_to_json(results), indent=1, ensure_ascii=False) + "\n")
+    if markdown_out is not None:
+        atomic_write(markdown_out, to_markdown(results))
+    if latex_out is not None:
+        atomic_write(latex_out, to_latex(results))
+    if report_out is not None:
+        from ..metaeval.report import write_report
+
+        write_report(results, report_out)
 
 
 def _parse_scores(items: list[str]) -> dict[str, str]:

@@ -101,75 +101,113 @@ def score_cmd(
                                    "that is an input file is always refused."),
 ) -> None:
     """Score candidate captions against references; print corpus scores with signatures."""
-    from ..api import score
-    from ..inputs import read_input, write_result
+    from ..inputs import write_result
 
     try:
         # Before any work: a refused output means nothing is scored and nothing written.
-        from ..inputs import output_files
-        from ..outputs import check_outputs
-
-        outs = output_files(output) if output is not None else []
-        if save_cider_df is not None:
-            outs.append((save_cider_df, None))
-        check_outputs(outs, [input, annotations, cider_df], overwrite=overwrite)
+        _check_score_outputs(input, annotations, output, cider_df, save_cider_df, overwrite)
         names = _parse_metrics(metrics if metrics is not None else ",".join(METRIC_SETS["coco"]))
         asked = names if metrics is not None else None  # None: the default set, which may skip
         line_breaks = "refuse" if strict_line_breaks else "space"
-        user_options = parse_options(option)
-        from ..metrics.registry import family_for
-
-        classes = list(dict.fromkeys(family_for(n) for n in names))
-        options: dict = {}
-        for fam in (cls.family for cls in classes if cls.uses_df):
-            opt = {}
-            if cider_df is not None:
-                opt["df"] = str(cider_df)
-            if save_cider_df is not None:
-                opt["save_df"] = str(save_cider_df)
-            if opt:
-                options[fam] = opt
-        for fam, opt in user_options.items():
-            options.setdefault(fam, {}).update(opt)
-        families = [cls.family for cls in classes]
+        families, options = _family_options(names, cider_df, save_cider_df, parse_options(option))
         # Streaming (bounded memory, resumable, --jobs/--engine) when the run allows it: cli/_stream.py.
-        from ._stream import run_streamed, stream_reason
-
-        why_not = stream_reason(input, annotations, output, names, save_cider_df)
-        if why_not is None and images is not None:
-            why_not = "--images is given (streamed runs score text metrics only)"
-        if why_not is None and normalize is not None:
-            why_not = "--normalize is given (streamed runs score the text as it is)"
-        if why_not is not None and jobs != 1 and "spice" in families and engine == "local" \
-                and not address and chunk_size is None:
-            # Scored in memory: --jobs is the number of SPICE-py's parse processes.
-            options.setdefault("spice", {}).setdefault("n_process", jobs)
-            jobs = 1
-        if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
-            from ..errors import InputError
-
-            raise InputError(f"--jobs/--engine/--address/--chunk-size stream the input, but {why_not}")
+        why_not, jobs = _why_not_streamed(input, annotations, output, names, save_cider_df, images, normalize,
+                                          families, options, jobs=jobs, engine=engine, address=address,
+                                          chunk_size=chunk_size)
         streamed = why_not is None
         if streamed:
+            from ._stream import run_streamed
+
             result = run_streamed(input, output, names, tokenizer=tokenizer, allow_empty=allow_empty,
                                   line_breaks=line_breaks, options=options, chunk_size=chunk_size, jobs=jobs,
                                   engine=engine, address=address, quiet=quiet, err=err)
         else:
             ids, cands, refs, image_list = _read_with_images(input, annotations, images, names)
-        if streamed:
-            pass
-        else:
-            import warnings
-
-            run = score if quiet else partial(_score_with_progress, score, families)
-            with warnings.catch_warnings():  # a skipped default metric is printed below, in one line
-                warnings.filterwarnings("ignore", message="default metrics skipped", category=UserWarning)
-                result = run(cands, refs, asked, tokenizer=tokenizer, ids=ids, allow_empty=allow_empty,
-                             line_breaks=line_breaks, options=options, images=image_list, normalize=normalize)
+            result = _score_in_memory(cands, refs, asked, families, quiet, tokenizer=tokenizer, ids=ids,
+                                      allow_empty=allow_empty, line_breaks=line_breaks, options=options,
+                                      images=image_list, normalize=normalize)
     except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
         error(err, e)
         raise typer.Exit(2) from None
 
+    _print_result(result, input)
+    if output is not None:
+        if not streamed:
+            try:
+                write_result(result, output, ids)
+            except (CapevalError, OSError) as e:
+                error(err, e)
+                raise typer.Exit(2) from None
+        say(console, f"per-caption scores written to {output}")
+
+
+def _check_score_outputs(input, annotations, output, cider_df, save_cider_df, overwrite: bool) -> None:
+    from ..inputs import output_files
+    from ..outputs import check_outputs
+
+    outs = output_files(output) if output is not None else []
+    if save_cider_df is not None:
+        outs.append((save_cider_df, None))
+    check_outputs(outs, [input, annotations, cider_df], overwrite=overwrite)
+
+
+def _family_options(names: list[str], cider_df, save_cider_df, user_options: dict) -> tuple[list[str], dict]:
+    """The requested families in order, and each family's options: the df files for the
+    families that use CIDEr's df, then the user's ``-O`` options."""
+    from ..metrics.registry import family_for
+
+    classes = list(dict.fromkeys(family_for(n) for n in names))
+    options: dict = {}
+    for fam in (cls.family for cls in classes if cls.uses_df):
+        opt = {}
+        if cider_df is not None:
+            opt["df"] = str(cider_df)
+        if save_cider_df is not None:
+            opt["save_df"] = str(save_cider_df)
+        if opt:
+            options[fam] = opt
+    for fam, opt in user_options.items():
+        options.setdefault(fam, {}).update(opt)
+    return [cls.family for cls in classes], options
+
+
+def _why_not_streamed(input, annotations, output, names, save_cider_df, images, normalize, families, options, *,
+                      jobs: int, engine: str, address, chunk_size) -> tuple[str | None, int]:
+    """Why the run is scored in memory (None: it streams), and the streamed worker count. In
+    memory, ``--jobs`` with spice sets SPICE-py's parse processes (in ``options``); the other
+    streaming options are refused."""
+    from ._stream import stream_reason
+
+    why_not = stream_reason(input, annotations, output, names, save_cider_df)
+    if why_not is None and images is not None:
+        why_not = "--images is given (streamed runs score text metrics only)"
+    if why_not is None and normalize is not None:
+        why_not = "--normalize is given (streamed runs score the text as it is)"
+    if why_not is not None and jobs != 1 and "spice" in families and engine == "local" \
+            and not address and chunk_size is None:
+        # Scored in memory: --jobs is the number of SPICE-py's parse processes.
+        options.setdefault("spice", {}).setdefault("n_process", jobs)
+        jobs = 1
+    if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
+        from ..errors import InputError
+
+        raise InputError(f"--jobs/--engine/--address/--chunk-size stream the input, but {why_not}")
+    return why_not, jobs
+
+
+def _score_in_memory(cands, refs, asked, families: list[str], quiet: bool, **kwargs):
+    import warnings
+
+    from ..api import score
+
+    run = score if quiet else partial(_score_with_progress, score, families)
+    with warnings.catch_warnings():  # a skipped default metric is printed below, in one line
+        warnings.filterwarnings("ignore", message="default metrics skipped", category=UserWarning)
+        return run(cands, refs, asked, **kwargs)
+
+
+def _print_result(result, input: Path) -> None:
+    """The corpus scores, the skipped default metrics and every signature."""
     table = Table(title=literal(f"capeval — {result.n} captions ({input.name})"))
     table.add_column("metric")
     table.add_column("corpus", justify="right")
@@ -181,14 +219,6 @@ def score_cmd(
     console.print("signatures:")
     for name, sig in result.signatures.items():
         say(console, f"  {name}: {sig}", soft_wrap=True)
-    if output is not None:
-        if not streamed:
-            try:
-                write_result(result, output, ids)
-            except (CapevalError, OSError) as e:
-                error(err, e)
-                raise typer.Exit(2) from None
-        say(console, f"per-caption scores written to {output}")
 
 
 def _read_with_images(input: Path, annotations, images: Path | None, names: list[str]):

@@ -74,6 +74,15 @@ def train_cmd(
         typer.echo(f"error: --images is for `capeval train learned`; {model} trains on Tanti et al.'s captions, "
                    "whose images are not named", err=True)
         raise typer.Exit(2)
+    _train_on_machine_captions(model, out, seed=seed, validation=validation, features=features, refs=refs,
+                               max_refs=max_refs, clip=clip, monotone=monotone, negatives=negatives,
+                               negative_slots=negative_slots, max_images=max_images, epochs=epochs,
+                               cache_dir=cache_dir, no_cache=no_cache, root=root)
+
+
+def _train_on_machine_captions(model: str, out: Path, *, seed, validation, features, refs, max_refs, clip, monotone,
+                               negatives, negative_slots, max_images, epochs, cache_dir, no_cache, root) -> None:
+    """nneval, lceval or linear: human vs machine captions of Tanti et al.'s training images."""
     from rich.console import Console
 
     from ..service.cache import ScoreCache
