@@ -156,47 +156,15 @@ def build_training_set(
     need ``parse``, the distractor generator's parser (texts →
     :class:`capeval.data.distractor_tasks.Token` tuples).
     """
-    if n_machine > n_human:
-        raise InputError(f"n_machine ({n_machine}) > n_human ({n_human}): each machine candidate borrows "
-                         "the references of one human candidate")
-    negatives = tuple(dict.fromkeys(negatives))
-    unknown = [n for n in negatives if n not in NEGATIVES]
-    if unknown:
-        raise InputError(f"unknown synthetic negative {unknown[0]!r}; one of {', '.join(NEGATIVES)}")
-    if negatives and parse is None:
-        raise InputError("synthetic negatives need a parser (parse=...)")
-    if negative_slots is not None and not negatives:
-        raise InputError("negative_slots given without negatives: nothing would use it")
-    slots = n_human if negative_slots is None else int(negative_slots)
-    if not 0 <= slots <= n_human:
-        raise InputError(f"negative_slots must be in 0..{n_human} (the human candidates per image), got {slots}")
-    eligible = []
-    skipped = 0
-    for img, ds, humans, machines in pool:
-        cid = canonical_image(img, "coco" if ds == "coco" else "flickr")
-        if cid in exclude:
-            skipped += 1
-            continue
-        if len(humans) < n_human + 1:
-            raise InputError(f"training image {img} ({ds}) has {len(humans)} human captions; "
-                             f"need at least {n_human + 1} (a candidate plus references)")
-        eligible.append((cid, img, ds, humans, machines))
-    if max_images is not None:
-        eligible = sorted(eligible, key=lambda e: _rank(seed, "image", e[0]))[:max_images]
-        eligible.sort(key=lambda e: e[0])
+    negatives, slots = _check_negatives(negatives, negative_slots, parse, n_human, n_machine)
+    eligible, skipped = _eligible(pool, exclude, n_human, max_images, seed)
     parses = _parses(eligible, parse) if negatives else {}
     cands, refs, labels, images, sources = [], [], [], [], []
     short = 0
     made = dict.fromkeys(negatives, 0)
     for cid, img, ds, humans, machines in eligible:
         human_forms = {machine_style(h) for h in humans}
-        picked: list[tuple[str, str]] = []
-        for sys_id in sorted(machines, key=lambda s: _rank(seed, cid, s)):
-            text = machine_style(machines[sys_id])
-            if text and text not in human_forms and text not in {t for _, t in picked}:
-                picked.append((sys_id, text))
-            if len(picked) == n_machine:
-                break
+        picked = _pick_machines(machines, human_forms, seed, cid, n_machine)
         short += n_machine - len(picked)
         for k in range(n_human):
             slot_refs = [h for j, h in enumerate(humans) if j != k]
@@ -242,6 +210,59 @@ def build_training_set(
         if hasattr(parse, "describe"):
             info["negative_parser"] = parse.describe()
     return TrainingSet(cands, refs, np.asarray(labels, dtype=np.int64), images, sources, info)
+
+
+def _check_negatives(negatives, negative_slots, parse, n_human: int, n_machine: int) -> tuple[tuple[str, ...], int]:
+    """The synthetic negatives asked for (each once) and the human slots that get them."""
+    if n_machine > n_human:
+        raise InputError(f"n_machine ({n_machine}) > n_human ({n_human}): each machine candidate borrows "
+                         "the references of one human candidate")
+    negatives = tuple(dict.fromkeys(negatives))
+    unknown = [n for n in negatives if n not in NEGATIVES]
+    if unknown:
+        raise InputError(f"unknown synthetic negative {unknown[0]!r}; one of {', '.join(NEGATIVES)}")
+    if negatives and parse is None:
+        raise InputError("synthetic negatives need a parser (parse=...)")
+    if negative_slots is not None and not negatives:
+        raise InputError("negative_slots given without negatives: nothing would use it")
+    slots = n_human if negative_slots is None else int(negative_slots)
+    if not 0 <= slots <= n_human:
+        raise InputError(f"negative_slots must be in 0..{n_human} (the human candidates per image), got {slots}")
+    return negatives, slots
+
+
+def _eligible(pool, exclude: set[str], n_human: int, max_images: int | None, seed: int):
+    """The pool's images outside ``exclude`` (a stable subsample of ``max_images`` of them, in
+    image order), and how many were excluded."""
+    eligible = []
+    skipped = 0
+    for img, ds, humans, machines in pool:
+        cid = canonical_image(img, "coco" if ds == "coco" else "flickr")
+        if cid in exclude:
+            skipped += 1
+            continue
+        if len(humans) < n_human + 1:
+            raise InputError(f"training image {img} ({ds}) has {len(humans)} human captions; "
+                             f"need at least {n_human + 1} (a candidate plus references)")
+        eligible.append((cid, img, ds, humans, machines))
+    if max_images is not None:
+        eligible = sorted(eligible, key=lambda e: _rank(seed, "image", e[0]))[:max_images]
+        eligible.sort(key=lambda e: e[0])
+    return eligible, skipped
+
+
+def _pick_machines(machines: dict[str, str], human_forms: set[str], seed: int, cid: str,
+                   n_machine: int) -> list[tuple[str, str]]:
+    """Up to ``n_machine`` (system, caption) pairs in seeded order: distinct, non-empty, and
+    none reading like one of the image's human captions."""
+    picked: list[tuple[str, str]] = []
+    for sys_id in sorted(machines, key=lambda s: _rank(seed, cid, s)):
+        text = machine_style(machines[sys_id])
+        if text and text not in human_forms and text not in {t for _, t in picked}:
+            picked.append((sys_id, text))
+        if len(picked) == n_machine:
+            break
+    return picked
 
 
 def _parses(eligible, parse) -> dict[str, tuple]:
