@@ -329,59 +329,82 @@ def download(
     bad: list[str] = []
     for folder in folders_for(name):
         files = {safe_relpath(rel, f"manifest {folder}"): d for rel, d in manifest[folder].items()}
-        # Same filesystem as the target, so the final rename is atomic; removed on any exit.
-        stage = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{folder}-", dir=to))
-        try:
-            (stage / "owner").write_text(f"{os.getpid()}\n")  # a later run removes it once this process is gone
-            have = {rel: sha256_file(to / folder / rel) if (to / folder / rel).is_file() else None
-                    for rel in files}
-            staged: dict[str, Path] = {}
-            if archive is not None:
-                if force or any(have[rel] != d for rel, d in files.items()):
-                    staged = _stage_archive(base_url, folder, archive, stage, timeout, files, log)
-            else:
-                for rel, digest in sorted(files.items()):
-                    if not force and have[rel] == digest:
-                        continue
-                    url = _url(base_url, folder, *rel.split("/")) if base_url else public_url(folder, rel)
-                    if url is None:
-                        if have[rel] != digest:
-                            bad.append(f"{folder}/{rel} (repaired or derived by the team, no public origin: "
-                                       "use --base-url)")
-                        continue
-                    log(f"fetching {folder}/{rel}")
-                    staged[rel] = stage / "files" / rel
-                    _fetch(url, staged[rel], timeout)
-            for rel, digest in sorted(files.items()):
-                dest = to / folder / rel
-                src = staged.get(rel)
-                if src is not None:
-                    got = sha256_file(src)
-                    if got == digest:
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(src, dest)
-                        written.append(dest)
-                        continue
-                    kept = "; the verified copy in place was kept" if have[rel] == digest else ""
-                    bad.append(f"{folder}/{rel} (downloaded sha256 {got[:12]}…, expected {digest[:12]}…{kept})")
-                    if have[rel] == digest:
-                        written.append(dest)
-                    continue
-                if have[rel] == digest:
-                    written.append(dest)
-                elif archive is not None and rel not in staged:
-                    bad.append(f"{folder}/{rel} (not in the archive)")
-                # else: already reported above (no public origin)
-            if (to / folder).is_dir():
-                # Written from the packaged checksums, for people and tools that look for it;
-                # capeval itself never reads it back.
-                atomic_write(to / folder / SUMS_NAME, "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())))
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
+        _download_folder(to, folder, files, base_url=base_url, archive=archive, force=force, timeout=timeout,
+                         log=log, written=written, bad=bad)
     if bad:
         raise InputError(f"{len(bad)} file(s) not downloaded or failed verification (nothing unverified was "
                          "installed; files already in place were left as they were): " + "; ".join(bad[:5]))
     return written
+
+
+def _download_folder(to: Path, folder: str, files: dict[str, str], *, base_url, archive, force: bool,
+                     timeout: float, log, written: list[Path], bad: list[str]) -> None:
+    """Stage one folder's missing (or, with ``force``, all) files, then install those that
+    verify; the files in place are appended to ``written``, the failures to ``bad``."""
+    # Same filesystem as the target, so the final rename is atomic; removed on any exit.
+    stage = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{folder}-", dir=to))
+    try:
+        (stage / "owner").write_text(f"{os.getpid()}\n")  # a later run removes it once this process is gone
+        have = {rel: sha256_file(to / folder / rel) if (to / folder / rel).is_file() else None
+                for rel in files}
+        staged: dict[str, Path] = {}
+        if archive is not None:
+            if force or any(have[rel] != d for rel, d in files.items()):
+                staged = _stage_archive(base_url, folder, archive, stage, timeout, files, log)
+        else:
+            staged = _stage_files(base_url, folder, files, have, stage, force=force, timeout=timeout, log=log,
+                                  bad=bad)
+        _install_staged(to, folder, files, have, staged, archive, written, bad)
+        if (to / folder).is_dir():
+            # Written from the packaged checksums, for people and tools that look for it;
+            # capeval itself never reads it back.
+            atomic_write(to / folder / SUMS_NAME, "".join(f"{d}  ./{r}\n" for r, d in sorted(files.items())))
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _stage_files(base_url, folder: str, files: dict[str, str], have: dict, stage: Path, *, force: bool,
+                 timeout: float, log, bad: list[str]) -> dict[str, Path]:
+    """Fetch file by file (from ``base_url`` or each file's public origin) into ``stage``."""
+    staged: dict[str, Path] = {}
+    for rel, digest in sorted(files.items()):
+        if not force and have[rel] == digest:
+            continue
+        url = _url(base_url, folder, *rel.split("/")) if base_url else public_url(folder, rel)
+        if url is None:
+            if have[rel] != digest:
+                bad.append(f"{folder}/{rel} (repaired or derived by the team, no public origin: "
+                           "use --base-url)")
+            continue
+        log(f"fetching {folder}/{rel}")
+        staged[rel] = stage / "files" / rel
+        _fetch(url, staged[rel], timeout)
+    return staged
+
+
+def _install_staged(to: Path, folder: str, files: dict[str, str], have: dict, staged: dict[str, Path], archive,
+                    written: list[Path], bad: list[str]) -> None:
+    """Move each staged file that matches its checksum into place (one atomic rename)."""
+    for rel, digest in sorted(files.items()):
+        dest = to / folder / rel
+        src = staged.get(rel)
+        if src is not None:
+            got = sha256_file(src)
+            if got == digest:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(src, dest)
+                written.append(dest)
+                continue
+            kept = "; the verified copy in place was kept" if have[rel] == digest else ""
+            bad.append(f"{folder}/{rel} (downloaded sha256 {got[:12]}…, expected {digest[:12]}…{kept})")
+            if have[rel] == digest:
+                written.append(dest)
+            continue
+        if have[rel] == digest:
+            written.append(dest)
+        elif archive is not None and rel not in staged:
+            bad.append(f"{folder}/{rel} (not in the archive)")
+        # else: already reported while staging (no public origin)
 
 
 def _member_names(archive: Path, where: str) -> list[tuple[str, bool]]:
