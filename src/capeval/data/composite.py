@@ -30,25 +30,9 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
     """
     reject_unknown("composite", options)
     check_options("composite", "refs", refs, tuple(REFS))
-    path = need(root, JSONL, "composite")
-    records = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            records.append((i + 1, rec["subset"], rec["image"], int(rec["position"]), rec["candidate"],
-                            rec["score"], rec.get("refs_flickr8k")))
-        except (ValueError, KeyError) as exc:
-            raise InputError(f"{JSONL} line {i + 1}: bad record ({exc})") from None
-
+    records = _read_records(need(root, JSONL, "composite"))
     ref_sources = {s: references_for(root, s, "composite") for s in {r[1] for r in records} - {"flickr8k"}}
-    human_key: dict[tuple[str, str], str] = {}
-    for lineno, subset, image, pos, cand, *_ in records:
-        if pos == 0:
-            if (subset, image) in human_key:
-                raise InputError(f"{JSONL} line {lineno}: duplicate position-0 candidate for {subset} image {image}")
-            human_key[(subset, image)] = loose_key(cand)
+    human_key = _human_keys(records)
 
     cands, all_refs, human, groups, subsets, positions, images = [], [], [], [], [], [], []
     seen: dict[tuple[str, str, int], int] = {}
@@ -61,25 +45,7 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
         seen[(subset, image, pos)] = lineno
         if score is None or not isinstance(score, (int, float)) or score != score:
             raise InputError(f"{where}: score {score!r} is missing or NaN")
-        if subset == "flickr8k":
-            if not refs8k:
-                raise InputError(f"{where}: flickr8k record without refs_flickr8k")
-            base = list(refs8k)
-        else:
-            try:
-                base = list(ref_sources[subset][image])
-            except KeyError:
-                raise InputError(f"{where}: image not in the Karpathy-test image list") from None
-        if refs == "image-minus-human":
-            if (subset, image) not in human_key:
-                raise InputError(f"{where}: image has no position-0 human candidate")
-            drop = human_key[(subset, image)]
-            base = [r for r in base if loose_key(r) != drop]
-        elif refs == "per-row":
-            drop = loose_key(cand)
-            base = [r for r in base if loose_key(r) != drop]
-        if not base:
-            raise InputError(f"{where}: no references left after removal")
+        base = _row_references(where, refs, subset, image, cand, refs8k, ref_sources, human_key)
         cands.append(ws(cand))
         all_refs.append([ws(r) for r in base])
         human.append(float(score))
@@ -104,3 +70,54 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
         extra={"subset": subsets, "position": np.asarray(positions, dtype=int)},
         images=images,
     )
+
+
+def _read_records(path: Path) -> list[tuple]:
+    """(line number, subset, image, position, candidate, score, Flickr8k references) per record."""
+    records = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            records.append((i + 1, rec["subset"], rec["image"], int(rec["position"]), rec["candidate"],
+                            rec["score"], rec.get("refs_flickr8k")))
+        except (ValueError, KeyError) as exc:
+            raise InputError(f"{JSONL} line {i + 1}: bad record ({exc})") from None
+    return records
+
+
+def _human_keys(records) -> dict[tuple[str, str], str]:
+    """The loose key of each image's position-0 (human) candidate."""
+    human_key: dict[tuple[str, str], str] = {}
+    for lineno, subset, image, pos, cand, *_ in records:
+        if pos == 0:
+            if (subset, image) in human_key:
+                raise InputError(f"{JSONL} line {lineno}: duplicate position-0 candidate for {subset} image {image}")
+            human_key[(subset, image)] = loose_key(cand)
+    return human_key
+
+
+def _row_references(where: str, refs: str, subset: str, image: str, cand: str, refs8k, ref_sources,
+                    human_key) -> list[str]:
+    """One row's references under the ``refs`` rule (see :func:`load_composite`)."""
+    if subset == "flickr8k":
+        if not refs8k:
+            raise InputError(f"{where}: flickr8k record without refs_flickr8k")
+        base = list(refs8k)
+    else:
+        try:
+            base = list(ref_sources[subset][image])
+        except KeyError:
+            raise InputError(f"{where}: image not in the Karpathy-test image list") from None
+    if refs == "image-minus-human":
+        if (subset, image) not in human_key:
+            raise InputError(f"{where}: image has no position-0 human candidate")
+        drop = human_key[(subset, image)]
+        base = [r for r in base if loose_key(r) != drop]
+    elif refs == "per-row":
+        drop = loose_key(cand)
+        base = [r for r in base if loose_key(r) != drop]
+    if not base:
+        raise InputError(f"{where}: no references left after removal")
+    return base
