@@ -148,6 +148,12 @@ class NgramIndex:
         core = _compiled.core
         if core is not None and self._build_compiled(core):
             return
+        lens, w_start, words, V = self._index_words(n)
+        w_sent, w_pos, starts, local, offsets = self._index_ngrams(n, lens, w_start, words, V)
+        self._index_entries(n, lens, words, V, w_sent, w_pos, starts, local, offsets)
+
+    def _index_words(self, n: int):
+        """Word ids of every sentence, laid end to end, with each sentence's length and start."""
         self.space_clean = _all_space_clean(self.sentences)
         # Words of all sentences in one split of the joined text (whitespace never joins two
         # sentences' words); per-sentence counts from counting spaces when every sentence is
@@ -167,7 +173,11 @@ class NgramIndex:
         w_start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lens, out=w_start[1:])
         self.n_words, self.w_start, self.words = lens, w_start, words
+        return lens, w_start, words, V
 
+    def _index_ngrams(self, n: int, lens, w_start, words, V: int):
+        """Ids of the n-grams of every order (each an order-(k-1) id extended by a word)."""
+        W = len(words)
         # n-gram ids per order, over start positions. remaining[i] = words from i to the end of
         # its sentence, so an order-k n-gram starts at i iff remaining[i] >= k.
         w_sent = np.repeat(np.arange(n, dtype=np.int64), lens)
@@ -177,7 +187,7 @@ class NgramIndex:
         local = [words]
         self._parent: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
         self._last: list[np.ndarray] = [np.arange(V, dtype=np.int64)]
-        sizes = [len(vocab)]
+        sizes = [len(self.vocab)]
         prev = words
         for k in range(2, MAX_ORDER + 1):
             idx = np.flatnonzero(remaining >= k)
@@ -195,7 +205,11 @@ class NgramIndex:
         np.cumsum(sizes, out=offsets[1:])
         self.g_off = offsets
         self.n_grams = int(offsets[-1])
+        return w_sent, w_pos, starts, local, offsets
 
+    def _index_entries(self, n: int, lens, words, V: int, w_sent, w_pos, starts, local, offsets) -> None:
+        """Each sentence's distinct n-grams with their counts, in the reference's insertion order."""
+        W = len(words)
         # Occurrences laid out sentence-major, then by order, then by position: the reference's
         # insertion order. Position of (s, k, i) = occ_start[s] + sum_{j<k} max(L_s - j, 0) + i.
         per_order = np.maximum(lens[:, None] - np.arange(MAX_ORDER)[None, :], 0)  # (n, 4)
