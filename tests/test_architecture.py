@@ -9,6 +9,8 @@ purpose (plugins register themselves when loaded) and are not imports.
 from __future__ import annotations
 
 import ast
+import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,41 @@ def test_the_private_name_check_sees_one(tmp_path):
                                          "from ..metrics import _ngrams\n")
     assert _private_imports("capeval.stream.x", mods["capeval.stream.x"], mods) == {
         ("capeval.stream.x", "capeval.api._helper")}
+
+
+# ---- function length ------------------------------------------------------------------------
+
+ROOT = SRC.parent
+LIMIT = 80
+
+
+def _long_functions(src: Path) -> set[tuple[str, str]]:
+    """(file under src/, qualified name) of each function over the limit, by scripts/long_functions.py."""
+    spec = importlib.util.spec_from_file_location("long_functions", ROOT / "scripts" / "long_functions.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return {(where.rsplit(":", 1)[0], name) for _, where, name in mod.long_functions(src, LIMIT)}
+
+
+def _listed_long_functions() -> set[tuple[str, str]]:
+    """The rows of ARCHITECTURE.md's "Functions over 80 lines" table that give a reason."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## Functions over 80 lines", 1)[1].split("\n## ", 1)[0]
+    return {(m[1], m[2]) for m in re.finditer(r"^\| `([^`]+\.py): ([\w.]+)` \| *\S", section, re.M)}
+
+
+def test_no_function_over_80_lines_unless_listed_with_its_reason():
+    found, listed = _long_functions(SRC), _listed_long_functions()
+    unlisted = sorted(found - listed)
+    assert not unlisted, (f"functions over {LIMIT} lines: {unlisted}; split them into named steps, or list each "
+                          "with its reason in docs/ARCHITECTURE.md (Functions over 80 lines)")
+    stale = sorted(listed - found)
+    assert not stale, f"listed in docs/ARCHITECTURE.md but not over {LIMIT} lines (any more): {stale}; remove the rows"
+
+
+def test_the_length_check_sees_a_long_function(tmp_path):
+    (tmp_path / "capeval").mkdir()
+    body = "".join(f"        x{i} = {i}\n" for i in range(LIMIT))  # 81 lines with the def
+    (tmp_path / "capeval" / "m.py").write_text(f"class C:\n    def f(self):\n{body}\n\ndef g():\n    return 1\n")
+    assert _long_functions(tmp_path) == {("capeval/m.py", "C.f")}
+
