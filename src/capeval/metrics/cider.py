@@ -215,30 +215,8 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     srt = argsort_bounded(r_key, max(len(units.refsets), 1) * n_gram)
     r_key, r_j, r_idx = r_key[srt], r_j[srt], r_idx[srt]
 
-    # 3. df and tf-idf. df(g) = number of units whose reference union holds g: distinct
-    # (refset, g) pairs, each weighted by the rows using that refset.
-    if dfo is None:
-        first = np.ones(len(r_key), dtype=bool)
-        first[1:] = r_key[1:] != r_key[:-1]
-        rs_gram = r_key[first]
-        df_of_gram = np.bincount(rs_gram % n_gram, minlength=n_gram,
-                                 weights=units.refset_rows[rs_gram // n_gram].astype(np.float64))
-        ref_len = float(np.log(float(units.n_rows)))
-    else:
-        df_of_gram = dfo.lookup_ids(index)
-        ref_len = float(dfo.ref_len)
-    # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
-    uniq = sorted_unique(df_of_gram)
-    logs = np.array([float(np.log(max(1.0, float(u)))) for u in uniq.tolist()], dtype=np.float64)
-    dfi = np.searchsorted(uniq, df_of_gram)[gram]
-    vals = tf * (ref_len - logs[dfi])
-    # The reference squares with pow(v, 2) (libm pow), which is not always v * v: on 300k random
-    # values 242 squares differed in the last bit, and such a term changed 87 of 100k synthetic
-    # CIDEr-D scores. v depends only on (count, df), a few thousand pairs: pow each pair once.
-    squares = _pow2_by_pair(index.e_count, dfi, vals)
-    norms = np.sqrt(
-        np.bincount(entry_sent * N_ORDER + order, weights=squares, minlength=n_sent * N_ORDER)
-    ).reshape(n_sent, N_ORDER)
+    # 3. df and tf-idf.
+    vals, norms = _tfidf(index, units, dfo, r_key, n_gram, tf, entry_sent)
     # CIDEr's "length" is the bigram count, i.e. max(words - 1, 0).
     sent_len = np.maximum(index.n_words - 1, 0)
     r_val = vals[r_idx]
@@ -263,7 +241,44 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     sims = sims.reshape(n_units, max_k, N_ORDER)
 
     # 5. Normalise, penalise, and sum over references in order.
-    u_ref_sid = ref_sid[u_rs]  # (units, max_k), -1 where a refset is shorter
+    return _combine(sims, norms, sent_len, ref_sid[u_rs], u_sid, clipped, sigma)
+
+
+def _tfidf(index: NgramIndex, units, dfo, r_key, n_gram: int, tf, entry_sent):
+    """Step 3 of :func:`unit_scores`: the tf-idf value of every entry and each sentence's
+    per-order norms. df(g) = number of units whose reference union holds g: distinct
+    (refset, g) pairs (``r_key``, sorted), each weighted by the rows using that refset."""
+    gram, order, n_sent = index.e_gram, index.e_order, len(index)
+    if dfo is None:
+        first = np.ones(len(r_key), dtype=bool)
+        first[1:] = r_key[1:] != r_key[:-1]
+        rs_gram = r_key[first]
+        df_of_gram = np.bincount(rs_gram % n_gram, minlength=n_gram,
+                                 weights=units.refset_rows[rs_gram // n_gram].astype(np.float64))
+        ref_len = float(np.log(float(units.n_rows)))
+    else:
+        df_of_gram = dfo.lookup_ids(index)
+        ref_len = float(dfo.ref_len)
+    # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
+    uniq = sorted_unique(df_of_gram)
+    logs = np.array([float(np.log(max(1.0, float(u)))) for u in uniq.tolist()], dtype=np.float64)
+    dfi = np.searchsorted(uniq, df_of_gram)[gram]
+    vals = tf * (ref_len - logs[dfi])
+    # The reference squares with pow(v, 2) (libm pow), which is not always v * v: on 300k random
+    # values 242 squares differed in the last bit, and such a term changed 87 of 100k synthetic
+    # CIDEr-D scores. v depends only on (count, df), a few thousand pairs: pow each pair once.
+    squares = _pow2_by_pair(index.e_count, dfi, vals)
+    norms = np.sqrt(
+        np.bincount(entry_sent * N_ORDER + order, weights=squares, minlength=n_sent * N_ORDER)
+    ).reshape(n_sent, N_ORDER)
+    return vals, norms
+
+
+def _combine(sims, norms, sent_len, u_ref_sid, u_sid, clipped: bool, sigma: float) -> np.ndarray:
+    """Step 5 of :func:`unit_scores`: normalise the similarities ``(units, max_k, orders)``,
+    apply CIDEr-D's length penalty, and sum over references in order. ``u_ref_sid`` holds each
+    unit's reference sentence ids, -1 where its refset is shorter than ``max_k``."""
+    n_units, max_k = u_ref_sid.shape
     valid = u_ref_sid >= 0
     safe = np.where(valid, u_ref_sid, 0)
     hn = norms[u_sid][:, None, :]
