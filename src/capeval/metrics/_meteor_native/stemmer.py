@@ -111,8 +111,23 @@ def _stem_units(word: str) -> str:
         return word if fixed is None else fixed
     if len(word) < 3:
         return word
-    w = word
-    # Prelude: drop one leading apostrophe, mark consonant y's as Y.
+    w, y_found = _prelude(word)
+    p1, p2 = _regions(w)
+    w = _step1a(w)
+    if w not in _EXCEPTION2:
+        w = _step1b(w, p1)
+        # Step 1c
+        if len(w) >= 3 and w[-1] in "yY" and w[-2] not in _VOWELS:
+            w = w[:-1] + "i"
+        w = _steps_2_to_4(w, p1, p2)
+        w = _step5(w, p1, p2)
+    if y_found:
+        w = w.replace("Y", "y")
+    return w
+
+
+def _prelude(w: str) -> tuple[str, bool]:
+    """Drop one leading apostrophe, mark consonant y's as Y; whether any y was marked."""
     if w.startswith("'"):
         w = w[1:]
     y_found = False
@@ -124,10 +139,10 @@ def _stem_units(word: str) -> str:
         if chars[i] in _VOWELS and chars[i + 1] == "y":
             chars[i + 1] = "Y"
             y_found = True
-    w = "".join(chars)
-    p1, p2 = _regions(w)
+    return "".join(chars), y_found
 
-    # Step 1a
+
+def _step1a(w: str) -> str:
     suf = _longest(w, ("'s'", "'s", "'"))
     if suf:
         w = w[: -len(suf)]
@@ -140,66 +155,69 @@ def _stem_units(word: str) -> str:
         # a vowel somewhere before the letter preceding the s
         if any(c in _VOWELS for c in w[:-2]):
             w = w[:-1]
+    return w
 
-    if w not in _EXCEPTION2:
-        # Step 1b
-        suf = _longest(w, _STEP1B)
-        if suf in ("eed", "eedly"):
-            if len(w) - len(suf) >= p1:
-                w = w[: -len(suf)] + "ee"
-        elif suf is not None:
-            stem = w[: -len(suf)]
-            if any(c in _VOWELS for c in stem):
-                w = stem
-                if w.endswith(("at", "bl", "iz")):
-                    w += "e"
-                elif w.endswith(_DOUBLES):
-                    w = w[:-1]
-                elif len(w) == p1 and _short_syllable_before(w, len(w)):
-                    w += "e"
-        # Step 1c
-        if len(w) >= 3 and w[-1] in "yY" and w[-2] not in _VOWELS:
-            w = w[:-1] + "i"
-        # Step 2
-        suf = _longest(w, _STEP2)
-        if suf is not None and len(w) - len(suf) >= p1:
-            base = w[: -len(suf)]
-            if suf == "ogi":
-                if base.endswith("l"):
-                    w = base + "og"
-            elif suf == "li":
-                if base and base[-1] in _VALID_LI:
-                    w = base
-            else:
-                w = base + _STEP2[suf]
-        # Step 3
-        suf = _longest(w, _STEP3)
-        if suf is not None and len(w) - len(suf) >= p1:
-            if suf == "ative":
-                if len(w) - len(suf) >= p2:
-                    w = w[: -len(suf)]
-            else:
-                w = w[: -len(suf)] + _STEP3[suf]
-        # Step 4
-        suf = _longest(w, _STEP4)
-        if suf is not None and len(w) - len(suf) >= p2:
-            base = w[: -len(suf)]
-            if suf == "ion":
-                if base.endswith(("s", "t")):
-                    w = base
-            else:
+
+def _step1b(w: str, p1: int) -> str:
+    suf = _longest(w, _STEP1B)
+    if suf in ("eed", "eedly"):
+        if len(w) - len(suf) >= p1:
+            w = w[: -len(suf)] + "ee"
+    elif suf is not None:
+        stem = w[: -len(suf)]
+        if any(c in _VOWELS for c in stem):
+            w = stem
+            if w.endswith(("at", "bl", "iz")):
+                w += "e"
+            elif w.endswith(_DOUBLES):
+                w = w[:-1]
+            elif len(w) == p1 and _short_syllable_before(w, len(w)):
+                w += "e"
+    return w
+
+
+def _steps_2_to_4(w: str, p1: int, p2: int) -> str:
+    # Step 2
+    suf = _longest(w, _STEP2)
+    if suf is not None and len(w) - len(suf) >= p1:
+        base = w[: -len(suf)]
+        if suf == "ogi":
+            if base.endswith("l"):
+                w = base + "og"
+        elif suf == "li":
+            if base and base[-1] in _VALID_LI:
                 w = base
-        # Step 5
-        if w.endswith("e"):
-            at = len(w) - 1
-            if at >= p2 or (at >= p1 and not _short_syllable_before(w, at)):
-                w = w[:-1]
-        elif w.endswith("l"):
-            at = len(w) - 1
-            if at >= p2 and w[at - 1 : at] == "l":
-                w = w[:-1]
-    if y_found:
-        w = w.replace("Y", "y")
+        else:
+            w = base + _STEP2[suf]
+    # Step 3
+    suf = _longest(w, _STEP3)
+    if suf is not None and len(w) - len(suf) >= p1:
+        if suf == "ative":
+            if len(w) - len(suf) >= p2:
+                w = w[: -len(suf)]
+        else:
+            w = w[: -len(suf)] + _STEP3[suf]
+    # Step 4
+    suf = _longest(w, _STEP4)
+    if suf is not None and len(w) - len(suf) >= p2:
+        base = w[: -len(suf)]
+        if suf == "ion":
+            if base.endswith(("s", "t")):
+                w = base
+        else:
+            w = base
+    return w
+
+
+def _step5(w: str, p1: int, p2: int) -> str:
+    if w.endswith("e"):
+        at = len(w) - 1
+        if at >= p2 or (at >= p1 and not _short_syllable_before(w, at)):
+            w = w[:-1]
+    elif w.endswith("l"):
+        at = len(w) - 1
+        if at >= p2 and w[at - 1 : at] == "l":
+            w = w[:-1]
     return w
 
 
