@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._resources import require_wordnet
+
 from ._corpus import coco_rows
 from ._flow import without_timing, write_coco
 from ._same import assert_same
@@ -53,6 +55,7 @@ def _example_source() -> str:
 def test_example_flow_with_only_the_import_changed(data_dir, java, tmp_path, monkeypatch):
     from capeval.compat.pycocoevalcap.spice.spice import Spice as SpicePy
 
+    require_wordnet()  # the example flow runs SPICE (SPICE-py on the shim's side)
     src = _example_source()
     write_coco(tmp_path, *coco_rows(data_dir, n=100))
 

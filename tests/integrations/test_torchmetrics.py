@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from tests._resources import require_wordnet
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
 
@@ -43,6 +45,7 @@ def _expected(name, cands, refs):
 def test_one_process_equals_capeval_score(name):
     if name == "SPICE":
         pytest.importorskip("spacy")
+        require_wordnet()
     metric = _make(name)
     for i in range(0, len(CANDS), 5):
         metric.update(CANDS[i:i + 5], REFS[i:i + 5])
@@ -92,6 +95,7 @@ def test_two_gloo_processes_equal_capeval_score_on_all_the_data(tmp_path):
 
     from ._ddp_worker import run_rank
 
+    require_wordnet()  # SPICE is among the synced metrics
     # Uneven shards (7 and 5 items), so the gathered byte states differ in length across ranks.
     shards = [(CANDS[:7], REFS[:7]), (CANDS[7:], REFS[7:])]
     names = sorted(OUTPUT)

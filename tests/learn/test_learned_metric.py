@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests._resources import require_wordnet
+
 import capeval
 from capeval.errors import InputError, ResourceNotFound
 from capeval.learn import lobo
@@ -76,6 +78,7 @@ def test_missing_model_file_and_bad_options_are_named(tmp_path):
 
 @pytest.mark.skipif(not default_model_path().is_file(), reason="the shipped learned model is not built")
 def test_shipped_model_meets_the_contract():
+    require_wordnet()  # the shipped model reads SPICE-py features
     res = capeval.score(CANDS, REFS, ["learned"])
     s = res.per_caption["learned"]
     assert s.shape == (4,) and np.isfinite(s).all()
@@ -108,6 +111,7 @@ def test_shipped_aliases_name_their_files_and_record_their_recipe():
 
 
 def test_the_mpnet_model_scores_with_the_mpnet_encoder_or_names_it_missing():
+    require_wordnet()  # checked first, so the error below can only be the encoder's
     from capeval.errors import CapevalError
     from capeval.resources.encoders import MPNET
     from capeval.resources.resolver import resolve

@@ -3,6 +3,8 @@ import warnings
 import numpy as np
 import pytest
 
+from tests._resources import require_wordnet
+
 import capeval
 from capeval.learn.builder import TrainingSet
 from capeval.learn.features import NNEVAL_FEATURES, extract, label
@@ -106,6 +108,7 @@ def test_shipped_model_is_nneval_shaped():
 @pytest.mark.slow
 @pytest.mark.java
 def test_shipped_model_scores_through_the_api(java):
+    require_wordnet()  # the shipped model reads SPICE-py features
     res = capeval.score(CANDS, REFS, ["nneval"])
     model = LearnedModel.load(default_model_path())
     # the model's own reference policy (per-ref) and clipping apply
