@@ -259,6 +259,19 @@ _first = itemgetter(0)
 _first_two = itemgetter(0, 1)
 
 
+def _match_row(ms: list[Match], weights, n1: int) -> list[tuple]:
+    """What taking each match of one reference position adds to a path: (its first reference
+    word, its position bits, its key increment, the path's new index and chunk end, the
+    distance its parent pays, the match)."""
+    row = []
+    for m in ms:
+        s, ln, st1, ml, mod = m
+        w = weights[mod]
+        row.append((st1, _bits(st1, ml) | _bits(s + n1, ln), -(int(ml * w) + int(ln * w)) * _MATCH,
+                    s + ln, st1 + ml, abs(s - st1), m))
+    return row
+
+
 def _resolve(matches: list[list[Match]], fixed: list[Match | None], n1: int, used: int,
              weights=SEARCH_WEIGHTS, beam: int = BEAM_SIZE):
     """The jar's beam search (:func:`_resolve_stepwise`), visiting only the reference positions
@@ -313,12 +326,7 @@ def _resolve(matches: list[list[Match]], fixed: list[Match | None], n1: int, use
                 else:
                     _step(path, current, bit, matches, fixed, weights, n1, append)
         else:
-            row = []
-            for m in matches[current]:
-                s, ln, st1, ml, mod = m
-                w = weights[mod]
-                row.append((st1, _bits(st1, ml) | _bits(s + n1, ln), -(int(ml * w) + int(ln * w)) * _MATCH,
-                            s + ln, st1 + ml, abs(s - st1), m))
+            row = _match_row(matches[current], weights, n1)
             for path in paths:
                 key, idx, last_end, u, chosen = path
                 if u & bit:
