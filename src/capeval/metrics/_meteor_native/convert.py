@@ -27,6 +27,7 @@ from ...errors import ResourceNotFound
 from . import manifest
 from .java import tokens
 from .normalize import parse_nonbreaking_prefixes
+from .plain_table import plain_blocks
 
 #: Version of the cache layout; a different number is a different cache directory, so a cache
 #: written by another version is never read (2: phrase indexes by anchor word and by entry).
@@ -92,32 +93,13 @@ def _convert_paraphrase_plain(para: Path, out: Path) -> None:
     index: dict[bytes, int] = defaultdict(count().__next__)  # phrase -> id, by first appearance
     ids: list[np.ndarray] = []  # per block: ids of its phrase lines (reference, paraphrase, ...)
     n_lines = 0
-    rest = b""
-    with gzip.open(para, "rb") as f:
-        while True:
-            block = f.read(_BLOCK)
-            data = rest + block
-            if block:
-                cut = data.rfind(b"\n") + 1
-                data, rest = data[:cut], data[cut:]
-                lines = data.split(b"\n")
-                lines.pop()  # after the last newline
-            else:  # the end: a last line without a newline still counts (readLine)
-                lines = [data] if data else []
-                rest = b""
-            if b"\r" in data:
-                raise _NotPlain
-            if not data.isascii():
-                try:
-                    data.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise _NotPlain from None
-            first_prob = (-n_lines) % 3  # index in this block of its first probability line
-            n_lines += len(lines)
-            del lines[first_prob::3]  # reference and paraphrase lines remain, in order
-            ids.append(np.fromiter(map(index.__getitem__, lines), dtype=np.int32, count=len(lines)))
-            if not block:
-                break
+    for data in plain_blocks(para, _BLOCK, _NotPlain):
+        lines = data.split(b"\n")
+        lines.pop()  # after the last newline
+        first_prob = (-n_lines) % 3  # index in this block of its first probability line
+        n_lines += len(lines)
+        del lines[first_prob::3]  # reference and paraphrase lines remain, in order
+        ids.append(np.fromiter(map(index.__getitem__, lines), dtype=np.int32, count=len(lines)))
     if n_lines % 3:
         raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)")
     flat_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)

@@ -13,12 +13,12 @@ in block order, numbers every phrase by its first appearance in the whole table.
 """
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
 
 from ...errors import ResourceNotFound
+from .plain_table import plain_blocks
 
 _BLOCK = 1 << 25
 
@@ -52,34 +52,16 @@ def convert_paraphrase(para: Path, out: Path, not_plain: type[Exception]) -> Non
     block_ids: list[np.ndarray] = []  # per block: its phrase lines' ids among its own distinct lines
     block_dicts = []  # per block: its distinct phrase lines (each with its "\n"), by first appearance
     n_lines = 0
-    rest = b""
-    with gzip.open(para, "rb") as f:
-        while True:
-            block = f.read(_BLOCK)
-            data = rest + block
-            if block:
-                cut = data.rfind(b"\n") + 1
-                data, rest = data[:cut], data[cut:]
-            elif data:  # the end: a last line without a newline still counts (readLine)
-                data += b"\n"
-            if b"\r" in data:
-                raise not_plain
-            if not data.isascii():
-                try:
-                    data.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise not_plain from None
-            raw = np.frombuffer(data, dtype=np.uint8)
-            ends = np.flatnonzero(raw == 10) + 1
-            lines = _binary(pa, data, np.concatenate([[0], ends]))
-            keep = np.ones(len(ends), dtype=bool)
-            keep[(-n_lines) % 3 :: 3] = False  # probability lines out; reference, paraphrase remain
-            n_lines += len(ends)
-            enc = pc.dictionary_encode(lines.filter(pa.array(keep)))
-            block_ids.append(enc.indices.to_numpy(zero_copy_only=False))
-            block_dicts.append(enc.dictionary)
-            if not block:
-                break
+    for data in plain_blocks(para, _BLOCK, not_plain):
+        raw = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(raw == 10) + 1
+        lines = _binary(pa, data, np.concatenate([[0], ends]))
+        keep = np.ones(len(ends), dtype=bool)
+        keep[(-n_lines) % 3 :: 3] = False  # probability lines out; reference, paraphrase remain
+        n_lines += len(ends)
+        enc = pc.dictionary_encode(lines.filter(pa.array(keep)))
+        block_ids.append(enc.indices.to_numpy(zero_copy_only=False))
+        block_dicts.append(enc.dictionary)
     if n_lines % 3:
         raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)")
     merged = pc.dictionary_encode(pa.concat_arrays(block_dicts)) if block_dicts else None
