@@ -7,6 +7,15 @@ import io
 import numpy as np
 import pytest
 
+# One corpus for the BLEU and CIDEr-D oracle tests, so both compare the same captions.
+CANDS = ["a dog runs on the grass", "two men ride bikes down a street", "a cat", "a red ball in the water"]
+REFS = [
+    ["a dog is running on grass", "the dog runs across a lawn"],
+    ["two people riding bicycles on a street", "men on bikes", "two men cycling"],
+    ["a cat is sleeping on a sofa"],
+    ["a ball floats in the water", "a red ball on a lake"],
+]
+
 
 def coco_scores(cands: list[str], refs: list[list[str]]) -> dict:
     pytest.importorskip("pycocoevalcap.bleu.bleu", reason="pycocoevalcap (the oracle) not installed")

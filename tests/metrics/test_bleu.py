@@ -9,15 +9,7 @@ import pytest
 import capeval
 from capeval.metrics.bleu import BleuCoco, BleuStats, bleu_from_stats, closest_reflen
 
-from ._coco_oracle import coco_scores
-
-CANDS = ["a dog runs on the grass", "two men ride bikes down a street", "a cat", "a red ball in the water"]
-REFS = [
-    ["a dog is running on grass", "the dog runs across a lawn"],
-    ["two people riding bicycles on a street", "men on bikes", "two men cycling"],
-    ["a cat is sleeping on a sofa"],
-    ["a ball floats in the water", "a red ball on a lake"],
-]
+from ._coco_oracle import CANDS, REFS, coco_scores
 
 
 def test_equals_pycocoevalcap():
