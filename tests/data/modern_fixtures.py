@@ -31,3 +31,12 @@ def pin_fixtures(monkeypatch, root: Path) -> dict:
                 patched[folder][rel] = sha256_file(root / folder / rel)
     monkeypatch.setattr(checksums, "packaged_manifest", lambda: patched)
     return patched
+
+
+def pinned_root(tmp_path: Path, monkeypatch, *folders: str) -> Path:
+    """:func:`fixture_root` of ``folders`` with :func:`pin_fixtures` applied, and a cache of
+    its own under ``tmp_path`` so no test reads or writes the user's."""
+    root = fixture_root(tmp_path, *folders)
+    pin_fixtures(monkeypatch, root)
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    return root

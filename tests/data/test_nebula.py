@@ -10,17 +10,14 @@ from capeval import data, score
 from capeval.data.checksums import packaged_manifest, packaged_sources
 from capeval.errors import InputError, ResourceDamaged, ResourceNotFound
 
-from .modern_fixtures import FIXTURES, fixture_root, pin_fixtures
+from .modern_fixtures import FIXTURES, pinned_root
 
 FILE = "nebula/nebula_test.json"
 
 
 @pytest.fixture
 def root(tmp_path, monkeypatch):
-    r = fixture_root(tmp_path, "nebula")
-    pin_fixtures(monkeypatch, r)
-    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
-    return r
+    return pinned_root(tmp_path, monkeypatch, "nebula")
 
 
 def test_pinned_checksum_and_origin_stay_packaged():

@@ -14,7 +14,7 @@ from capeval.digests import sha256_file
 from capeval.errors import InputError
 from capeval.metrics.user import UserMetric
 
-from .modern_fixtures import FIXTURES, fixture_root, pin_fixtures
+from .modern_fixtures import FIXTURES, pinned_root
 
 CSV = "polaris/polaris_test.csv"
 EXP = "polaris/polaris_exp_val.json"
@@ -22,10 +22,7 @@ EXP = "polaris/polaris_exp_val.json"
 
 @pytest.fixture
 def root(tmp_path, monkeypatch):
-    r = fixture_root(tmp_path, "polaris")
-    pin_fixtures(monkeypatch, r)
-    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
-    return r
+    return pinned_root(tmp_path, monkeypatch, "polaris")
 
 
 class WordCount(UserMetric):
@@ -132,9 +129,7 @@ def test_bench_modern_runs_the_three_sets(tmp_path, monkeypatch):
 
     assert resolve_names("all") == list(CORE_BENCHMARKS) and len(CORE_BENCHMARKS) == 5
     assert resolve_names("modern") == ["thumb", "nebula", "polaris"]
-    root = fixture_root(tmp_path, "thumb", "nebula", "polaris")
-    pin_fixtures(monkeypatch, root)
-    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    root = pinned_root(tmp_path, monkeypatch, "thumb", "nebula", "polaris")
     res = CliRunner().invoke(app, ["bench", "modern", "-m", "bleu4,cider_d", "--root", str(root), "--no-cache",
                                    "--json", str(tmp_path / "out.json")])
     assert res.exit_code == 0, res.output

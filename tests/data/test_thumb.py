@@ -16,7 +16,7 @@ from capeval.data.checksums import packaged_manifest, packaged_sources
 from capeval.digests import sha256_file
 from capeval.errors import InputError, ResourceDamaged, ResourceNotFound
 
-from .modern_fixtures import FIXTURES, fixture_root, pin_fixtures
+from .modern_fixtures import FIXTURES, fixture_root, pin_fixtures, pinned_root
 
 SCORES = "thumb/mscoco/mscoco_THumB-1.0.jsonl"
 REFS = "thumb/mscoco/mscoco_references.json"
@@ -36,10 +36,7 @@ def _refs():
 
 @pytest.fixture
 def root(tmp_path, monkeypatch):
-    r = fixture_root(tmp_path, "thumb")
-    pin_fixtures(monkeypatch, r)
-    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
-    return r
+    return pinned_root(tmp_path, monkeypatch, "thumb")
 
 
 def test_pinned_checksums_and_origin_stay_packaged():
