@@ -78,22 +78,11 @@ def read_jsonl(path: str | Path):
 
 
 def _read_jsonl(path):
-    ids, cands, refs, images = [], [], [], []
-    seen: dict = {}
     # split on "\n" only: str.splitlines would also split inside captions on U+2028 etc.,
     # which validation must see (and read as spaces, or refuse in strict mode).
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        rec = parse_jsonl_line(path, lineno, line, with_image=True)
-        if rec is None:
-            continue
-        key, cand, rs, image = rec
-        if key in seen:
-            raise InputError(f"{path}:{lineno}: duplicate id {key!r} (first on line {seen[key]})")
-        seen[key] = lineno
-        ids.append(key)
-        cands.append(cand)
-        refs.append(rs)
-        images.append(image)
+    records = ((lineno, *rec) for lineno, line in enumerate(read_text(path).split("\n"), 1)
+               if (rec := parse_jsonl_line(path, lineno, line, with_image=True)) is not None)
+    ids, cands, refs, images = _collect_unique(path, records)
     if not ids:
         raise InputError(f"{path}: no records")
     return ids, cands, refs, images
@@ -163,6 +152,22 @@ def _table_error(path, line: int, msg: str) -> InputError:
     return InputError(f"{path}:{line}: {msg}")
 
 
+def _collect_unique(path, records):
+    """ids, candidates, references and images of ``(line, id, candidate, references, image)``
+    records, read as they come so a repeated id stops the read at its line."""
+    ids, cands, refs, images = [], [], [], []
+    seen: dict = {}
+    for line, key, cand, rs, image in records:
+        if key in seen:
+            raise _table_error(path, line, f"duplicate id {key!r} (first on line {seen[key]})")
+        seen[key] = line
+        ids.append(key)
+        cands.append(cand)
+        refs.append(rs)
+        images.append(image)
+    return ids, cands, refs, images
+
+
 def read_csv(path: str | Path, delimiter: str | None = None):
     """A table with a header row: ``candidate``, one or more reference columns (``ref1``,
     ``ref2``, ... or ``reference_1``, ...; a lone ``ref`` too), and optionally ``id``.
@@ -183,17 +188,8 @@ def read_csv(path: str | Path, delimiter: str | None = None):
 
 def _read_csv(path, delimiter: str | None = None):
     p = Path(path)
-    ids, cands, refs, images = [], [], [], []
-    seen: dict = {}
-    for line, key, cand, row_refs, image in iter_csv(p, io.StringIO(read_text(p), newline=""), delimiter,
-                                                     with_image=True):
-        if key in seen:
-            raise _table_error(p, line, f"duplicate id {key!r} (first on line {seen[key]})")
-        seen[key] = line
-        ids.append(key)
-        cands.append(cand)
-        refs.append(row_refs)
-        images.append(image)
+    ids, cands, refs, images = _collect_unique(
+        p, iter_csv(p, io.StringIO(read_text(p), newline=""), delimiter, with_image=True))
     if not ids:
         raise InputError(f"{p}: a header but no rows")
     return ids, cands, refs, images
