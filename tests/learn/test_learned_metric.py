@@ -126,3 +126,16 @@ def test_the_mpnet_model_scores_with_the_mpnet_encoder_or_names_it_missing():
     assert np.isfinite(res.per_caption["learned"]).all()
     assert "model:learned-mpnet" in res.signatures["learned"]
     assert "sentsim_centroid(model=mpnet)" in res.signatures["learned"]
+
+
+def test_cache_key_follows_the_tokens_of_the_feature_families(model_path, monkeypatch):
+    """A feature family's cache token (METEOR's conversion, SPICE-py's revision) is part of the
+    learned family's: cached learned scores are not served once a feature would change."""
+    from capeval.metrics.registry import get_family
+
+    learned = get_family("learned")
+    before = learned.cache_token({"model": str(model_path)})
+    cider = get_family("cider_d")
+    monkeypatch.setattr(cider, "cache_token", classmethod(lambda cls, options: "cider-token-x"))
+    after = learned.cache_token({"model": str(model_path)})
+    assert before != after and "|features:cider_d" in after and after.endswith("=cider-token-x")

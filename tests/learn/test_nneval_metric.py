@@ -214,3 +214,18 @@ def test_signature_names_the_synthetic_negatives(user_model):
                         validation="none")
     assert negs.meta["negatives"] == ["object-list", "shuffle"]
     assert NNEval(model=negs).compute(CANDS, REFS).signature_fields["neg"] == "object-list+shuffle"
+
+
+def test_cache_key_follows_the_tokens_of_the_feature_families(monkeypatch):
+    """NNEval reads METEOR and SPICE: a new METEOR conversion (its cache token) changes the key."""
+    from capeval.learn.configs import default_model_path
+    from capeval.metrics.registry import get_family
+
+    if not default_model_path().is_file():
+        pytest.skip("the packaged NNEval model is not installed")
+    nneval, meteor = get_family("nneval"), get_family("meteor")
+    monkeypatch.setattr(meteor, "cache_token", classmethod(lambda cls, options: "conversion-a"))
+    a = nneval.cache_token({})
+    monkeypatch.setattr(meteor, "cache_token", classmethod(lambda cls, options: "conversion-b"))
+    b = nneval.cache_token({})
+    assert a != b and "meteor=conversion-b" in b

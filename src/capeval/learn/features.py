@@ -82,6 +82,25 @@ PRESETS = {"nneval": NNEVAL_FEATURES, "lceval": LCEVAL_FEATURES}
 LENGTH = "length"
 
 
+def feature_tokens(features: Sequence[Feature]) -> str:
+    """The score-cache tokens of the families the features come from (METEOR's converted
+    resources, SPICE-py's revision...), so a learned family's cached scores are not served
+    after one of its features would change; empty when no feature family has a token."""
+    from ..errors import UnknownMetricError
+    from ..metrics.registry import family_for
+
+    parts: dict[str, str] = {}
+    for f in features:
+        try:
+            family = family_for(f.metric)
+        except UnknownMetricError:  # a text feature (length...) of the ranker: no family
+            continue
+        token = family.cache_token(dict(f.options))
+        if token:
+            parts[label(f)] = token
+    return ";".join(f"{k}={v}" for k, v in sorted(parts.items()))
+
+
 def parse_features(spec: str | Sequence[str] | Sequence[Feature]) -> tuple[Feature, ...]:
     """A preset name (``nneval``, ``lceval``), ``nneval+rouge_l+length``, or a list of names."""
     if isinstance(spec, str):

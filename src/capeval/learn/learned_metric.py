@@ -94,9 +94,14 @@ class Learned(Metric):
 
     @classmethod
     def cache_token(cls, options: dict) -> str:
-        """sha256 of the model file: a retrained model never reuses cached scores."""
+        """sha256 of the model file (a retrained model never reuses cached scores) and the
+        tokens of its feature families (a new METEOR conversion or SPICE-py revision changes
+        the features, so it must change the key too)."""
+        from .features import feature_tokens
+
         model = _load(options.get("model"))
-        return model.sha256 or f"unsaved-{id(model)}"
+        features = feature_tokens(model.features)
+        return (model.sha256 or f"unsaved-{id(model)}") + (f"|features:{features}" if features else "")
 
     @classmethod
     def reads(cls, options: dict) -> tuple[str, ...]:

@@ -98,13 +98,20 @@ class NNEval(Metric):
         from .configs import default_model_path
         from ..digests import sha256_file
 
+        from .features import feature_tokens
+
         model = options.get("model")
         if isinstance(model, LearnedModel):
-            return f"{model.sha256 or f'unsaved-{id(model)}'}|{SCORING_REVISION}"
-        path = Path(model) if model is not None else default_model_path()
-        if not path.is_file():
-            raise ResourceNotFound(f"nneval: model file {path} not found")
-        return f"{sha256_file(path)}|{SCORING_REVISION}"
+            digest = model.sha256 or f"unsaved-{id(model)}"
+        else:
+            path = Path(model) if model is not None else default_model_path()
+            if not path.is_file():
+                raise ResourceNotFound(f"nneval: model file {path} not found")
+            digest, model = sha256_file(path), LearnedModel.load(path)
+        # The feature families' tokens: a new METEOR conversion or SPICE-py revision changes
+        # the features, so it changes the key too.
+        features = feature_tokens(model.features)
+        return f"{digest}|{SCORING_REVISION}" + (f"|features:{features}" if features else "")
 
     @classmethod
     def reads(cls, options: dict) -> tuple[str, ...]:
