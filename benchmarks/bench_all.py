@@ -125,8 +125,10 @@ def modern_section(modern: dict, targets: dict) -> str:
          "them without `--allow-eval-sets`), and refuses a run on files that differ from their pinned SHA-256. "
          "Get them with `capeval data download thumb|nebula|polaris --to DIR` (public origins; the Polaris CSVs "
          "have no pinned checksum yet and are placed by hand, their digest then appears in the signature), then "
-         "`capeval bench modern -m bleu4,meteor,rouge_l,cider_d` or rerun this script. Metrics capeval does not "
-         "have (CLIP-S, RefCLIP-S, PAC-S, RefPAC-S, Polos) show no value of ours.\n"]
+         "`capeval bench modern -m bleu4,meteor,rouge_l,cider_d` or rerun this script. The image metrics (CLIP-S, "
+         "RefCLIP-S, PAC-S, RefPAC-S) need CLIP/PAC-S weights and the benchmark images, which the machine these "
+         "tables were made on does not have, so they show no value of ours (docs/IMAGE_METRICS.md gives the "
+         "commands); Polos is not part of capeval (bring its scores in with `capeval bench --scores`).\n"]
     for label in ("thumb", "thumb@system", "nebula", "polaris"):
         entry = modern.get(label)
         t = targets.get(label.split("@")[0], {})
