@@ -13,6 +13,13 @@ setup(
             optional=True,
             # No fused multiply-add: every product and sum is rounded as the reference's are.
             extra_compile_args=["-ffp-contract=off"],
-        )
+        ),
+        # METEOR's one-time paraphrase-table conversion in one pass (convert.py has the twins).
+        Extension(
+            "capeval.metrics._meteor_native._paratable",
+            ["src/capeval/metrics/_meteor_native/_paratable.c"],
+            optional=True,
+            extra_compile_args=["-ffp-contract=off"],
+        ),
     ]
 )

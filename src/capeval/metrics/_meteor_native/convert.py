@@ -77,12 +77,45 @@ def _convert_paraphrase(para: Path, out: Path) -> None:
     from . import convert_arrow
 
     try:
-        if convert_arrow.available():  # same files, several times faster
+        paratable = _compiled()
+        if paratable is not None:  # same files, in one pass
+            _convert_paraphrase_compiled(para, out, paratable)
+        elif convert_arrow.available():  # same files, several times faster than plain
             convert_arrow.convert_paraphrase(para, out, _NotPlain)
         else:
             _convert_paraphrase_plain(para, out)
     except _NotPlain:
         _convert_paraphrase_text(para, out)
+
+
+def _compiled():
+    """The optional compiled builder (``_paratable.c``), unless absent or switched off as
+    :mod:`capeval._compiled` switches the compiled core off (``CAPEVAL_PURE_PYTHON``)."""
+    if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _paratable
+    except ImportError:
+        return None
+    return _paratable
+
+
+def _convert_paraphrase_compiled(para: Path, out: Path, paratable) -> None:
+    """:func:`_convert_paraphrase_plain` in C: the builder checks plainness itself (UTF-8,
+    ``\r``, spacing) and numbers phrases and words as that function does."""
+    builder = paratable.Builder()
+    for data in plain_blocks(para, _BLOCK, _NotPlain, check=False):
+        if not builder.feed(data):
+            raise _NotPlain
+    n_lines, refs, pars, offsets, words, vocab = builder.result()
+    del builder
+    if n_lines % 3:
+        raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)")
+    np.save(out / "para_entry_ref.npy", np.frombuffer(refs, dtype=np.int32))
+    np.save(out / "para_entry_par.npy", np.frombuffer(pars, dtype=np.int32))
+    np.save(out / "para_phrase_offsets.npy", np.frombuffer(offsets, dtype=np.int64))
+    np.save(out / "para_phrase_tokens.npy", np.frombuffer(words, dtype=np.int32))
+    (out / "para_vocab.txt").write_bytes(vocab)
 
 
 _BLOCK = 1 << 24
