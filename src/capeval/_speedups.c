@@ -1033,6 +1033,39 @@ static int cmp_entry(const void *a, const void *b) {
     return 0;
 }
 
+/* (k0, k1, count) records, sorted by (k0, k1). */
+typedef struct { uint64_t k0, k1, count; } K128Entry;
+
+/* Sort by a counting pass on the top bits of k0 (the keys are well mixed, so buckets hold one
+ * record or so), then order each bucket by comparison: insertion sort, or qsort for a large
+ * bucket (inputs crafted to share top bits stay O(n log n)). Some 10x faster than qsort alone. */
+static int sort_entries(K128Entry *e, size_t n) {
+    if (n < 2) return 0;
+    int bits = 1;
+    while (((size_t)2 << bits) < n && bits < 22) bits++;
+    size_t nb = (size_t)1 << bits;
+    int shift = 64 - bits;
+    size_t *end = calloc(nb, sizeof(size_t));
+    K128Entry *tmp = malloc(n * sizeof(K128Entry));
+    if (!end || !tmp) { free(end); free(tmp); return -1; }
+    for (size_t i = 0; i < n; i++) end[e[i].k0 >> shift]++;
+    for (size_t b = 1; b < nb; b++) end[b] += end[b - 1];
+    for (size_t i = n; i-- > 0;) tmp[--end[e[i].k0 >> shift]] = e[i];  /* end[b] -> start of b */
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = end[b], hi = b + 1 < nb ? end[b + 1] : n;
+        if (hi - lo > 32) { qsort(tmp + lo, hi - lo, sizeof(K128Entry), cmp_entry); continue; }
+        for (size_t i = lo + 1; i < hi; i++) {
+            K128Entry x = tmp[i];
+            size_t j = i;
+            while (j > lo && cmp_entry(&tmp[j - 1], &x) > 0) { tmp[j] = tmp[j - 1]; j--; }
+            tmp[j] = x;
+        }
+    }
+    memcpy(e, tmp, n * sizeof(K128Entry));
+    free(end); free(tmp);
+    return 0;
+}
+
 /* 128-bit key -> (rows holding it, last row that added it); used = 0 marks an empty slot. */
 typedef struct { uint64_t k0, k1; uint32_t count, row1; } K128Slot;  /* row1 = row + 1 */
 typedef struct { K128Slot *s; size_t mask, n; } K128Map;
@@ -1127,13 +1160,25 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
                 }
                 ws[nw] = st; we[nw] = i; nw++;
             }
+            /* Keys in batches, each slot prefetched before the batch is added: the table is
+             * larger than the caches, and the adds then wait on memory far less. */
+            uint64_t batch[64][2];
+            size_t nbatch = 0;
             for (size_t k = 1; k <= (size_t)max_n; k++) {
                 for (size_t i = 0; i + k <= nw; i++) {
-                    uint64_t key[2];
-                    key128(t + ws[i], we[i + k - 1] - ws[i], key);
-                    if (k128_add(&map, key, (uint32_t)(r + 1)) < 0) { PyErr_NoMemory(); goto done; }
+                    key128(t + ws[i], we[i + k - 1] - ws[i], batch[nbatch]);
+#if defined(__GNUC__)
+                    __builtin_prefetch(&map.s[batch[nbatch][0] & map.mask], 1);
+#endif
+                    if (++nbatch == 64) {
+                        for (size_t b = 0; b < nbatch; b++)
+                            if (k128_add(&map, batch[b], (uint32_t)(r + 1)) < 0) { PyErr_NoMemory(); goto done; }
+                        nbatch = 0;
+                    }
                 }
             }
+            for (size_t b = 0; b < nbatch; b++)
+                if (k128_add(&map, batch[b], (uint32_t)(r + 1)) < 0) { PyErr_NoMemory(); goto done; }
         }
     }
     {
@@ -1146,7 +1191,7 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
             if (!sl->row1) continue;
             ent[3 * d] = sl->k0; ent[3 * d + 1] = sl->k1; ent[3 * d + 2] = sl->count; d++;
         }
-        qsort(ent, nd, 3 * sizeof(uint64_t), cmp_entry);
+        if (sort_entries((K128Entry *)ent, nd) < 0) { PyErr_NoMemory(); goto done; }
         void *kd, *cd;
         PyObject *keys = new_bytes((Py_ssize_t)(16 * nd), &kd);
         PyObject *counts = keys ? new_bytes((Py_ssize_t)(4 * nd), &cd) : NULL;
@@ -1216,6 +1261,81 @@ done:
     return out;
 }
 
+typedef struct { uint64_t k0; size_t i; } QEntry;
+
+PyDoc_STRVAR(lookup_keys128_doc,
+"lookup_keys128(first, second, counts, queries) -> bytearray float64: for each query key (16 bytes:\n"
+"first, second), counts[j] of the table row j holding it, else 0. The table (first, second: uint64,\n"
+"counts: uint32) is sorted by (first, second). The queries are visited in order of their first\n"
+"half, each found by a galloping search from the previous one's place (a memory-mapped table is\n"
+"read in order).");
+
+static PyObject *lookup_keys128(PyObject *self, PyObject *args) {
+    PyObject *f_in, *s_in, *c_in, *q_in;
+    if (!PyArg_ParseTuple(args, "OOOO", &f_in, &s_in, &c_in, &q_in)) return NULL;
+    Py_buffer bf, bs, bc, bq;
+    if (get_buf(f_in, &bf, 8, "lookup_keys128 first") < 0) return NULL;
+    if (get_buf(s_in, &bs, 8, "lookup_keys128 second") < 0) { PyBuffer_Release(&bf); return NULL; }
+    if (get_buf(c_in, &bc, 4, "lookup_keys128 counts") < 0) { PyBuffer_Release(&bf); PyBuffer_Release(&bs); return NULL; }
+    if (get_buf(q_in, &bq, 16, "lookup_keys128 queries") < 0) {
+        PyBuffer_Release(&bf); PyBuffer_Release(&bs); PyBuffer_Release(&bc); return NULL;
+    }
+    PyObject *out = NULL;
+    QEntry *tmp = NULL;
+    size_t *end = NULL;
+    size_t n = (size_t)(bf.len / 8), nq = (size_t)(bq.len / 16);
+    const uint64_t *first = bf.buf, *second = bs.buf, *q = bq.buf;
+    const uint32_t *counts = bc.buf;
+    if ((size_t)(bs.len / 8) != n || (size_t)(bc.len / 4) != n) {
+        PyErr_SetString(PyExc_ValueError, "lookup_keys128: table columns differ in length");
+        goto done;
+    }
+    void *od;
+    out = new_bytes((Py_ssize_t)(8 * nq), &od);
+    if (!out) goto done;
+    double *df = od;
+    if (nq == 0) goto done;
+    /* Queries in order of first half: a counting pass on the top bits, then insertion sort
+     * within each bucket (qsort-free; crafted keys sharing top bits only make it slower). */
+    int bits = 1;
+    while (((size_t)2 << bits) < nq && bits < 22) bits++;
+    size_t nb = (size_t)1 << bits;
+    int shift = 64 - bits;
+    tmp = malloc(nq * sizeof(QEntry));
+    end = calloc(nb, sizeof(size_t));
+    if (!tmp || !end) { PyErr_NoMemory(); Py_CLEAR(out); goto done; }
+    for (size_t i = 0; i < nq; i++) end[q[2 * i] >> shift]++;
+    for (size_t b = 1; b < nb; b++) end[b] += end[b - 1];
+    for (size_t i = nq; i-- > 0;) { QEntry x = {q[2 * i], i}; tmp[--end[x.k0 >> shift]] = x; }
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = end[b], hi = b + 1 < nb ? end[b + 1] : nq;
+        for (size_t i = lo + 1; i < hi; i++) {
+            QEntry x = tmp[i];
+            size_t j = i;
+            while (j > lo && tmp[j - 1].k0 > x.k0) { tmp[j] = tmp[j - 1]; j--; }
+            tmp[j] = x;
+        }
+    }
+    size_t pos = 0;  /* first[pos - 1] < every key still to come */
+    for (size_t t = 0; t < nq; t++) {
+        uint64_t k0 = tmp[t].k0, k1 = q[2 * tmp[t].i + 1];
+        /* lower bound of k0 in first[pos:]: gallop to a bracket, then bisect it */
+        size_t lo = pos, step = 1, hi = pos;
+        while (hi < n && first[hi] < k0) { lo = hi + 1; hi += step; step <<= 1; }
+        if (hi > n) hi = n;
+        while (lo < hi) { size_t mid = lo + (hi - lo) / 2; if (first[mid] < k0) lo = mid + 1; else hi = mid; }
+        pos = lo;
+        double v = 0.0;
+        for (size_t j = lo; j < n && first[j] == k0; j++)  /* equal first halves: a clash, rare */
+            if (second[j] == k1) { v = (double)counts[j]; break; }
+        df[tmp[t].i] = v;
+    }
+done:
+    free(tmp); free(end);
+    PyBuffer_Release(&bf); PyBuffer_Release(&bs); PyBuffer_Release(&bc); PyBuffer_Release(&bq);
+    return out;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -1228,6 +1348,7 @@ static PyMethodDef methods[] = {
     {"keys128", keys128, METH_O, keys128_doc},
     {"refset_keys128", refset_keys128, METH_VARARGS, refset_keys128_doc},
     {"joined_keys128", joined_keys128, METH_VARARGS, joined_keys128_doc},
+    {"lookup_keys128", lookup_keys128, METH_VARARGS, lookup_keys128_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -103,3 +103,75 @@ def test_lookup_ids_from_the_index_equals_lookup_by_string(tmp_path):
     by_ids = dfo.lookup_ids(index)
     by_string = dfo.lookup(index.gram_strings(np.arange(index.n_grams)))
     assert by_ids.tolist() == by_string.tolist() and (by_ids > 0).sum() > 0 and (by_ids == 0).sum() > 0
+
+
+def _table_with_clashes(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random keys with runs of shared first halves (some with equal, some with other second
+    halves), repeated keys, and the extreme first halves 0 and 2**64 - 1."""
+    keys = rng.integers(0, 2**64 - 1, size=(n, 2), dtype=np.uint64, endpoint=True)
+    keys[5:9, 0] = keys[4, 0]           # first-half clashes
+    keys[20:23] = keys[19]              # the same key again
+    keys[40:44, 0] = np.uint64(2**64 - 1)
+    keys[60:63, 0] = 0
+    counts = rng.integers(1, 1000, size=n).astype(np.uint32)
+    return keys, counts
+
+
+def _reduce_reference(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    merged: dict[tuple[int, int], int] = {}
+    for k, c in zip(map(tuple, keys.tolist()), counts.tolist()):
+        merged[k] = merged.get(k, 0) + c
+    ordered = sorted(merged)
+    return np.array(ordered, dtype=np.uint64).reshape(-1, 2), np.array([merged[k] for k in ordered], dtype=np.uint32)
+
+
+@pytest.mark.parametrize("runs", [1, 3])
+def test_reduce_sorts_and_merges_as_a_full_sort(runs):
+    """_reduce sorts on the first half only unless a first half repeats with another second
+    half: with and without such clashes, the table is the (first, second)-sorted merge."""
+    rng = np.random.default_rng(7)
+    keys, counts = _table_with_clashes(rng, 3000)
+    for with_clash in (True, False):
+        k = keys if with_clash else keys[70:]
+        c = counts if with_clash else counts[70:]
+        # as the accumulator calls it: a concatenation of sorted runs
+        parts = [dfstore._reduce(k[i::runs], c[i::runs]) for i in range(runs)]
+        got = dfstore._reduce(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        want = _reduce_reference(k, c)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@needs_core
+def test_compiled_lookup_equals_the_numpy_twin(monkeypatch, tmp_path):
+    rng = np.random.default_rng(11)
+    keys, counts = dfstore._reduce(*_table_with_clashes(rng, 20_000))
+    acc = dfstore.DfAccumulator()
+    acc.add(keys, counts, 10)
+    dfo = acc.result(tmp_path)  # memory-mapped columns, as a streamed run reads them
+    assert dfo._clash
+    missing = rng.integers(0, 2**64 - 1, size=(3000, 2), dtype=np.uint64, endpoint=True)
+    near = keys[rng.integers(0, len(keys), size=500)].copy()
+    near[:, 1] ^= np.uint64(1)  # first half present, second not
+    q = np.concatenate([keys[rng.integers(0, len(keys), size=5000)], keys[:80], keys[-80:], missing, near,
+                        np.array([[0, 0], [2**64 - 1, 2**64 - 1]], dtype=np.uint64)])
+    q = q[rng.permutation(len(q))]
+    compiled = dfo._lookup_keys(q)
+    monkeypatch.setattr(_compiled, "core", None)
+    twin = dfo._lookup_keys(q)
+    assert compiled.tolist() == twin.tolist()
+    assert (twin > 0).sum() >= 5160 and (twin == 0).sum() >= 3000
+    assert dfo._lookup_keys(q[:0]).tolist() == [] and dfstore.HashedDocumentFrequency(
+        keys[:0], counts[:0], 1)._lookup_keys(q[:5]).tolist() == [0.0] * 5
+
+
+@needs_core
+def test_large_chunk_tables_agree_with_and_without_the_core(monkeypatch):
+    """Enough distinct n-grams (some 60k) for the compiled table's bucketed sort to matter."""
+    rng = random.Random(9)
+    words = [f"w{i}" for i in range(3000)] + ["caf\u00e9", "\u4e2d"]
+    refs = [[" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(rng.randint(1, 5))]
+            for _ in range(2500)]
+    k1, c1 = dfstore.chunk_df(refs)
+    monkeypatch.setattr(_compiled, "core", None)
+    k2, c2 = dfstore.chunk_df(refs)
+    assert len(k1) > 50_000 and np.array_equal(k1, k2) and np.array_equal(c1, c2)

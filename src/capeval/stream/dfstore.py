@@ -6,8 +6,9 @@ defined in ``_speedups.c``: MurmurHash3's mixing, one 64-bit word per lane), kep
 columns sorted together, with a uint32 count: 20 bytes per n-gram, in arrays that can be saved,
 memory-mapped by worker processes and shipped to Ray workers without pickling millions of
 objects. The compiled core computes the keys (for the df pass straight from each row's
-references, without a Python string per n-gram); :func:`_key128_numpy` computes the same keys
-without it, and the tests compare the two.
+references, without a Python string per n-gram) and looks them up in the table
+(``lookup_keys128``); :func:`_key128_numpy` and :meth:`HashedDocumentFrequency._lookup_keys`'s
+numpy path give the same keys and counts without it, and the tests compare the two.
 
 Exactness. Counts are integers summed exactly, in any order. Two distinct n-grams would have to
 share all 128 bits to be confused; for a well-mixed 128-bit key that has probability below
@@ -99,8 +100,15 @@ def _reduce(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarra
     """Rows sorted by (first, second) column with equal keys merged, counts summed."""
     if len(keys) == 0:
         return keys.reshape(0, 2), counts.astype(np.uint32)
-    order = np.lexsort((keys[:, 1], keys[:, 0]))
+    # The input is a few sorted runs (the table and chunk results): a stable sort on the first
+    # column (timsort, which merges runs) orders it unless two distinct keys share their first
+    # 64 bits; only then is the second column needed (lexsort, some 15x slower on runs).
+    order = np.argsort(keys[:, 0], kind="stable")
     keys = keys[order]
+    same0 = keys[1:, 0] == keys[:-1, 0]
+    if np.any(same0 & (keys[1:, 1] != keys[:-1, 1])):
+        again = np.lexsort((keys[:, 1], keys[:, 0]))
+        keys, order = keys[again], order[again]
     counts = counts[order]
     new = np.ones(len(keys), dtype=bool)
     new[1:] = (keys[1:, 0] != keys[:-1, 0]) | (keys[1:, 1] != keys[:-1, 1])
@@ -303,6 +311,13 @@ class HashedDocumentFrequency(DocumentFrequency):
         return self._lookup_keys(q)
 
     def _lookup_keys(self, q: np.ndarray) -> np.ndarray:
+        from .. import _compiled
+
+        if _compiled.core is not None:
+            q = np.ascontiguousarray(q, dtype=_KEY_DTYPE)
+            raw = _compiled.core.lookup_keys128(np.ascontiguousarray(self.first), np.ascontiguousarray(self.second),
+                                                np.ascontiguousarray(self.counts, dtype=np.uint32), q)
+            return np.frombuffer(raw, dtype=np.float64)
         out = np.zeros(len(q), dtype=np.float64)
         if len(self.first) == 0 or len(q) == 0:
             return out
