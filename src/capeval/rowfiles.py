@@ -47,11 +47,35 @@ def csv_header(names: Sequence[str]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def _jsonl_fast(ids: Sequence, per_caption: dict[str, np.ndarray], cols: list[list[float]]) -> bytes | None:
+    """The JSONL rows as ``json.dumps`` of each row's object writes them, by one format string
+    per row: str ids through json's own string encoder, int ids and finite floats by ``repr``
+    (as json does). None (use json.dumps) for other ids, a non-finite score or a score named
+    "id"."""
+    if not ids or "id" in per_caption or not all(np.isfinite(v).all() for v in per_caption.values()):
+        return None
+    if all(type(k) is str for k in ids):
+        from json.encoder import encode_basestring
+
+        keys = list(map(encode_basestring, ids))
+    elif all(type(k) is int for k in ids):
+        keys = list(map(int.__repr__, ids))
+    else:
+        return None
+    row = "{" + ", ".join(json.dumps(n, ensure_ascii=False).replace("%", "%%") + ": %s"
+                          for n in ["id", *per_caption]) + "}"
+    text = "\n".join(map(row.__mod__, zip(keys, *(map(float.__repr__, c) for c in cols))))
+    return (text + "\n").encode("utf-8")
+
+
 def fragment(fmt: str, ids: Sequence, per_caption: dict[str, np.ndarray]) -> bytes:
     """The rows of one chunk in ``fmt`` (without the CSV header); empty for Parquet."""
     names = list(per_caption)
     cols = [per_caption[m].tolist() for m in names]
     if fmt == "jsonl":
+        fast = _jsonl_fast(ids, per_caption, cols)
+        if fast is not None:
+            return fast
         dumps = json.dumps
         lines = []
         for i, key in enumerate(ids):
