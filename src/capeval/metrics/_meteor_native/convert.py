@@ -18,7 +18,7 @@ import threading
 import zipfile
 from array import array
 from collections import defaultdict
-from itertools import count
+from itertools import chain, count
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +33,7 @@ from .plain_table import plain_blocks
 #: written by another version is never read (2: phrase indexes by anchor word and by entry).
 FORMAT = 2
 _LINE_BREAK = re.compile("\r\n|\r|\n")
+_DIGITS_AND_SPACES = re.compile("[0-9 \n]*")
 
 
 def java_lines(text: str) -> list[str]:
@@ -63,7 +64,7 @@ class _NotPlain(Exception):
     """The table needs the general conversion (see :func:`_convert_paraphrase`)."""
 
 
-def _convert_paraphrase(para: Path, out: Path) -> None:
+def _convert_paraphrase(para: Path, out: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Convert the paraphrase table: 3 lines per entry (probability, reference phrase,
     paraphrase); phrases get ids by first appearance (reference then paraphrase, entry by
     entry), words likewise in phrase order.
@@ -73,19 +74,23 @@ def _convert_paraphrase(para: Path, out: Path) -> None:
     UTF-8 (bytes and text then correspond one to one), no ``\\r`` (lines end at ``\\n``
     only) and phrases that split on single spaces alone (no tab, form feed, doubled or
     outer space). coco's table is; any other goes through :func:`_convert_paraphrase_text`,
-    which reads lines and words exactly as the jar does."""
+    which reads lines and words exactly as the jar does.
+
+    Returns the phrase offsets, phrase words and entry references when they are still in
+    memory (the compiled path), for :func:`_index_paraphrases`."""
     from . import convert_arrow
 
     try:
         paratable = _compiled()
         if paratable is not None:  # same files, in one pass
-            _convert_paraphrase_compiled(para, out, paratable)
+            return _convert_paraphrase_compiled(para, out, paratable)
         elif convert_arrow.available():  # same files, several times faster than plain
             convert_arrow.convert_paraphrase(para, out, _NotPlain)
         else:
             _convert_paraphrase_plain(para, out)
     except _NotPlain:
         _convert_paraphrase_text(para, out)
+    return None
 
 
 def _compiled():
@@ -100,22 +105,24 @@ def _compiled():
     return _paratable
 
 
-def _convert_paraphrase_compiled(para: Path, out: Path, paratable) -> None:
+def _convert_paraphrase_compiled(para: Path, out: Path, paratable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_convert_paraphrase_plain` in C: the builder checks plainness itself (UTF-8,
     ``\r``, spacing) and numbers phrases and words as that function does."""
     builder = paratable.Builder()
     for data in plain_blocks(para, _BLOCK, _NotPlain, check=False):
         if not builder.feed(data):
             raise _NotPlain
-    n_lines, refs, pars, offsets, words, vocab = builder.result()
+    n_lines, *buffers, vocab = builder.result()
     del builder
     if n_lines % 3:
         raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)")
-    np.save(out / "para_entry_ref.npy", np.frombuffer(refs, dtype=np.int32))
-    np.save(out / "para_entry_par.npy", np.frombuffer(pars, dtype=np.int32))
-    np.save(out / "para_phrase_offsets.npy", np.frombuffer(offsets, dtype=np.int64))
-    np.save(out / "para_phrase_tokens.npy", np.frombuffer(words, dtype=np.int32))
+    refs, pars, offsets, words = (np.frombuffer(b, dtype=t) for b, t in zip(buffers, (np.int32, np.int32, np.int64, np.int32)))
+    np.save(out / "para_entry_ref.npy", refs)
+    np.save(out / "para_entry_par.npy", pars)
+    np.save(out / "para_phrase_offsets.npy", offsets)
+    np.save(out / "para_phrase_tokens.npy", words)
     (out / "para_vocab.txt").write_bytes(vocab)
+    return offsets, words, refs
 
 
 _BLOCK = 1 << 24
@@ -207,11 +214,28 @@ def _convert_paraphrase_text(para: Path, out: Path) -> None:
     (out / "para_vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
 
 
-def _index_paraphrases(out: Path) -> None:
-    """The lookup indexes of :class:`ParaphraseTable` from the converted arrays."""
-    offsets = np.load(out / "para_phrase_offsets.npy")
-    tokens_ = np.load(out / "para_phrase_tokens.npy")
-    entry_ref = np.load(out / "para_entry_ref.npy")
+def _index_paraphrases(out: Path, arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+    """The lookup indexes of :class:`ParaphraseTable` from the converted arrays (``arrays``:
+    the phrase offsets, phrase words and entry references if in memory; else read back)."""
+    if arrays is None:
+        arrays = tuple(np.load(out / f"para_{n}.npy") for n in ("phrase_offsets", "phrase_tokens", "entry_ref"))
+    offsets, tokens_, entry_ref = arrays
+    paratable = _compiled()
+    if paratable is None:
+        arrays = _index_numpy(offsets, tokens_, entry_ref)
+    else:  # the same arrays by counting sorts
+        arrays = [np.frombuffer(b, dtype=t) for b, t in zip(paratable.index(offsets, tokens_, entry_ref), _INDEX_TYPES)]
+    for name, a in zip(_INDEX_FILES, arrays):
+        np.save(out / name, a)
+
+
+_INDEX_FILES = ("para_anchor_phrases.npy", "para_anchor_offsets.npy", "para_empty_phrases.npy",
+                "para_ref_entries.npy", "para_ref_offsets.npy")
+_INDEX_TYPES = (np.int32, np.int64, np.int32, np.int32, np.int64)
+
+
+def _index_numpy(offsets: np.ndarray, tokens_: np.ndarray, entry_ref: np.ndarray) -> list[np.ndarray]:
+    """The arrays of :data:`_INDEX_FILES`, in that order."""
     n_words = int(tokens_.max(initial=-1)) + 1
     n_phrases = len(offsets) - 1
     lengths = np.diff(offsets)
@@ -223,15 +247,12 @@ def _index_paraphrases(out: Path) -> None:
         rank = freq[tokens_] * n_words + tokens_
         anchor = np.minimum.reduceat(rank, offsets[filled]) % n_words
     order = np.argsort(anchor, kind="stable")
-    np.save(out / "para_anchor_phrases.npy", filled[order].astype(np.int32))
     anchor_offsets = np.zeros(n_words + 1, dtype=np.int64)
     np.cumsum(np.bincount(anchor, minlength=n_words), out=anchor_offsets[1:])
-    np.save(out / "para_anchor_offsets.npy", anchor_offsets)
-    np.save(out / "para_empty_phrases.npy", np.flatnonzero(lengths == 0).astype(np.int32))
-    np.save(out / "para_ref_entries.npy", np.argsort(entry_ref, kind="stable").astype(np.int32))
     ref_offsets = np.zeros(n_phrases + 1, dtype=np.int64)
     np.cumsum(np.bincount(entry_ref, minlength=n_phrases), out=ref_offsets[1:])
-    np.save(out / "para_ref_offsets.npy", ref_offsets)
+    return [filled[order].astype(np.int32), anchor_offsets, np.flatnonzero(lengths == 0).astype(np.int32),
+            np.argsort(entry_ref, kind="stable").astype(np.int32), ref_offsets]
 
 
 def _convert_jar(jar: Path, out: Path) -> None:
@@ -249,14 +270,23 @@ def _convert_jar(jar: Path, out: Path) -> None:
     for base, forms in zip(exc_lines[0::2], exc_lines[1::2]):
         for form in tokens(forms):
             exceptions.setdefault(form, []).append(base)
-    synsets: dict[str, list[int]] = {}
-    for word, ids in zip(syn_lines[0::2], syn_lines[1::2]):
-        synsets[word] = [int(t) for t in tokens(ids)]  # a repeated word replaces, as Hashtable.put
-    words = list(synsets)
+    id_lines = syn_lines[1::2]
+    if _DIGITS_AND_SPACES.fullmatch("\n".join(id_lines)):  # coco's: str.split tokenizes alike
+        id_tokens = [line.split() for line in id_lines]
+    else:
+        id_tokens = [tokens(line) for line in id_lines]
+    ints = list(map(int, chain.from_iterable(id_tokens)))  # every line parsed, replaced ones too
+    counts = [len(t) for t in id_tokens]
+    line_of = dict(zip(syn_lines[0::2], range(len(id_lines))))  # a repeated word replaces, as Hashtable.put
+    words = list(line_of)
+    if len(words) < len(id_lines):
+        ends = np.cumsum(counts).tolist()
+        ints = [i for k in line_of.values() for i in ints[ends[k] - counts[k] : ends[k]]]
+        counts = [counts[k] for k in line_of.values()]
     offsets = np.zeros(len(words) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(synsets[w]) for w in words])
+    offsets[1:] = np.cumsum(counts)
     np.save(out / "syn_offsets.npy", offsets)
-    np.save(out / "syn_ids.npy", np.asarray([i for w in words for i in synsets[w]], dtype=np.int32))
+    np.save(out / "syn_ids.npy", np.asarray(ints, dtype=np.int32))
     (out / "syn_words.txt").write_text("\n".join(words), encoding="utf-8")
     (out / "small.json").write_text(json.dumps({
         "function_words": function_words,
@@ -276,8 +306,7 @@ def convert(jar: Path, para: Path, target: Path, *, jar_sha256: str, paraphrase_
     tmp.mkdir(parents=True)
     try:
         _convert_jar(jar, tmp)
-        _convert_paraphrase(para, tmp)
-        _index_paraphrases(tmp)
+        _index_paraphrases(tmp, _convert_paraphrase(para, tmp))
         # content only, no install path: venvs with the same jar and table share one cache
         (tmp / "meta.json").write_text(json.dumps({
             "format": FORMAT,
