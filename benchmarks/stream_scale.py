@@ -223,7 +223,7 @@ def chunk_costs(rows: Path, chunk_rows: int) -> dict:
         if c is None:
             break
         t = time.perf_counter()
-        k, cnt, n = df_pass(c, s)
+        k, cnt, n, _ = df_pass(c, s)
         df_t.append(time.perf_counter() - t)
         acc.add(k, cnt, n)
         got.append(c)

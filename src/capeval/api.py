@@ -127,6 +127,7 @@ def score(
     on_chunk: Callable[[str, int, int], None] | None = None,
     images: Sequence[str] | None = None,
     normalize: str | None = None,
+    _tokens: tuple[list[str], list[list[str]]] | None = None,
 ) -> Result:
     """Score candidates against their references.
 
@@ -170,6 +171,9 @@ def score(
         None (default, as pycocoevalcap): texts are compared as given, code point by code
         point, and a warning says when they mix composed (NFC) and decomposed (NFD) Unicode.
         ``"nfc"``: compose every text first; the signatures' ``tok`` field ends in ``+norm=nfc``.
+    _tokens : internal
+        The validated texts already tokenized by ``tokenizer`` (``tokenize_corpus``), as the
+        streamed score pass has them from its df pass; not checked against the texts.
 
     Returns
     -------
@@ -192,7 +196,7 @@ def score(
 
     tokenized = None
     if any(cls.text_input == "tokenized" for cls in groups):
-        tokenized = tokenize_corpus(cands, refs, tokenizer)
+        tokenized = _tokens if _tokens is not None else tokenize_corpus(cands, refs, tokenizer)
     emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
     tok = tokenizer_id(tokenizer) + breaks
     merged = _Merged(nrefs_field(refs))

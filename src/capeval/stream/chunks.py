@@ -4,6 +4,10 @@ Both are pure functions of their arguments (no files written, nothing printed), 
 worker processes and Ray tasks. A chunk is scored by :func:`capeval.score` itself, with CIDEr
 given the df of the whole input, so every per-caption number is the in-memory one: each is a
 function of its own row plus the corpus df and row count, which the df handle carries.
+
+The df pass tokenizes the chunk as :func:`capeval.score` does (validation, then
+``tokenize_corpus`` of the validated texts) and can return those tokens, so that the score
+pass, given the chunk with them, does not tokenize it again.
 """
 from __future__ import annotations
 
@@ -86,22 +90,26 @@ def _in_chunk(e: InputError, chunk: Chunk) -> InputError:
                       "above count from the first of them]")
 
 
-def df_pass(chunk: Chunk, settings: Settings) -> tuple[np.ndarray, np.ndarray, int]:
-    """Validate the chunk and count its reference n-grams: ``(keys, counts, rows)``."""
-    from ..text import tokenize
+def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False):
+    """Validate the chunk and count its reference n-grams: ``(keys, counts, rows, tokens)``,
+    ``tokens`` being the chunk's ``tokenize_corpus`` (None unless ``keep_tokens``)."""
+    from ..text import tokenize_corpus
     from ..validation import validate_corpus
     from .dfstore import chunk_df
 
     try:
-        _, refs = validate_corpus(chunk.cands, chunk.refs, ids=chunk.ids, allow_empty=settings.allow_empty,
-                                  line_breaks=settings.line_breaks)
+        cands, refs = validate_corpus(chunk.cands, chunk.refs, ids=chunk.ids, allow_empty=settings.allow_empty,
+                                      line_breaks=settings.line_breaks)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
-    flat = [r for rs in refs for r in rs]
-    toks = iter(tokenize(flat, settings.tokenizer))
-    token_refsets = [[next(toks) for _ in rs] for rs in refs]
+    if keep_tokens:  # exactly as capeval.score tokenizes the chunk (same validated texts, same call)
+        tokens = tokenize_corpus(cands, refs, settings.tokenizer)
+        token_refsets = tokens[1]
+    else:
+        tokens = None
+        token_refsets = tokenize_corpus([], refs, settings.tokenizer)[1]
     keys, counts = chunk_df(token_refsets)
-    return keys, counts, len(chunk)
+    return keys, counts, len(chunk), tokens
 
 
 @dataclass
@@ -141,7 +149,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
             warnings.simplefilter("ignore")  # the stream warns once, with totals
             res = score(chunk.cands, chunk.refs, list(settings.metrics), tokenizer=settings.tokenizer,
                         ids=chunk.ids, allow_empty=settings.allow_empty, line_breaks=settings.line_breaks,
-                        options=options)
+                        options=options, _tokens=chunk.tokens)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
     finally:

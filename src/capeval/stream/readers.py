@@ -28,6 +28,8 @@ class Chunk:
     refs: list
     lines: list[int] | None    # source line of each row (JSONL/CSV), for error messages
     digest: str = ""
+    #: The validated texts tokenized (``tokenize_corpus``), when the df pass kept them.
+    tokens: tuple[list[str], list[list[str]]] | None = None
 
     def __len__(self) -> int:
         return len(self.cands)

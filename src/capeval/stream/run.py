@@ -4,7 +4,9 @@
    one chunk): every chunk is validated and its reference n-grams counted; the counts are summed
    into a hashed df table (:mod:`capeval.stream.dfstore`) saved in the run folder.
 2. score pass: every chunk is scored by :func:`capeval.score` with that df, on the engine; each
-   chunk result is saved in the run folder as it arrives (:mod:`capeval.stream.store`).
+   chunk result is saved in the run folder as it arrives (:mod:`capeval.stream.store`). With the
+   local engines the chunks come from the run folder as the df pass validated and tokenized
+   them (:class:`_Prepared`), so the input is read, parsed and tokenized once.
 3. assembly: chunk results are read back in input order into the output file (written under a
    temporary name and renamed), and the corpus scores come from their summed statistics: BLEU's
    integer counts, and the mean of the per-row ROUGE-L and CIDEr scores taken with numpy over the
@@ -139,6 +141,68 @@ def _source_id(source) -> str | None:
     return None
 
 
+class _Prepared:
+    """Chunks as the df pass validated and tokenized them, saved in the run folder (one file
+    each, ``prep-NNNNNNN.bin``), so the score pass reads neither the input nor the tokenizer
+    again. Keyed by the run's fingerprint and the input file's identity (a resumed run reuses
+    them with the df); a missing or damaged file sends the score pass back to the input."""
+
+    def __init__(self, store: RunStore, source_id: str | None):
+        import uuid
+
+        self.store = store
+        origin = source_id if source_id is not None else uuid.uuid4().hex  # an iterable: this run only
+        self.key = hashlib.sha256(f"{store.fingerprint}|prepared|{origin}".encode()).hexdigest()
+
+    def save(self, chunk: Chunk) -> None:
+        # A cache, checked on reading: no fsync.
+        self.store.save(chunk.index, self.key, chunk, kind="prep", durable=False)
+
+    def read(self, n_chunks: int, from_input: Callable[[], Iterable[Chunk]]):
+        for i in range(n_chunks):
+            c = self.store.load(i, self.key, kind="prep")
+            if c is None:
+                yield from itertools.islice(from_input(), i, None)
+                return
+            yield c
+
+
+def _df_pass(eng, store: RunStore, settings: Settings, read_chunks, sid, prepared: _Prepared | None,
+             progress, checkpoint_seconds: float):
+    """The df of the whole input, summed over the chunks (resuming a killed df pass from its
+    last checkpoint, same input file, if any); written to the run folder, memory-mapped."""
+    from collections import deque
+
+    from .dfstore import DfAccumulator
+
+    ck = store.load_df_checkpoint(sid)
+    acc, skip = ck if ck is not None else (DfAccumulator(), 0)
+    done, n_chunks, last_ck = acc.n_units, skip, time.monotonic()
+    in_flight: deque[Chunk] = deque()
+
+    def todo():
+        for c in read_chunks():
+            if c.index >= skip:
+                if prepared is not None:
+                    in_flight.append(c)
+                yield c, settings, prepared is not None
+
+    for keys, counts, n, tokens in eng.map(df_pass, todo()):
+        if prepared is not None:
+            c = in_flight.popleft()
+            c.tokens = tokens
+            prepared.save(c)
+        acc.add(keys, counts, n)
+        done += n
+        n_chunks += 1
+        if progress is not None:
+            progress("df", done)
+        if time.monotonic() - last_ck > checkpoint_seconds:
+            store.save_df_checkpoint(acc, n_chunks, sid)
+            last_ck = time.monotonic()
+    return acc.result(store.folder)
+
+
 def score_stream(
     rows,
     metrics: Iterable[str] = METRIC_SETS["ngram"],
@@ -246,6 +310,7 @@ def score_stream(
 
         handle: DfHandle | None = None
         df_id = "none"
+        score_chunks = read_chunks
         if df_file is not None:
             from ..metrics.cider import DocumentFrequency
 
@@ -259,31 +324,20 @@ def score_stream(
             df_id = dfo.source
         elif needs_df and not single:
             sid = _source_id(rows)
+            # Local engines keep the chunks the df pass validated and tokenized in the run
+            # folder, for the score pass (Ray workers may run where the folder is not).
+            prepared = _Prepared(store, sid) if eng.name == "local" else None
             dfo = store.load_df(sid)
             if dfo is None:
-                from .dfstore import DfAccumulator
-
-                # Resume a killed df pass from its last checkpoint (same input file), if any.
-                ck = store.load_df_checkpoint(sid)
-                acc, skip = ck if ck is not None else (DfAccumulator(), 0)
-                done, n_chunks, last_ck = acc.n_units, skip, time.monotonic()
-                todo = ((c, settings) for c in read_chunks() if c.index >= skip)
-                for keys, counts, n in eng.map(df_pass, todo):
-                    acc.add(keys, counts, n)
-                    done += n
-                    n_chunks += 1
-                    if progress is not None:
-                        progress("df", done)
-                    if time.monotonic() - last_ck > checkpoint_seconds:
-                        store.save_df_checkpoint(acc, n_chunks, sid)
-                        last_ck = time.monotonic()
-                dfo = acc.result(store.folder)  # written to the run folder, memory-mapped
-                del acc
+                dfo = _df_pass(eng, store, settings, read_chunks, sid, prepared, progress, checkpoint_seconds)
                 df_id = store.save_df(dfo, sid)
                 store.drop_df_checkpoint()
             else:
                 df_id = dfo.digest()
             handle = eng.ship_df(dfo, store.folder)
+            if prepared is not None:
+                n_chunks = -(-dfo.n_units // chunk_size)
+                score_chunks = lambda: prepared.read(n_chunks, read_chunks)  # noqa: E731
 
         ids = _IdTracker()
         keys: list[str] = []
@@ -291,7 +345,7 @@ def score_stream(
 
         def tasks():
             nonlocal n_rows
-            for c in read_chunks():
+            for c in score_chunks():
                 ids.add(c.ids)
                 n_rows += len(c)
                 key = store.chunk_key(c.digest, df_id)

@@ -7,7 +7,9 @@ the payload, and the payload (the chunk's key and result). A chunk file is writt
 temporary name, flushed to disk and renamed, so it either exists whole or not at all; on
 reading, a wrong checksum or a key that does not match the current rows, settings and df
 means "not done" and the chunk is scored again. A killed run therefore resumes from its
-complete chunks, and the output, assembled only at the end, is the same bytes.
+complete chunks, and the output, assembled only at the end, is the same bytes. The df pass's
+prepared chunks (``prep-NNNNNNN.bin``, same format) are a cache: written without fsync, since
+a damaged one is detected by its checksum and read from the input again.
 """
 from __future__ import annotations
 
@@ -25,12 +27,13 @@ _MANIFEST = "run.json"
 RUN_FORMAT = 2
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def _atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with tmp.open("wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
@@ -66,7 +69,8 @@ class RunStore:
 
     def _clear(self) -> None:
         for p in self.folder.iterdir():
-            if p.name.startswith(("chunk-", "df_", "df.json", "dfck", "input-", ".chunk-", ".input-", ".df")):
+            if p.name.startswith(("chunk-", "df_", "df.json", "dfck", "input-", "prep-", ".chunk-", ".input-",
+                                  ".prep-", ".df")):
                 p.unlink()
 
     def chunk_key(self, chunk_digest: str, df_id: str) -> str:
@@ -75,10 +79,10 @@ class RunStore:
     def _chunk_path(self, index: int, kind: str = "chunk") -> Path:
         return self.folder / f"{kind}-{index:07d}.bin"
 
-    def save(self, index: int, key: str, obj, kind: str = "chunk") -> None:
+    def save(self, index: int, key: str, obj, kind: str = "chunk", durable: bool = True) -> None:
         payload = pickle.dumps((key, obj), protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(payload).hexdigest().encode()
-        _atomic_write(self._chunk_path(index, kind), _MAGIC + digest + b"\n" + payload)
+        _atomic_write(self._chunk_path(index, kind), _MAGIC + digest + b"\n" + payload, durable)
 
     def load(self, index: int, key: str, kind: str = "chunk"):
         """The saved object, or None when absent, damaged or saved for other rows/settings."""

@@ -1,0 +1,79 @@
+"""The score pass reads the chunks the df pass validated and tokenized (``prep-*.bin`` in the run
+folder) instead of the input; a missing or damaged one sends it back to the input, with the
+same bytes either way."""
+from __future__ import annotations
+
+import pytest
+
+from capeval import score_stream
+from capeval.inputs import write_result
+
+from ._rows import make_rows, write_jsonl
+
+METRICS = ["bleu4", "rouge_l", "cider_d"]
+
+
+def _expected(tmp_path, rows) -> bytes:
+    from capeval import score
+
+    res = score([r["candidate"] for r in rows], [r["references"] for r in rows], METRICS,
+                ids=[r["id"] for r in rows])
+    out = tmp_path / "mem.jsonl"
+    write_result(res, out, [r["id"] for r in rows])
+    return out.read_bytes()
+
+
+def _run(tmp_path, rows, at_df_end, jobs: int = 1) -> bytes:
+    """A streamed run whose progress callback calls ``at_df_end(run_dir, src)`` once, after the
+    df pass's last chunk (every prepared chunk is then saved, no chunk scored)."""
+    src = tmp_path / "rows.jsonl"
+    write_jsonl(src, rows)
+    out = tmp_path / "out.jsonl"
+    run_dir = tmp_path / "out.jsonl.capeval-run"
+    called = []
+
+    def progress(stage, n):
+        if stage == "df" and n == len(rows):
+            assert sorted(p.name for p in run_dir.glob("prep-*.bin")) == [f"prep-{i:07d}.bin" for i in range(5)]
+            at_df_end(run_dir, src)
+            called.append(n)
+
+    score_stream(src, METRICS, output=out, chunk_size=len(rows) // 5, jobs=jobs, progress=progress)
+    assert called and not run_dir.exists()
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_score_pass_does_not_read_the_input_again(tmp_path, jobs):
+    rows = make_rows(500, seed=21)
+    want = _expected(tmp_path, rows)
+
+    def spoil_input(run_dir, src):
+        # Same size and mtime would be needed to fool a resumed run; this run just must not look.
+        src.write_text("not json\n" * 10)
+
+    assert _run(tmp_path, rows, spoil_input, jobs) == want
+
+
+def _truncate(p):
+    p.write_bytes(p.read_bytes()[:-7])
+
+
+def _other_key(p):
+    """A whole file with a valid checksum, saved under another key (another run's rows)."""
+    import hashlib
+    import pickle
+
+    from capeval.stream.store import _MAGIC
+
+    _, chunk = pickle.loads(p.read_bytes()[len(_MAGIC) + 65:])
+    chunk.cands[0] = "a different candidate"
+    payload = pickle.dumps(("0" * 64, chunk))
+    p.write_bytes(_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _other_key, lambda p: p.unlink()], ids=["truncated", "other key",
+                                                                                      "deleted"])
+def test_damaged_prepared_chunk_falls_back_to_the_input(tmp_path, damage):
+    rows = make_rows(500, seed=22)
+    assert _run(tmp_path, rows, lambda run_dir, src: damage(run_dir / "prep-0000002.bin")) == _expected(tmp_path, rows)
