@@ -256,6 +256,11 @@ def _index_numpy(offsets: np.ndarray, tokens_: np.ndarray, entry_ref: np.ndarray
 
 
 def _convert_jar(jar: Path, out: Path) -> None:
+    _write_jar(_read_jar(jar), out)
+
+
+def _read_jar(jar: Path) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The function words, non-breaking prefixes, synonym exceptions and synsets, as lines."""
     try:
         z = zipfile.ZipFile(jar)
     except (zipfile.BadZipFile, OSError) as e:
@@ -266,17 +271,35 @@ def _convert_jar(jar: Path, out: Path) -> None:
         nbp_lines = java_lines(_read_jar_text(z, "nonbreaking/english.prefixes"))
         exc_lines = java_lines(_read_jar_text(z, "synonym/english.exceptions"))
         syn_lines = java_lines(_read_jar_text(z, "synonym/english.synsets"))
+    return function_words, nbp_lines, exc_lines, syn_lines
+
+
+def _synset_ids(id_lines: list[str]) -> tuple[list[int], list[int]]:
+    """Every line's synset ids, concatenated, and how many each line has (``tokens`` then
+    ``int``, replaced lines included: an unparsable one fails as before)."""
+    text = "\n".join(id_lines)
+    if not (id_lines and _DIGITS_AND_SPACES.fullmatch(text) and "  " not in text and " \n" not in text
+            and "\n " not in text and not text.startswith(" ") and not text.endswith(" ")):
+        id_tokens = [tokens(line) for line in id_lines]
+        return list(map(int, chain.from_iterable(id_tokens))), [len(t) for t in id_tokens]
+    # coco's: digits and single spaces, so a line's ids are its spaces + 1 (none if empty)
+    raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    newlines = np.flatnonzero(raw == 10)
+    spaces = np.flatnonzero(raw == 32)
+    starts = np.concatenate([[0], newlines + 1])
+    stops = np.concatenate([newlines, [len(raw)]])
+    counts = np.searchsorted(spaces, stops) - np.searchsorted(spaces, starts) + (stops > starts)
+    return list(map(int, text.split())), counts.tolist()
+
+
+def _write_jar(lines: tuple[list[str], list[str], list[str], list[str]], out: Path) -> None:
+    function_words, nbp_lines, exc_lines, syn_lines = lines
     exceptions: dict[str, list[str]] = {}
     for base, forms in zip(exc_lines[0::2], exc_lines[1::2]):
         for form in tokens(forms):
             exceptions.setdefault(form, []).append(base)
+    ints, counts = _synset_ids(syn_lines[1::2])
     id_lines = syn_lines[1::2]
-    if _DIGITS_AND_SPACES.fullmatch("\n".join(id_lines)):  # coco's: str.split tokenizes alike
-        id_tokens = [line.split() for line in id_lines]
-    else:
-        id_tokens = [tokens(line) for line in id_lines]
-    ints = list(map(int, chain.from_iterable(id_tokens)))  # every line parsed, replaced ones too
-    counts = [len(t) for t in id_tokens]
     line_of = dict(zip(syn_lines[0::2], range(len(id_lines))))  # a repeated word replaces, as Hashtable.put
     words = list(line_of)
     if len(words) < len(id_lines):
@@ -296,39 +319,69 @@ def _convert_jar(jar: Path, out: Path) -> None:
 
 
 def convert(jar: Path, para: Path, target: Path, *, jar_sha256: str, paraphrase_sha256: str,
-            replace: bool = False) -> None:
+            replace: bool = False) -> str | None:
     """Write the cache for ``jar`` and ``para`` (whose SHA-256 are given) into ``target``,
     atomically: via a temp dir renamed into place, with a checksum manifest (:mod:`.manifest`)
-    written last. ``replace``: ``target`` exists and failed its checks; swap it out."""
+    written last. ``replace``: ``target`` exists and failed its checks; swap it out.
+
+    Returns the manifest's digest when ``target`` is now the directory written here (its
+    files hashed by this process a moment ago), None when a concurrent conversion's is there
+    instead (the caller must check that one)."""
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     try:
-        _convert_jar(jar, tmp)
-        _index_paraphrases(tmp, _convert_paraphrase(para, tmp))
+        # The word lists are converted in Python, holding the GIL, while the paraphrase table's
+        # inflation and compiled conversion release it: the two overlap on two cores.
+        jar_files = _Thread(_write_jar, _read_jar(jar), tmp)  # a bad jar fails before the long part
+        try:
+            _index_paraphrases(tmp, _convert_paraphrase(para, tmp))
+        finally:
+            jar_files.join()
         # content only, no install path: venvs with the same jar and table share one cache
         (tmp / "meta.json").write_text(json.dumps({
             "format": FORMAT,
             "jar_sha256": jar_sha256,
             "paraphrase_sha256": paraphrase_sha256,
         }, indent=1), encoding="utf-8")
-        manifest.write(tmp)
-        _install(tmp, target, replace)
+        digest = manifest.write(tmp)
+        return digest if _install(tmp, target, replace) else None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _install(tmp: Path, target: Path, replace: bool) -> None:
+class _Thread:
+    """``fn(*args)`` on a thread; :meth:`join` waits and raises what it raised."""
+
+    def __init__(self, fn, *args) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), name="capeval-meteor-jar", daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args) -> None:
+        try:
+            fn(*args)
+        except BaseException as e:  # raised again by join, in the caller's thread
+            self._error = e
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def _install(tmp: Path, target: Path, replace: bool) -> bool:
+    """Whether ``tmp`` became ``target`` (False: a concurrent conversion's is there)."""
     try:
         tmp.rename(target)
-        return
+        return True
     except OSError:
         if not target.exists():
             raise
     if not replace:
-        return  # a concurrent conversion won; the loader checks what it wrote
+        return False  # a concurrent conversion won; the loader checks what it wrote
     # Readers that mapped the damaged files keep their pages (unlinked inodes live on).
     bad = target.with_name(f"{target.name}.damaged-{os.getpid()}-{threading.get_ident()}")
     try:
@@ -337,8 +390,10 @@ def _install(tmp: Path, target: Path, replace: bool) -> None:
         pass  # another process is swapping it right now
     try:
         tmp.rename(target)
+        return True
     except OSError:
         if not target.exists():
             raise
+        return False
     finally:
         shutil.rmtree(bad, ignore_errors=True)

@@ -270,11 +270,12 @@ def _load_dir(d: Path, conversion: str) -> MeteorResources:
     )
 
 
-def _checked(d: Path) -> MeteorResources:
+def _checked(d: Path, digest: str | None = None) -> MeteorResources:
     """The resources in ``d`` once it matches its manifest; :class:`manifest.Damaged` if not
     (including a file that matches its checksum yet cannot be parsed: a manifest written
-    over damaged files)."""
-    conversion = manifest.verify(d, FILES)
+    over damaged files). ``digest``: ``d`` is what this process just converted and hashed,
+    with this manifest digest; its files are not hashed a second time."""
+    conversion = digest if digest is not None else manifest.verify(d, FILES)
     try:
         return _load_dir(d, conversion)
     except (OSError, ValueError, KeyError, TypeError, EOFError) as e:
@@ -333,8 +334,8 @@ def load(jar: str | os.PathLike | None = None) -> MeteorResources:
                 note(CONVERTING)
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                convert(jar_path, para, target, jar_sha256=source_sha256(jar_path),
-                        paraphrase_sha256=source_sha256(para), replace=damage is not None)
+                own = convert(jar_path, para, target, jar_sha256=source_sha256(jar_path),
+                              paraphrase_sha256=source_sha256(para), replace=damage is not None)
             except OSError as e:
                 if damage is None:
                     raise
@@ -343,7 +344,7 @@ def load(jar: str | os.PathLike | None = None) -> MeteorResources:
                     "it writable, then run again."
                 ) from e
             try:
-                got = _checked(target)
+                got = _checked(target, own)
             except manifest.Damaged as e:
                 raise ResourceDamaged(f"the METEOR cache just converted into {target} fails its "
                                       f"checks: {e}") from None
