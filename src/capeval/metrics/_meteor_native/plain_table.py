@@ -50,12 +50,13 @@ def _inflate(para: Path) -> Iterator[bytes]:
                 raise _Malformed from None
             if out:
                 yield out
-            if d.eof:
-                data = d.unused_data or f.read(_READ)
-                while data and not data.strip(b"\0"):  # zero padding after a member
+            if d.eof:  # another member may follow, after zero padding
+                data = d.unused_data.lstrip(b"\0")
+                while not data:
                     data = f.read(_READ)
-                if not data:
-                    return
+                    if not data:
+                        return
+                    data = data.lstrip(b"\0")
                 d = inflater.decompressobj(_GZIP)
                 continue
             data = f.read(_READ)
