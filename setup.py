@@ -14,6 +14,13 @@ setup(
             # No fused multiply-add: every product and sum is rounded as the reference's are.
             extra_compile_args=["-ffp-contract=off"],
         ),
+        # Native METEOR's per-pair aligner and phrase lookups (metrics/_meteor_native has the twins).
+        Extension(
+            "capeval._meteor_speedups",
+            ["src/capeval/_meteor_speedups.c"],
+            optional=True,
+            extra_compile_args=["-ffp-contract=off"],
+        ),
         # METEOR's one-time paraphrase-table conversion in one pass (convert.py has the twins).
         Extension(
             "capeval.metrics._meteor_native._paratable",

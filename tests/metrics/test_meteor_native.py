@@ -161,6 +161,126 @@ def test_search_visiting_matched_positions_equals_step_by_step(beam):
     assert compared > 2900
 
 
+def _compiled_or_skip():
+    from capeval.metrics._meteor_native import compiled
+
+    core = compiled._load()
+    if core is None:
+        pytest.skip("capeval._meteor_speedups is not built (or CAPEVAL_PURE_PYTHON is set)")
+    return core
+
+
+@pytest.mark.parametrize("beam", [40, 2, 1])
+def test_compiled_search_equals_step_by_step(beam):
+    # The compiled search against the jar's step-by-step one: best key, position, chunk end
+    # and chosen matches (the fallback when no path is left included).
+    from capeval.metrics._meteor_native.align import SEARCH_WEIGHTS, _resolve_stepwise
+
+    core = _compiled_or_skip()
+
+    def chosen(link):
+        out = []
+        while link is not None:
+            m, link = link
+            out.append(m)
+        return out
+
+    rng = random.Random(13)
+    for _ in range(3000):
+        n1, matches, fixed, used1, used2 = _random_search(rng)
+        want = _resolve_stepwise(matches, fixed, used1, used2, SEARCH_WEIGHTS, beam)
+        got = core.resolve(matches, fixed, n1, SEARCH_WEIGHTS, beam)
+        assert got == (want[0], want[1], want[2], chosen(want[5]))
+
+
+def test_compiled_align_stats_equal_python():
+    # align_stats from the candidate matches, compiled and in Python, on random searches
+    # (lines longer than 64 words included: several words of used-word bits).
+    from capeval.metrics._meteor_native import align
+
+    core = _compiled_or_skip()
+    rng = random.Random(17)
+    for trial in range(2000):
+        n1, matches, _, _, _ = _random_search(rng)
+        if trial % 10 == 0:  # long lines: pad both sides with unmatched words
+            n1 += 70
+            matches += [[] for _ in range(70)]
+        n2 = len(matches)
+        singles = [(tuple((m[2], m[4]) for m in ms if m[4] != align.PARAPHRASE),) for ms in matches]
+        para = [m for ms in matches for m in ms if m[4] == align.PARAPHRASE]
+        rng.shuffle(para)
+        f1 = tuple(rng.random() < 0.4 for _ in range(n1))
+        f2 = tuple(rng.random() < 0.4 for _ in range(n2))
+
+        class L:  # what align_stats reads of a line
+            def __init__(self, n, functions):
+                self.n, self.functions, self.n_functions = n, functions, sum(functions)
+
+        l1, l2 = L(n1, f1), L(n2, f2)
+        cands = [[(j, 1, i, 1, mod) for i, mod in rec[0]] for j, rec in enumerate(singles)]
+        cov1, cov2 = [0] * n1, [0] * n2
+        for m in para:
+            cands[m[0]].append(m)
+        for ms in cands:
+            for s, ln, st1, ml, _ in ms:
+                for k in range(st1, st1 + ml):
+                    cov1[k] += 1
+                for k in range(s, s + ln):
+                    cov2[k] += 1
+        want = align.align_stats(l1, l2, (cands, cov1, cov2))
+        got = core.align_stats(singles, para, f1, f2, align.SEARCH_WEIGHTS, align.BEAM_SIZE)
+        assert got == want
+
+
+def test_compiled_phrase_lookups_equal_python():
+    core = _compiled_or_skip()
+    rng = random.Random(19)
+    vocab = 5
+    for _ in range(500):
+        phrases = {tuple(rng.randrange(vocab) for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(0, 12))}
+        keys = {p: k for k, p in enumerate(sorted(phrases))}
+        bigrams = {a * vocab + b for p in keys for a, b in zip(p, p[1:])}
+        ids = [rng.randrange(-1, vocab) for _ in range(rng.randint(0, 14))]
+        longest = max((len(p) for p in keys), default=0)
+        assert core.reference_phrases(ids, keys, bigrams, vocab, longest) == \
+            reference_phrases(ids, keys, bigrams, vocab, longest)
+        wanted_prefixes, longest = prefixes(phrases)
+        assert core.positions(ids, phrases, wanted_prefixes, longest) == \
+            positions(ids, phrases, wanted_prefixes, longest)
+
+
+def test_compiled_and_python_paths_give_the_same_statistics(monkeypatch):
+    # The whole native pipeline with and without the compiled core, == per unit.
+    _resources_or_skip()
+    core = _compiled_or_skip()
+    from capeval.metrics._meteor_native import NativeMeteor, align, compiled
+
+    rng = random.Random(23)
+    words = ("a an the dog dogs man men woman runs running run sits sitting on grass field red ball two kids "
+             "child children is are playing plays with in at of big small street car cars black white "
+             "standing stand near next to young boy girl riding bike bicycle water jumping jumps").split()
+    hyps = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(400)]
+    refs = [[" ".join(rng.choice(words) for _ in range(rng.randint(1, 14))) for _ in range(rng.randint(1, 5))]
+            for _ in hyps]
+    hyps += ["a dog runs", "a dog runs on the grass", " ".join(words)]
+    refs += [["a dog runs"], ["a dog runs on the grass", "the dog is running"], [" ".join(reversed(words))]]
+    monkeypatch.setattr(compiled, "core", None)
+    python = NativeMeteor()
+    want = python.unit_stats(hyps, refs)
+    _, _, lines = python.lines(hyps, refs)
+    want_bounds = [align.pair_bound(lines[h], lines[r])[0] for h in list(lines)[:60] for r in lines]
+    monkeypatch.setattr(compiled, "core", core)
+    got = NativeMeteor().unit_stats(hyps, refs)
+    assert got.tolist() == want.tolist()
+    # the paraphrase matches the compiled core finds, and the bounds too (though only their
+    # order against a unit's best score matters)
+    pairs = [(lines[h], lines[r]) for h in list(lines)[:60] for r in lines]
+    assert [core.paraphrase_matches(align.para_spec(a, b), a.n, b.n) for a, b in pairs] == \
+        [align.paraphrase_matches(a, b) for a, b in pairs]
+    assert sum(map(len, (align.paraphrase_matches(a, b) for a, b in pairs))) > 100
+    assert [align.pair_bound(lines[h], lines[r])[0] for h in list(lines)[:60] for r in lines] == want_bounds
+
+
 def test_score_upper_bound_holds_and_skipping_keeps_the_best():
     # Every pair's score is at most its bound, and the units' statistics (pairs below their
     # unit's best not aligned) equal those of aligning every pair and taking the jar's

@@ -21,9 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .align import Line, align_stats, candidate_matches, pair_bound
+from . import compiled
+from . import phrases
+from .align import Line, pair_bound, pair_stats
 from .normalize import line_words
-from .phrases import positions, prefixes, reference_phrases
 from .resources import MeteorResources, load
 from .score import aggregate, score_one, scores
 from .words import WordTable
@@ -82,12 +83,12 @@ class NativeMeteor:
                     pairs.append((line(hw), line(rw)))
                 ids.append(k)
             unit_pairs.append(ids)
-        pair_stats = self._pair_stats(pairs, unit_pairs)
+        found = self._pair_stats(pairs, unit_pairs)
         # Pairs left unaligned cannot be their unit's best (below); their rows stay zero.
-        aligned = np.array([st is not None for st in pair_stats], dtype=bool)
+        aligned = np.array([st is not None for st in found], dtype=bool)
         stats = np.zeros((len(pairs), 23), dtype=np.float64)
         if aligned.any():
-            stats[aligned] = np.asarray([st for st in pair_stats if st is not None], dtype=np.float64)
+            stats[aligned] = np.asarray([st for st in found if st is not None], dtype=np.float64)
         pair_scores = scores(stats)
         best = np.empty(len(unit_pairs), dtype=np.int64)
         for u, ids in enumerate(unit_pairs):
@@ -118,15 +119,22 @@ class NativeMeteor:
         batch = res.paraphrase.restricted({info[w].para for w in vocab}, bigrams)
         # Reference phrases first (their paraphrases are only needed for those found), then
         # where the paraphrases of those occur.
+        core = compiled.core
+        reference_phrases = phrases.reference_phrases if core is None else core.reference_phrases
+        positions = phrases.positions if core is None else core.positions
         found = [reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
                  for x in para_ids]
         table = batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ})
         wanted = {p for ps in table.values() for p in ps if p}  # the empty paraphrase: Line.where
-        wanted_prefixes, wanted_max = prefixes(wanted)
+        wanted_prefixes, wanted_max = phrases.prefixes(wanted)
+        by_phrase = phrases.groups(table)
+        if core is None:
+            rows = {w: (*i.row, None) for w, i in info.items()}
+        else:
+            rows = {w: (*i.row, core.word(i.key, i.stem_key, i.synsets, i.function)) for w, i in info.items()}
         lines: dict[tuple[str, ...], Line] = {}
         for ws, x, occ in zip(distinct, para_ids, found):
-            lines[ws] = Line(ws, [info[w] for w in ws],
-                             [(start, length, par) for start, length, g in occ for par in table[g]],
+            lines[ws] = Line(ws, [rows[w] for w in ws], occ, by_phrase,
                              positions(x, wanted, wanted_prefixes, wanted_max))
         return hyp_w, ref_w, lines
 
@@ -144,7 +152,7 @@ class NativeMeteor:
         found: list = [None] * len(pairs)
         bounds: list[float] = [0.0] * len(pairs)
         for k, (l1, l2) in enumerate(pairs):
-            bounds[k], *found[k] = pair_bound(l1, l2)
+            bounds[k], found[k] = pair_bound(l1, l2)
         out: list[tuple | None] = [None] * len(pairs)
         score_of: dict[int, float] = {}
         for ids in unit_pairs:
@@ -155,7 +163,7 @@ class NativeMeteor:
                 got = score_of.get(k)
                 if got is None:
                     l1, l2 = pairs[k]
-                    st = out[k] = align_stats(l1, l2, candidate_matches(l1, l2, *found[k]))
+                    st = out[k] = pair_stats(l1, l2, found[k])
                     got = score_of[k] = score_one(st)
                 if got > best:
                     best = got

@@ -26,14 +26,18 @@ weighted-count increments are precomputed per match (adding ``k * 0.5`` to an in
 truncating adds ``int(k * 0.5)``); the search visits only positions with matches
 (:func:`_resolve`; :func:`_resolve_stepwise` is the position-by-position original). A pair's
 score bound (:func:`pair_bound`) lets the caller skip pairs that cannot be a unit's best.
+When the optional compiled core is built (:mod:`.compiled`), :func:`pair_bound` and
+:func:`pair_stats` run in C: the same matches in the same order, the bound by the same
+floating-point operations, and the jar's search position by position, as
+:func:`_resolve_stepwise` runs it; the Python functions here are its twins.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import itemgetter
 
-from .score import MODULE_WEIGHTS, upper_bound, word_deltas
-from .words import WordInfo
+from . import compiled
+from .score import MODULE_WEIGHTS, upper_bound
 
 EXACT, STEM, SYNONYM, PARAPHRASE = 0, 1, 2, 3
 N_MODULES = 4
@@ -49,37 +53,68 @@ class Line:
     """One word sequence with everything the matchers need about it."""
 
     __slots__ = ("n", "words", "keys", "functions", "n_functions", "deltas", "wlen", "stem_keys", "synsets",
-                 "relations", "all_relations", "phrases", "ngrams", "by_par", "_index", "_singles")
+                 "relations", "all_relations", "occurrences", "groups", "ngrams", "_index", "_singles", "_paraphrases", "_entries", "_packed")
 
-    def __init__(self, words: Sequence[str], infos: Sequence[WordInfo], phrases: list, ngrams: dict) -> None:
-        """``words`` and their facts; ``phrases``: ``(start, length, paraphrase)`` for each
-        paraphrase of each reference phrase in the line, in the order the jar's transducer
-        reports them; ``ngrams``: the start positions of every paraphrase the line contains
-        (at least those) (:mod:`.phrases`)."""
-        self.n = len(infos)
+    def __init__(self, words: Sequence[str], rows: Sequence[tuple], occurrences: list, groups: dict,
+                 ngrams: dict) -> None:
+        """``words`` and their facts (each word's :attr:`.words.WordInfo.row`, then its
+        ``core.word`` facts of the compiled core or None);
+        ``occurrences``: ``(start, length, phrase)`` of each reference phrase in the line, in
+        the order the jar's transducer reports them; ``groups``: reference phrase → its
+        :class:`Group` (shared by the lines of a batch); ``ngrams``: the start positions of
+        every paraphrase the line contains (at least those) (:mod:`.phrases`)."""
+        self.n = len(words)
         self.words = words
-        self.keys = [w.key for w in infos]
-        self.stem_keys = [w.stem_key for w in infos]
-        self.synsets = [w.synsets for w in infos]
-        self.functions = [w.function for w in infos]
+        if rows:
+            (self.keys, self.stem_keys, self.synsets, self.functions, self.relations, self.deltas,
+             self._packed) = zip(*rows)
+        else:
+            self.keys = self.stem_keys = self.synsets = self.functions = self.relations = self.deltas = ()
+            self._packed = ()
         self.n_functions = sum(self.functions)
-        self.deltas = word_deltas(self.functions)
         self.wlen = sum(self.deltas)
-        self.relations = [w.relations for w in infos]
         self.all_relations = None  # their union: built when first a hypothesis
-        self.phrases = phrases
+        self.occurrences = occurrences
+        self.groups = groups
         self.ngrams = ngrams
-        by_par: dict[tuple[int, ...], list[int]] = {}
-        for k, (_, _, par) in enumerate(phrases):
-            by_par.setdefault(par, []).append(k)
-        self.by_par = by_par  # paraphrase → indices into ``phrases``
         self._index = None  # positions by key, stem and synset: built when first a hypothesis
         self._singles: dict[str, tuple] = {}  # reference word → its one-word matches here
+        self._paraphrases = None
+        self._entries: dict[tuple[int, ...], list[tuple]] = {}
+
+    def packed(self, core) -> bytes:
+        """The word facts the compiled core reads (``core.line`` of each word's
+        ``core.word``), packed once."""
+        got = self._packed
+        if type(got) is not bytes:
+            got = self._packed = core.line(tuple(got) if None not in got else
+                                           tuple(core.word(*r) for r in zip(self.keys, self.stem_keys, self.synsets,
+                                                                            self.functions)))
+        return got
 
     def where(self, words: tuple[int, ...]) -> Sequence[int]:
         if not words:  # an empty paraphrase matches at every position, as in the jar
             return range(self.n)
         return self.ngrams.get(words, ())
+
+    def paraphrases(self) -> tuple[frozenset, bool]:
+        """Every non-empty paraphrase of the reference phrases in the line, and whether the
+        empty paraphrase is among theirs."""
+        got = self._paraphrases
+        if got is None:
+            groups = [self.groups[g] for _, _, g in self.occurrences]
+            got = self._paraphrases = (frozenset().union(*[x[1] for x in groups]), any(x[3] for x in groups))
+        return got
+
+    def entries(self, par: tuple[int, ...]) -> list[tuple]:
+        """``(occurrence, index, start, length, par)`` wherever ``par`` is a paraphrase of a
+        reference phrase in the line, in the jar's order (by occurrence, then table order)."""
+        got = self._entries.get(par)
+        if got is None:
+            groups = self.groups
+            got = self._entries[par] = [(o, k, at, length, par) for o, (at, length, g) in enumerate(self.occurrences)
+                                        for k in groups[g][2].get(par, ())]
+        return got
 
     def singles(self, word: str, key: int, stem_key: int, synsets: frozenset[int]) -> tuple:
         """The one-word matches of a reference word (``word`` and its facts) in this line as
@@ -134,24 +169,40 @@ def is_same(line1: Line, line2: Line) -> bool:
 def paraphrase_matches(line1: Line, line2: Line) -> list[Match]:
     """The paraphrase matches of a pair (not identical sequences), in the jar's order:
     paraphrases of reference phrases found in the hypothesis, then of hypothesis phrases
-    found in the reference."""
+    found in the reference; each reference phrase by occurrence, its paraphrases in table
+    order."""
     out: list[Match] = []
-    # Only paraphrases that occur in the other line can match; visit those phrase entries in
-    # the jar's order.
+    append = out.append
     for this, other, forward in ((line2, line1, True), (line1, line2, False)):
-        common = this.by_par.keys() & other.ngrams.keys()
-        if () in this.by_par:
-            common.add(())
-        if not common:
+        if not this.occurrences:
             continue
-        hits = [k for par in common for k in this.by_par[par]]
-        hits.sort()
-        for k in hits:
-            at, length, words = this.phrases[k]
+        # Only paraphrases that occur in the other line can match.
+        pars, has_empty = this.paraphrases()
+        common = pars.intersection(other.ngrams)
+        if has_empty:  # the empty paraphrase occurs everywhere
+            common = {*common, ()}
+        elif not common:
+            continue
+        if len(common) == 1:
+            (only,) = common
+            hits = this.entries(only)
+        else:
+            hits = [e for par in common for e in this.entries(par)]
+            hits.sort()
+        for _, _, at, length, words in hits:
             n = len(words)
-            for pos in other.where(words):
-                out.append((at, length, pos, n, PARAPHRASE) if forward else (pos, n, at, length, PARAPHRASE))
+            if forward:
+                for pos in other.where(words):
+                    append((at, length, pos, n, PARAPHRASE))
+            else:
+                for pos in other.where(words):
+                    append((pos, n, at, length, PARAPHRASE))
     return out
+
+
+def para_spec(line1: Line, line2: Line) -> tuple:
+    """What the compiled core reads to find a pair's :func:`paraphrase_matches`."""
+    return line2.occurrences, line1.ngrams, line1.occurrences, line2.ngrams, line1.groups
 
 
 def _singles_of(line1: Line, line2: Line, same: bool) -> list[tuple]:
@@ -198,14 +249,26 @@ def match_weights(line1: Line, line2: Line, singles: list[tuple], para: list[Mat
     return w1, w2
 
 
-def pair_bound(line1: Line, line2: Line) -> tuple[float, list[tuple], list[Match]]:
-    """:func:`.score.upper_bound` of a pair's score, with what it was computed from (the
-    pair's :func:`_singles_of` and :func:`paraphrase_matches`, for :func:`candidate_matches`)."""
+def pair_bound(line1: Line, line2: Line) -> tuple[float, object]:
+    """:func:`.score.upper_bound` of a pair's score, and what :func:`pair_stats` aligns the
+    pair from: compiled, the packed candidate matches; in Python, the pair's
+    :func:`_singles_of` and :func:`paraphrase_matches`."""
     same = is_same(line1, line2)
-    singles = _singles_of(line1, line2, same)
+    core = compiled.core
+    if core is not None and line1.n <= compiled.MAX_WORDS and line2.n <= compiled.MAX_WORDS:
+        return core.pair_bound(line1.packed(core), line2.packed(core), para_spec(line1, line2), same)
     para = [] if same else paraphrase_matches(line1, line2)
+    singles = _singles_of(line1, line2, same)
     w1, w2 = match_weights(line1, line2, singles, para)
-    return upper_bound(w1, line1.deltas, w2, line2.deltas, line1.wlen, line2.wlen), singles, para
+    return upper_bound(w1, line1.deltas, w2, line2.deltas, line1.wlen, line2.wlen), (singles, para)
+
+
+def pair_stats(line1: Line, line2: Line, found) -> tuple:
+    """:func:`align_stats` of a pair from what :func:`pair_bound` gave with its bound."""
+    if isinstance(found, bytes):
+        return compiled.core.align_packed(line1.packed(compiled.core), line2.packed(compiled.core), found,
+                                          SEARCH_WEIGHTS, BEAM_SIZE)
+    return align_stats(line1, line2, candidate_matches(line1, line2, *found))
 
 
 def candidate_matches(line1: Line, line2: Line, singles: list[tuple] | None = None,

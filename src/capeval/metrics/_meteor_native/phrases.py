@@ -38,6 +38,23 @@ def reference_phrases(ids: Sequence[int], keys: dict, bigrams: set[int], vocab_s
     return out
 
 
+def groups(table: dict[tuple[int, ...], list[tuple[int, ...]]]) -> dict[tuple[int, ...], tuple]:
+    """Per reference phrase of ``table`` (its paraphrases in table order), what the matcher
+    looks up: ``(paraphrases, the non-empty ones as a frozenset, {paraphrase: its indices
+    in the list, ascending}, whether the empty paraphrase is among them)``."""
+    out = {}
+    for ref, pars in table.items():
+        index: dict[tuple[int, ...], list[int]] = {}
+        for k, par in enumerate(pars):
+            got = index.get(par)
+            if got is None:
+                index[par] = [k]
+            else:
+                got.append(k)
+        out[ref] = (pars, frozenset(p for p in index if p), index, () in index)
+    return out
+
+
 def prefixes(phrases: Iterable[tuple[int, ...]]) -> tuple[set[tuple[int, ...]], int]:
     """Every non-empty prefix of ``phrases`` (the phrases included), and the longest length."""
     out: set[tuple[int, ...]] = set()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .java import lower, string_hash
 from .resources import MeteorResources
+from .score import word_deltas
 from .stemmer import stem
 
 # WordNet 3 morphology as the jar applies it: (suffix, replacement), tried in this order.
@@ -38,6 +39,9 @@ class WordInfo:
     #: key, stem key and synsets tagged apart (``4k``, ``4k + 1``, ``4k + 2``): two words can
     #: match as one-word matches only if their relations intersect.
     relations: frozenset[int]
+    #: ``(key, stem_key, synsets, function, relations, delta)``, delta the word's share of
+    #: the weighted length (:func:`.score.word_deltas`): what a line keeps per word.
+    row: tuple
 
 
 def _utf16_len(s: str) -> int:
@@ -78,13 +82,16 @@ class WordTable:
         if got is None:
             syn = self._synsets(word) | self._stem_synsets(word)
             key, stem_key = string_hash(word), string_hash(stem(word))
+            function = lower(word) in self.res.function_words
+            relations = frozenset([4 * key, 4 * stem_key + 1, *(4 * x + 2 for x in syn)])
             got = WordInfo(
                 key=key,
                 stem_key=stem_key,
                 synsets=syn,
                 para=self.res.paraphrase.vocab.get(word, -1),
-                function=lower(word) in self.res.function_words,
-                relations=frozenset([4 * key, 4 * stem_key + 1, *(4 * x + 2 for x in syn)]),
+                function=function,
+                relations=relations,
+                row=(key, stem_key, syn, function, relations, word_deltas([function])[0]),
             )
             self._info[word] = got
         return got

@@ -1,0 +1,1388 @@
+/* The optional compiled core of native METEOR (capeval._meteor_speedups).
+ *
+ * Each function has a Python twin in capeval/metrics/_meteor_native giving the same results
+ * (tests compare both with ==):
+ *   align_stats      align.align_stats of one pair from its one-word and paraphrase matches;
+ *                    the search is the jar's, position by position (align._resolve_stepwise)
+ *   resolve          that search alone, for the tests
+ *   reference_phrases, positions   phrases.reference_phrases and phrases.positions
+ *
+ * Search paths are ranked by one packed integer key exactly as align.py packs it:
+ * (-weighted * 2^20 + chunks) * 2^20 + distance. Inputs too long for that to fit in 64 bits
+ * are refused with OverflowError (callers then use the Python path).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#define CHUNK ((int64_t)1 << 20)
+#define MATCH ((int64_t)1 << 40)
+/* weighted counts stay below 2^22 and distances below 2^43: keys fit in int64 */
+#define MAX_WORDS 20000
+
+typedef struct {
+    int s, ln, st1, ml, mod;
+    PyObject *obj; /* borrowed: the match tuple */
+} Match;
+
+typedef struct {
+    int64_t key;
+    int idx, last_end, chosen; /* chosen: node index, -1 for none */
+    int seq;                   /* order of creation: the stable sort's tie-break */
+} Path;
+
+typedef struct {
+    int match, parent;
+} Node;
+
+typedef struct {
+    Path *p;
+    uint64_t *bits; /* words per path: W */
+    int n, cap;
+} PathSet;
+
+typedef struct {
+    int n1, n2, W;
+    Match *all;        /* every match, grouped by reference position */
+    int *row_start;    /* matches of position j: all[row_start[j] .. row_start[j + 1]) */
+    int *fixed;        /* per position: index into all, or -1 */
+    uint64_t *used;    /* W words: hypothesis bits 0..n1-1, reference bits n1.. */
+    double weights[4];
+    int beam;
+    Node *nodes;
+    int n_nodes, cap_nodes;
+    PathSet a, b;
+} Search;
+
+static int grow_paths(PathSet *ps, int need, int W) {
+    if (need <= ps->cap)
+        return 0;
+    int cap = ps->cap ? ps->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    Path *p = PyMem_Realloc(ps->p, sizeof(Path) * (size_t)cap);
+    if (!p)
+        return -1;
+    ps->p = p;
+    uint64_t *bits = PyMem_Realloc(ps->bits, sizeof(uint64_t) * (size_t)cap * (size_t)(W ? W : 1));
+    if (!bits)
+        return -1;
+    ps->bits = bits;
+    ps->cap = cap;
+    return 0;
+}
+
+static inline int test_range(const uint64_t *u, int start, int len) {
+    for (int k = start; k < start + len; k++)
+        if (u[k >> 6] >> (k & 63) & 1)
+            return 1;
+    return 0;
+}
+
+static inline void set_range(uint64_t *u, int start, int len) {
+    for (int k = start; k < start + len; k++)
+        u[k >> 6] |= (uint64_t)1 << (k & 63);
+}
+
+/* Append a path to ps copying the bit set `from`; returns its index or -1 (memory). */
+static int push(Search *S, PathSet *ps, int64_t key, int idx, int last_end, int chosen, const uint64_t *from) {
+    if (grow_paths(ps, ps->n + 1, S->W) < 0)
+        return -1;
+    int i = ps->n++;
+    Path *p = &ps->p[i];
+    p->key = key;
+    p->idx = idx;
+    p->last_end = last_end;
+    p->chosen = chosen;
+    p->seq = i;
+    memcpy(ps->bits + (size_t)i * S->W, from, sizeof(uint64_t) * (size_t)S->W);
+    return i;
+}
+
+static int new_node(Search *S, int match, int parent) {
+    if (S->n_nodes == S->cap_nodes) {
+        int cap = S->cap_nodes ? 2 * S->cap_nodes : 256;
+        Node *n = PyMem_Realloc(S->nodes, sizeof(Node) * (size_t)cap);
+        if (!n)
+            return -1;
+        S->nodes = n;
+        S->cap_nodes = cap;
+    }
+    S->nodes[S->n_nodes].match = match;
+    S->nodes[S->n_nodes].parent = parent;
+    return S->n_nodes++;
+}
+
+static const Path *sort_base;
+
+static int cmp_path(const void *x, const void *y) {
+    const Path *a = &sort_base[*(const int *)x], *b = &sort_base[*(const int *)y];
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->seq < b->seq ? -1 : (a->seq > b->seq);
+}
+
+/* The order of a stable sort by key of ps's paths (Python's list.sort). */
+static int *sorted_order(const PathSet *ps) {
+    int *order = PyMem_Malloc(sizeof(int) * (size_t)(ps->n ? ps->n : 1));
+    if (!order)
+        return NULL;
+    for (int i = 0; i < ps->n; i++)
+        order[i] = i;
+    if (ps->n > 1) {
+        sort_base = ps->p;
+        qsort(order, (size_t)ps->n, sizeof(int), cmp_path);
+    }
+    return order;
+}
+
+static inline int64_t weighted(const Search *S, const Match *m) {
+    double w = S->weights[m->mod];
+    return (int64_t)(m->ml * w) + (int64_t)(m->ln * w);
+}
+
+/* align._resolve_stepwise: fills *best (the best final path) and its bits; -1 on memory error. */
+static int run_search(Search *S, Path *best) {
+    int W = S->W, n1 = S->n1, n2 = S->n2;
+    PathSet *cur = &S->a, *next = &S->b;
+    cur->n = next->n = 0;
+    if (push(S, next, 0, 0, -1, -1, S->used) < 0)
+        return -1;
+    for (int current = 0; current <= n2; current++) {
+        /* paths = the next paths, stably sorted by key, cut to the beam */
+        int *order = sorted_order(next);
+        if (!order)
+            return -1;
+        int keep = next->n < S->beam ? next->n : S->beam;
+        cur->n = 0;
+        if (grow_paths(cur, keep, W) < 0) {
+            PyMem_Free(order);
+            return -1;
+        }
+        for (int i = 0; i < keep; i++) {
+            cur->p[i] = next->p[order[i]];
+            memcpy(cur->bits + (size_t)i * W, next->bits + (size_t)order[i] * W, sizeof(uint64_t) * (size_t)W);
+        }
+        cur->n = keep;
+        PyMem_Free(order);
+        next->n = 0;
+        int bit = n1 + current;
+        for (int pi = 0; pi < cur->n; pi++) {
+            Path p = cur->p[pi];
+            const uint64_t *u = cur->bits + (size_t)pi * W;
+            if (current == n2) {
+                if (p.last_end != -1)
+                    p.key += CHUNK;
+                if (push(S, next, p.key, p.idx, p.last_end, p.chosen, u) < 0)
+                    return -1;
+                continue;
+            }
+            if (u[bit >> 6] >> (bit & 63) & 1) {
+                if (current < p.idx) {
+                    if (push(S, next, p.key, p.idx, p.last_end, p.chosen, u) < 0)
+                        return -1;
+                } else if (S->fixed[p.idx] >= 0) { /* a fixed match starts here */
+                    const Match *m = &S->all[S->fixed[p.idx]];
+                    int64_t key = p.key - weighted(S, m) * MATCH;
+                    if (p.last_end != -1 && m->st1 != p.last_end)
+                        key += CHUNK;
+                    key += abs(m->s - m->st1);
+                    if (push(S, next, key, m->s + m->ln, m->st1 + m->ml, p.chosen, u) < 0)
+                        return -1;
+                }
+                continue;
+            }
+            int64_t key = p.key;
+            for (int k = S->row_start[current]; k < S->row_start[current + 1]; k++) {
+                const Match *m = &S->all[k];
+                /* the bit set may move when next grows: index it after pushing */
+                if (test_range(u, m->st1, m->ml) || test_range(u, n1 + m->s, m->ln))
+                    continue;
+                int node = new_node(S, k, p.chosen);
+                if (node < 0)
+                    return -1;
+                int64_t nk = key - weighted(S, m) * MATCH;
+                if (p.last_end != -1 && m->st1 != p.last_end)
+                    nk += CHUNK;
+                int at = push(S, next, nk, m->s + m->ln, m->st1 + m->ml, node, u);
+                if (at < 0)
+                    return -1;
+                uint64_t *nb = next->bits + (size_t)at * W;
+                set_range(nb, m->st1, m->ml);
+                set_range(nb, n1 + m->s, m->ln);
+                key += abs(m->s - m->st1); /* distance goes to the parent, as the jar does */
+            }
+            if (p.last_end != -1)
+                key += CHUNK;
+            if (push(S, next, key, p.idx + 1, -1, p.chosen, u) < 0)
+                return -1;
+        }
+        if (next->n == 0) { /* the jar warns and carries on with the best path */
+            if (push(S, next, cur->p[0].key, cur->p[0].idx, cur->p[0].last_end, cur->p[0].chosen, cur->bits) < 0)
+                return -1;
+        }
+    }
+    int *order = sorted_order(next);
+    if (!order)
+        return -1;
+    *best = next->p[order[0]];
+    PyMem_Free(order);
+    return 0;
+}
+
+static void search_free(Search *S) {
+    PyMem_Free(S->all);
+    PyMem_Free(S->row_start);
+    PyMem_Free(S->fixed);
+    PyMem_Free(S->used);
+    PyMem_Free(S->nodes);
+    PyMem_Free(S->a.p);
+    PyMem_Free(S->a.bits);
+    PyMem_Free(S->b.p);
+    PyMem_Free(S->b.bits);
+}
+
+static int read_int(PyObject *o, int *out) {
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < 0 || v > MAX_WORDS) {
+        PyErr_SetString(PyExc_OverflowError, "match field out of range");
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int read_match(PyObject *t, Match *m) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5) {
+        PyErr_SetString(PyExc_TypeError, "a match is a 5-tuple");
+        return -1;
+    }
+    if (read_int(PyTuple_GET_ITEM(t, 0), &m->s) < 0 || read_int(PyTuple_GET_ITEM(t, 1), &m->ln) < 0 ||
+        read_int(PyTuple_GET_ITEM(t, 2), &m->st1) < 0 || read_int(PyTuple_GET_ITEM(t, 3), &m->ml) < 0 ||
+        read_int(PyTuple_GET_ITEM(t, 4), &m->mod) < 0)
+        return -1;
+    if (m->mod > 3) {
+        PyErr_SetString(PyExc_ValueError, "unknown module");
+        return -1;
+    }
+    m->obj = t;
+    return 0;
+}
+
+static int check_match(const Search *S, const Match *m, int j) {
+    if (m->s != j || m->s + m->ln > S->n2 || m->st1 + m->ml > S->n1) {
+        PyErr_SetString(PyExc_ValueError, "a match outside its lines");
+        return -1;
+    }
+    return 0;
+}
+
+static int read_weights(Search *S, PyObject *weights) {
+    PyObject *seq = PySequence_Fast(weights, "weights must be a sequence");
+    if (!seq)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != 4) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "four module weights");
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        S->weights[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (S->weights[i] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static int alloc_lines(Search *S, int n1, int n2, int n_matches) {
+    if (n1 < 0 || n2 < 0 || n1 > MAX_WORDS || n2 > MAX_WORDS) {
+        PyErr_SetString(PyExc_OverflowError, "line too long for the compiled aligner");
+        return -1;
+    }
+    S->n1 = n1;
+    S->n2 = n2;
+    S->W = (n1 + n2 + 63) / 64;
+    if (S->W == 0)
+        S->W = 1;
+    S->all = PyMem_Malloc(sizeof(Match) * (size_t)(n_matches ? n_matches : 1));
+    S->row_start = PyMem_Calloc((size_t)n2 + 2, sizeof(int));
+    S->fixed = PyMem_Malloc(sizeof(int) * (size_t)(n2 ? n2 : 1));
+    S->used = PyMem_Calloc((size_t)S->W, sizeof(uint64_t));
+    if (!S->all || !S->row_start || !S->fixed || !S->used) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int j = 0; j < n2; j++)
+        S->fixed[j] = -1;
+    return 0;
+}
+
+/* resolve(matches, fixed, n1, weights, beam) -> (key, idx, last_end, [chosen matches, last first]):
+ * align._resolve_stepwise on the same inputs (used words: those of the fixed matches). */
+static PyObject *py_resolve(PyObject *self, PyObject *args) {
+    PyObject *matches, *fixed, *weights;
+    int n1, beam;
+    if (!PyArg_ParseTuple(args, "O!O!iOi", &PyList_Type, &matches, &PyList_Type, &fixed, &n1, &weights, &beam))
+        return NULL;
+    Search S;
+    memset(&S, 0, sizeof S);
+    Py_ssize_t n2 = PyList_GET_SIZE(matches);
+    PyObject *result = NULL;
+    if (PyList_GET_SIZE(fixed) != n2) {
+        PyErr_SetString(PyExc_ValueError, "one fixed entry per reference position");
+        return NULL;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t j = 0; j < n2; j++) {
+        PyObject *row = PyList_GET_ITEM(matches, j);
+        if (!PyList_Check(row)) {
+            PyErr_SetString(PyExc_TypeError, "matches: a list per reference position");
+            return NULL;
+        }
+        total += PyList_GET_SIZE(row);
+    }
+    if (n2 > MAX_WORDS || total > INT_MAX / 2) {
+        PyErr_SetString(PyExc_OverflowError, "too many matches");
+        return NULL;
+    }
+    if (read_weights(&S, weights) < 0 || alloc_lines(&S, n1, (int)n2, (int)total) < 0)
+        goto done;
+    S.beam = beam < 1 ? 1 : beam;
+    int at = 0;
+    for (int j = 0; j < (int)n2; j++) {
+        PyObject *row = PyList_GET_ITEM(matches, j);
+        PyObject *f = PyList_GET_ITEM(fixed, j);
+        S.row_start[j] = at;
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(row); k++) {
+            PyObject *t = PyList_GET_ITEM(row, k);
+            if (read_match(t, &S.all[at]) < 0 || check_match(&S, &S.all[at], j) < 0)
+                goto done;
+            if (t == f || (f != Py_None && S.fixed[j] < 0 && PyObject_RichCompareBool(t, f, Py_EQ) == 1))
+                S.fixed[j] = at;
+            at++;
+        }
+        if (f != Py_None) {
+            if (S.fixed[j] < 0) {
+                PyErr_SetString(PyExc_ValueError, "a fixed match must be among its position's matches");
+                goto done;
+            }
+            const Match *m = &S.all[S.fixed[j]];
+            set_range(S.used, m->st1, m->ml);
+            set_range(S.used, n1 + m->s, m->ln);
+        }
+    }
+    S.row_start[n2] = at;
+    Path best;
+    if (run_search(&S, &best) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *chosen = PyList_New(0);
+    if (!chosen)
+        goto done;
+    for (int node = best.chosen; node >= 0; node = S.nodes[node].parent) {
+        if (PyList_Append(chosen, S.all[S.nodes[node].match].obj) < 0) {
+            Py_DECREF(chosen);
+            goto done;
+        }
+    }
+    result = Py_BuildValue("(LiiN)", (long long)best.key, best.idx, best.last_end, chosen);
+done:
+    search_free(&S);
+    return result;
+}
+
+static int truthy_list(PyObject *seq, int n, char *out) {
+    PyObject *fast = PySequence_Fast(seq, "function flags must be a sequence");
+    if (!fast)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "one function flag per word");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        int t = PyObject_IsTrue(PySequence_Fast_GET_ITEM(fast, i));
+        if (t < 0) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        out[i] = (char)t;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* align.align_stats once S holds the candidate matches by reference position and cov1/2
+ * count the matches covering each word: the fixed matches, the search, the statistics. */
+static PyObject *finish(Search *S, const char *fw1, const char *fw2, const int *cov1, const int *cov2, int *final) {
+    int n1 = S->n1;
+    /* fixed matches: a position's only match, whose words no other match covers */
+    int open_choice = 0;
+    for (int j = 0; j < S->n2; j++) {
+        int lo = S->row_start[j], hi = S->row_start[j + 1];
+        if (hi == lo)
+            continue;
+        if (hi - lo == 1) {
+            const Match *m = &S->all[lo];
+            int ok = 1;
+            for (int x = m->s; x < m->s + m->ln && ok; x++)
+                ok = cov2[x] == 1;
+            for (int x = m->st1; x < m->st1 + m->ml && ok; x++)
+                ok = cov1[x] == 1;
+            if (ok) {
+                S->fixed[j] = lo;
+                set_range(S->used, m->st1, m->ml);
+                set_range(S->used, n1 + m->s, m->ln);
+                continue;
+            }
+        }
+        open_choice = 1;
+    }
+    for (int j = 0; j < S->n2; j++)
+        final[j] = S->fixed[j];
+    if (open_choice) {
+        Path best;
+        if (run_search(S, &best) < 0)
+            return PyErr_NoMemory();
+        for (int node = best.chosen; node >= 0; node = S->nodes[node].parent) {
+            int k = S->nodes[node].match;
+            final[S->all[k].s] = k;
+        }
+    }
+    long counts[16];
+    memset(counts, 0, sizeof counts);
+    for (int j = 0; j < S->n2; j++) {
+        if (final[j] < 0)
+            continue;
+        const Match *m = &S->all[final[j]];
+        int base = 4 * m->mod;
+        for (int x = m->st1; x < m->st1 + m->ml; x++)
+            counts[base + (fw1[x] ? 2 : 0)]++;
+        for (int x = m->s; x < m->s + m->ln; x++)
+            counts[base + (fw2[x] ? 3 : 1)]++;
+    }
+    /* align._count_chunks */
+    long chunks = 0;
+    int idx = 0, last_end = -1;
+    while (idx < S->n2) {
+        if (final[idx] < 0) {
+            if (last_end != -1) {
+                chunks++;
+                last_end = -1;
+            }
+            idx++;
+        } else {
+            const Match *m = &S->all[final[idx]];
+            if (last_end != -1 && m->st1 != last_end)
+                chunks++;
+            idx = m->s + m->ln;
+            last_end = m->st1 + m->ml;
+        }
+    }
+    if (last_end != -1)
+        chunks++;
+    long nf1 = 0, nf2 = 0, tm = 0, rm = 0;
+    for (int i = 0; i < n1; i++)
+        nf1 += fw1[i];
+    for (int j = 0; j < S->n2; j++)
+        nf2 += fw2[j];
+    for (int k = 0; k < 4; k++) {
+        tm += counts[4 * k];
+        rm += counts[4 * k + 1];
+    }
+    for (int k = 0; k < 4; k++) {
+        tm += counts[4 * k + 2];
+        rm += counts[4 * k + 3];
+    }
+    PyObject *result = PyTuple_New(23);
+    if (!result)
+        return NULL;
+    long vals[23] = {S->n1, S->n2, nf1, nf2};
+    for (int k = 0; k < 16; k++)
+        vals[4 + k] = counts[k];
+    vals[20] = chunks;
+    vals[21] = tm;
+    vals[22] = rm;
+    for (int k = 0; k < 23; k++) {
+        PyObject *v = PyLong_FromLong(vals[k]);
+        if (!v) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, k, v);
+    }
+    return result;
+}
+
+/* align_stats(singles, para, functions1, functions2, weights, beam) -> the 23 statistics.
+ * singles: per reference position a record whose item 0 is a tuple of (hypothesis
+ * position, module) one-word matches; para: paraphrase matches (5-tuples) in the jar's
+ * order; functions1/2: the function-word flags of the hypothesis and the reference. */
+static PyObject *py_align_stats(PyObject *self, PyObject *args) {
+    PyObject *singles, *para, *fun1, *fun2, *weights;
+    int beam;
+    if (!PyArg_ParseTuple(args, "O!O!OOOi", &PyList_Type, &singles, &PyList_Type, &para, &fun1, &fun2, &weights,
+                          &beam))
+        return NULL;
+    Search S;
+    memset(&S, 0, sizeof S);
+    PyObject *result = NULL;
+    char *fw1 = NULL, *fw2 = NULL;
+    int *cov1 = NULL, *cov2 = NULL, *final = NULL, *para_row = NULL;
+    Py_ssize_t n2 = PyList_GET_SIZE(singles), np = PyList_GET_SIZE(para);
+    Py_ssize_t n1s = PyObject_Length(fun1);
+    if (n1s < 0)
+        return NULL;
+    if (PyObject_Length(fun2) != n2) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "one reference record per reference word");
+        return NULL;
+    }
+    if (n2 > MAX_WORDS || n1s > MAX_WORDS || np > INT_MAX / 4) {
+        PyErr_SetString(PyExc_OverflowError, "line too long for the compiled aligner");
+        return NULL;
+    }
+    int n1 = (int)n1s;
+    Py_ssize_t total = np;
+    for (Py_ssize_t j = 0; j < n2; j++) {
+        PyObject *rec = PyList_GET_ITEM(singles, j);
+        if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) < 1 || !PyTuple_Check(PyTuple_GET_ITEM(rec, 0))) {
+            PyErr_SetString(PyExc_TypeError, "a reference record is a tuple whose item 0 is a tuple of matches");
+            return NULL;
+        }
+        total += PyTuple_GET_SIZE(PyTuple_GET_ITEM(rec, 0));
+        if (total > INT_MAX / 4) {
+            PyErr_SetString(PyExc_OverflowError, "too many matches");
+            return NULL;
+        }
+    }
+    if (read_weights(&S, weights) < 0 || alloc_lines(&S, n1, (int)n2, (int)total) < 0)
+        goto done;
+    S.beam = beam < 1 ? 1 : beam;
+    fw1 = PyMem_Malloc((size_t)n1 + 1);
+    fw2 = PyMem_Malloc((size_t)n2 + 1);
+    cov1 = PyMem_Calloc((size_t)n1 + 1, sizeof(int));
+    cov2 = PyMem_Calloc((size_t)n2 + 1, sizeof(int));
+    final = PyMem_Malloc(sizeof(int) * ((size_t)n2 + 1));
+    para_row = PyMem_Calloc((size_t)n2 + 2, sizeof(int));
+    if (!fw1 || !fw2 || !cov1 || !cov2 || !final || !para_row) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (truthy_list(fun1, n1, fw1) < 0 || truthy_list(fun2, (int)n2, fw2) < 0)
+        goto done;
+    /* paraphrase matches: read once, counted per reference position */
+    Match *pm = S.all + (total - np);
+    for (Py_ssize_t k = 0; k < np; k++) {
+        Match *m = &pm[k];
+        if (read_match(PyList_GET_ITEM(para, k), m) < 0)
+            goto done;
+        if (m->s >= n2 || m->s + m->ln > n2 || m->st1 + m->ml > n1) {
+            PyErr_SetString(PyExc_ValueError, "a match outside its lines");
+            goto done;
+        }
+        para_row[m->s]++;
+    }
+    /* candidate_matches: per reference position its one-word matches, then its paraphrases
+     * in the order given; the paraphrases are moved to their rows (a stable placement) */
+    Match *tmp = NULL;
+    if (np) {
+        tmp = PyMem_Malloc(sizeof(Match) * (size_t)np);
+        if (!tmp) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memcpy(tmp, pm, sizeof(Match) * (size_t)np);
+    }
+    int at = 0;
+    int *para_fill = para_row; /* reused as the write cursor of each row */
+    int *para_at = PyMem_Malloc(sizeof(int) * ((size_t)n2 + 1));
+    if (!para_at) {
+        PyMem_Free(tmp);
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int j = 0; j < (int)n2; j++) {
+        PyObject *got = PyTuple_GET_ITEM(PyList_GET_ITEM(singles, j), 0);
+        Py_ssize_t g = PyTuple_GET_SIZE(got);
+        S.row_start[j] = at;
+        for (Py_ssize_t k = 0; k < g; k++) {
+            PyObject *t = PyTuple_GET_ITEM(got, k);
+            int i, mod;
+            if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2 || read_int(PyTuple_GET_ITEM(t, 0), &i) < 0 ||
+                read_int(PyTuple_GET_ITEM(t, 1), &mod) < 0 || i >= n1 || mod > 3) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "a one-word match is (hypothesis position, module)");
+                PyMem_Free(tmp);
+                PyMem_Free(para_at);
+                goto done;
+            }
+            Match *m = &S.all[at++];
+            m->s = j;
+            m->ln = 1;
+            m->st1 = i;
+            m->ml = 1;
+            m->mod = mod;
+            m->obj = NULL;
+            cov1[i]++;
+        }
+        cov2[j] = (int)g;
+        para_at[j] = at;
+        at += para_fill[j];
+    }
+    S.row_start[n2] = at;
+    for (Py_ssize_t k = 0; k < np; k++) {
+        Match m = tmp[k];
+        S.all[para_at[m.s]++] = m;
+        for (int x = m.st1; x < m.st1 + m.ml; x++)
+            cov1[x]++;
+        for (int x = m.s; x < m.s + m.ln; x++)
+            cov2[x]++;
+    }
+    PyMem_Free(tmp);
+    PyMem_Free(para_at);
+    result = finish(&S, fw1, fw2, cov1, cov2, final);
+done:
+    PyMem_Free(fw1);
+    PyMem_Free(fw2);
+    PyMem_Free(cov1);
+    PyMem_Free(cov2);
+    PyMem_Free(final);
+    PyMem_Free(para_row);
+    search_free(&S);
+    return result;
+}
+
+/* ---- a line's word facts, packed: int32 [n, n_syn, keys[n], stem_keys[n], functions[n],
+ * syn_offsets[n + 1], synset ids (ascending per word)] ---------------------------------- */
+typedef struct {
+    int n;
+    const int32_t *keys, *stems, *fun, *off, *syn;
+} LineView;
+
+static int view_line(PyObject *b, LineView *L) {
+    if (!PyBytes_Check(b) || PyBytes_GET_SIZE(b) < 8) {
+        PyErr_SetString(PyExc_TypeError, "a packed line is bytes from line()");
+        return -1;
+    }
+    const int32_t *x = (const int32_t *)PyBytes_AS_STRING(b);
+    Py_ssize_t words = PyBytes_GET_SIZE(b) / 4;
+    int n = x[0], ns = x[1];
+    if (n < 0 || ns < 0 || n > MAX_WORDS || words != 2 + 4 * (Py_ssize_t)n + 1 + ns) {
+        PyErr_SetString(PyExc_ValueError, "a damaged packed line");
+        return -1;
+    }
+    L->n = n;
+    L->keys = x + 2;
+    L->stems = L->keys + n;
+    L->fun = L->stems + n;
+    L->off = L->fun + n;
+    L->syn = L->off + n + 1;
+    return 0;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int read_i32(PyObject *o, int32_t *out) {
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < INT32_MIN || v > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a word key or synset id outside 32 bits");
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* word(key, stem_key, synsets, function) -> bytes: one word's facts, int32
+ * [key, stem_key, function, n_synsets, synset ids ascending] */
+static PyObject *py_word(PyObject *self, PyObject *args) {
+    PyObject *key, *stem, *syns, *fun;
+    if (!PyArg_ParseTuple(args, "OOOO", &key, &stem, &syns, &fun))
+        return NULL;
+    Py_ssize_t ns = PyObject_Length(syns);
+    if (ns < 0)
+        return NULL;
+    if (ns > INT32_MAX / 8) {
+        PyErr_SetString(PyExc_OverflowError, "too many synsets");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (4 + ns) * 4);
+    if (!out)
+        return NULL;
+    int32_t *x = (int32_t *)PyBytes_AS_STRING(out);
+    int t = PyObject_IsTrue(fun);
+    if (t < 0 || read_i32(key, &x[0]) < 0 || read_i32(stem, &x[1]) < 0)
+        goto fail;
+    x[2] = t;
+    x[3] = (int32_t)ns;
+    PyObject *it = PyObject_GetIter(syns);
+    if (!it)
+        goto fail;
+    Py_ssize_t at = 0;
+    PyObject *item;
+    while ((item = PyIter_Next(it))) {
+        int bad = at >= ns || read_i32(item, &x[4 + at]) < 0;
+        Py_DECREF(item);
+        if (bad) {
+            Py_DECREF(it);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "a synset set changed size");
+            goto fail;
+        }
+        at++;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        goto fail;
+    if (at != ns) {
+        PyErr_SetString(PyExc_RuntimeError, "a synset set changed size");
+        goto fail;
+    }
+    qsort(x + 4, (size_t)ns, sizeof(int32_t), cmp_i32);
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* line(words) -> bytes: a line's facts for pair_bound, from word()'s bytes of each word */
+static PyObject *py_line(PyObject *self, PyObject *arg) {
+    if (!PyTuple_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "line() takes a tuple of word() bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(arg), ns = 0;
+    if (n > MAX_WORDS) {
+        PyErr_SetString(PyExc_OverflowError, "line too long for the compiled aligner");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyTuple_GET_ITEM(arg, i);
+        if (!PyBytes_Check(w) || PyBytes_GET_SIZE(w) < 16 ||
+            PyBytes_GET_SIZE(w) != 4 * (4 + (Py_ssize_t)((const int32_t *)PyBytes_AS_STRING(w))[3])) {
+            PyErr_SetString(PyExc_ValueError, "a damaged packed word");
+            return NULL;
+        }
+        ns += ((const int32_t *)PyBytes_AS_STRING(w))[3];
+    }
+    if (ns > INT32_MAX / 8) {
+        PyErr_SetString(PyExc_OverflowError, "too many synsets");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (2 + 4 * n + 1 + ns) * 4);
+    if (!out)
+        return NULL;
+    int32_t *x = (int32_t *)PyBytes_AS_STRING(out);
+    x[0] = (int32_t)n;
+    x[1] = (int32_t)ns;
+    int32_t *k = x + 2, *st = k + n, *fu = st + n, *off = fu + n, *sy = off + n + 1;
+    off[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int32_t *w = (const int32_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(arg, i));
+        k[i] = w[0];
+        st[i] = w[1];
+        fu[i] = w[2];
+        memcpy(sy + off[i], w + 4, sizeof(int32_t) * (size_t)w[3]);
+        off[i + 1] = off[i] + w[3];
+    }
+    return out;
+}
+
+static int intersects(const int32_t *a, int na, const int32_t *b, int nb) {
+    int i = 0, j = 0;
+    while (i < na && j < nb) {
+        if (a[i] == b[j])
+            return 1;
+        if (a[i] < b[j])
+            i++;
+        else
+            j++;
+    }
+    return 0;
+}
+
+/* ---- paraphrase matches (align.paraphrase_matches) ------------------------------------ */
+typedef struct {
+    Match *m;
+    Py_ssize_t n, cap;
+} MatchVec;
+
+static int mv_push(MatchVec *v, int s, int ln, int st1, int ml) {
+    if (v->n == v->cap) {
+        Py_ssize_t cap = v->cap ? 2 * v->cap : 64;
+        if (cap > INT_MAX / 16) {
+            PyErr_SetString(PyExc_OverflowError, "too many matches");
+            return -1;
+        }
+        Match *m = PyMem_Realloc(v->m, sizeof(Match) * (size_t)cap);
+        if (!m) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        v->m = m;
+        v->cap = cap;
+    }
+    Match *m = &v->m[v->n++];
+    m->s = s, m->ln = ln, m->st1 = st1, m->ml = ml, m->mod = 3;
+    m->obj = NULL;
+    return 0;
+}
+
+static int small_int(PyObject *o, int limit, int *out) {
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < 0 || v > limit) {
+        PyErr_SetString(PyExc_ValueError, "a phrase position outside its line");
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* The paraphrases of the reference phrases of one line (`occurrences`: (start, length,
+ * phrase); `groups`: phrase -> (its paraphrases, ...)) found in the other line (`ngrams`:
+ * paraphrase -> its positions there; the empty paraphrase is everywhere, `other_n` words),
+ * by occurrence, then table order. forward: this line is the reference. */
+static int collect_para(PyObject *occurrences, PyObject *groups, PyObject *ngrams, int this_n, int other_n,
+                        int forward, MatchVec *out) {
+    if (!PyList_Check(occurrences) || !PyDict_Check(groups) || !PyDict_Check(ngrams)) {
+        PyErr_SetString(PyExc_TypeError, "occurrences: a list; groups, ngrams: dicts");
+        return -1;
+    }
+    for (Py_ssize_t o = 0; o < PyList_GET_SIZE(occurrences); o++) {
+        PyObject *occ = PyList_GET_ITEM(occurrences, o);
+        int at, length;
+        if (!PyTuple_Check(occ) || PyTuple_GET_SIZE(occ) != 3) {
+            PyErr_SetString(PyExc_TypeError, "an occurrence is (start, length, phrase)");
+            return -1;
+        }
+        if (small_int(PyTuple_GET_ITEM(occ, 0), this_n, &at) < 0 ||
+            small_int(PyTuple_GET_ITEM(occ, 1), this_n - at, &length) < 0)
+            return -1;
+        PyObject *grp = PyDict_GetItemWithError(groups, PyTuple_GET_ITEM(occ, 2));
+        if (!grp) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_KeyError, "an occurrence's phrase is not in groups");
+            return -1;
+        }
+        PyObject *pars;
+        if (!PyTuple_Check(grp) || PyTuple_GET_SIZE(grp) < 1 || !PyList_Check(pars = PyTuple_GET_ITEM(grp, 0))) {
+            PyErr_SetString(PyExc_TypeError, "a group is a tuple whose item 0 lists the paraphrases");
+            return -1;
+        }
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pars); k++) {
+            PyObject *par = PyList_GET_ITEM(pars, k);
+            if (!PyTuple_Check(par)) {
+                PyErr_SetString(PyExc_TypeError, "a paraphrase is a tuple");
+                return -1;
+            }
+            int n = (int)PyTuple_GET_SIZE(par);
+            if (n == 0) {
+                for (int pos = 0; pos < other_n; pos++)
+                    if ((forward ? mv_push(out, at, length, pos, 0) : mv_push(out, pos, 0, at, length)) < 0)
+                        return -1;
+                continue;
+            }
+            PyObject *where = PyDict_GetItemWithError(ngrams, par);
+            if (!where) {
+                if (PyErr_Occurred())
+                    return -1;
+                continue;
+            }
+            if (!PyList_Check(where)) {
+                PyErr_SetString(PyExc_TypeError, "ngrams: paraphrase -> list of positions");
+                return -1;
+            }
+            for (Py_ssize_t q = 0; q < PyList_GET_SIZE(where); q++) {
+                int pos;
+                if (small_int(PyList_GET_ITEM(where, q), other_n - n, &pos) < 0)
+                    return -1;
+                if ((forward ? mv_push(out, at, length, pos, n) : mv_push(out, pos, n, at, length)) < 0)
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Both directions: paraphrases of reference phrases found in the hypothesis, then of
+ * hypothesis phrases found in the reference. */
+static int pair_para(PyObject *spec, int n1, int n2, MatchVec *out) {
+    PyObject *occ2, *ngrams1, *occ1, *ngrams2, *groups;
+    if (!PyTuple_Check(spec) || !PyArg_ParseTuple(spec, "OOOOO", &occ2, &ngrams1, &occ1, &ngrams2, &groups))
+        return -1;
+    if (collect_para(occ2, groups, ngrams1, n2, n1, 1, out) < 0)
+        return -1;
+    return collect_para(occ1, groups, ngrams2, n1, n2, 0, out);
+}
+
+/* paraphrase_matches((occurrences2, ngrams1, occurrences1, ngrams2, groups), n1, n2) -> list
+ * of (start, length, match_start, match_length, 3): align.paraphrase_matches */
+static PyObject *py_paraphrase_matches(PyObject *self, PyObject *args) {
+    PyObject *spec;
+    int n1, n2;
+    if (!PyArg_ParseTuple(args, "O!ii", &PyTuple_Type, &spec, &n1, &n2))
+        return NULL;
+    if (n1 < 0 || n2 < 0 || n1 > MAX_WORDS || n2 > MAX_WORDS) {
+        PyErr_SetString(PyExc_OverflowError, "line too long for the compiled aligner");
+        return NULL;
+    }
+    MatchVec v = {NULL, 0, 0};
+    PyObject *out = NULL;
+    if (pair_para(spec, n1, n2, &v) < 0)
+        goto done;
+    out = PyList_New(v.n);
+    if (!out)
+        goto done;
+    for (Py_ssize_t k = 0; k < v.n; k++) {
+        const Match *m = &v.m[k];
+        PyObject *t = Py_BuildValue("(iiiii)", m->s, m->ln, m->st1, m->ml, m->mod);
+        if (!t) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, t);
+    }
+done:
+    PyMem_Free(v.m);
+    return out;
+}
+
+/* pair_bound(line1, line2, para, same) -> (bound, candidates). para: the paraphrase matches
+ * (a list), or where to find them: (occurrences2, ngrams1, occurrences1, ngrams2, groups) as
+ * paraphrase_matches takes them (ignored for identical lines). Gives
+ * align.pair_bound's bound (score.upper_bound, the same operations in the same order) and
+ * the candidate matches, packed for align_packed: int32 [count, (s, ln, st1, ml, module) ...]
+ * by reference position, each position's one-word matches (exact, stem, synonym, each by
+ * hypothesis position; exact only for identical lines) before its paraphrases. */
+static PyObject *py_pair_bound(PyObject *self, PyObject *args) {
+    PyObject *b1, *b2, *para;
+    int same;
+    if (!PyArg_ParseTuple(args, "OOOp", &b1, &b2, &para, &same))
+        return NULL;
+    LineView A, B;
+    if (view_line(b1, &A) < 0 || view_line(b2, &B) < 0)
+        return NULL;
+    int n1 = A.n, n2 = B.n;
+    MatchVec v = {NULL, 0, 0};
+    int *per_row = PyMem_Calloc((size_t)n2 + 1, sizeof(int));
+    double *w1 = PyMem_Calloc((size_t)n1 + 1, sizeof(double));
+    double *w2 = PyMem_Calloc((size_t)n2 + 1, sizeof(double));
+    int32_t *cands = NULL;
+    PyObject *result = NULL;
+    if (!per_row || !w1 || !w2) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (PyList_Check(para)) { /* the matches themselves */
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(para); k++) {
+            if (mv_push(&v, 0, 0, 0, 0) < 0 || read_match(PyList_GET_ITEM(para, k), &v.m[v.n - 1]) < 0)
+                goto done;
+        }
+    } else if (!same && pair_para(para, n1, n2, &v) < 0) { /* where to find them */
+        goto done;
+    }
+    Match *pm = v.m;
+    Py_ssize_t np = v.n;
+    for (Py_ssize_t k = 0; k < np; k++) {
+        Match *m = &pm[k];
+        if (m->s >= n2 || m->s + m->ln > n2 || m->st1 + m->ml > n1) {
+            PyErr_SetString(PyExc_ValueError, "a match outside its lines");
+            goto done;
+        }
+        per_row[m->s]++;
+    }
+    /* at most 3 one-word matches per word pair, then the paraphrases */
+    size_t cap = 1 + 5 * ((size_t)3 * n1 * n2 + (size_t)np);
+    cands = PyMem_Malloc(sizeof(int32_t) * cap);
+    if (!cands) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int count = 0;
+    int32_t *w = cands + 1;
+    int any_syn1 = A.off[n1] > 0;
+    static const double module_weight[4] = {1.0, 0.6, 0.8, 0.6};
+    /* paraphrases grouped by row, in their given order */
+    int *order = PyMem_Malloc(sizeof(int) * (size_t)(np ? np : 1));
+    int *row_at = PyMem_Calloc((size_t)n2 + 1, sizeof(int));
+    if (!order || !row_at) {
+        PyMem_Free(order);
+        PyMem_Free(row_at);
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int j = 1; j <= n2; j++)
+        row_at[j] = row_at[j - 1] + per_row[j - 1];
+    for (Py_ssize_t k = 0; k < np; k++)
+        order[row_at[pm[k].s]++] = (int)k;
+    int next_para = 0;
+    for (int j = 0; j < n2; j++) {
+        int32_t key = B.keys[j], stem = B.stems[j];
+        double best = 0.0;
+        for (int i = 0; i < n1; i++)
+            if (A.keys[i] == key) {
+                *w++ = j, *w++ = 1, *w++ = i, *w++ = 1, *w++ = 0;
+                count++;
+                best = 1.0;
+                if (w1[i] < 1.0)
+                    w1[i] = 1.0;
+            }
+        if (!same) {
+            for (int i = 0; i < n1; i++)
+                if (A.stems[i] == stem && A.keys[i] != key) {
+                    *w++ = j, *w++ = 1, *w++ = i, *w++ = 1, *w++ = 1;
+                    count++;
+                    if (best < module_weight[1])
+                        best = module_weight[1];
+                    if (w1[i] < module_weight[1])
+                        w1[i] = module_weight[1];
+                }
+            int ns2 = B.off[j + 1] - B.off[j];
+            if (ns2 && any_syn1) {
+                for (int i = 0; i < n1; i++)
+                    if (A.keys[i] != key &&
+                        intersects(A.syn + A.off[i], A.off[i + 1] - A.off[i], B.syn + B.off[j], ns2)) {
+                        *w++ = j, *w++ = 1, *w++ = i, *w++ = 1, *w++ = 2;
+                        count++;
+                        if (best < module_weight[2])
+                            best = module_weight[2];
+                        if (w1[i] < module_weight[2])
+                            w1[i] = module_weight[2];
+                    }
+            }
+        }
+        w2[j] = best;
+        for (int r = 0; r < per_row[j]; r++) {
+            const Match *m = &pm[order[next_para++]];
+            *w++ = m->s, *w++ = m->ln, *w++ = m->st1, *w++ = m->ml, *w++ = m->mod;
+            count++;
+        }
+    }
+    PyMem_Free(order);
+    PyMem_Free(row_at);
+    cands[0] = count;
+    /* align.match_weights: paraphrases in their given order */
+    for (Py_ssize_t k = 0; k < np; k++) {
+        const Match *m = &pm[k];
+        double pw = module_weight[3];
+        for (int x = m->s; x < m->s + m->ln; x++)
+            if (w2[x] < pw)
+                w2[x] = pw;
+        for (int x = m->st1; x < m->st1 + m->ml; x++)
+            if (w1[x] < pw)
+                w1[x] = pw;
+    }
+    /* score.upper_bound */
+    const double ALPHA = 0.85, BETA = 0.2, GAMMA = 0.6, DELTA = 0.75;
+    double t_wm = 0.0, r_wm = 0.0, wlen1 = 0.0, wlen2 = 0.0, bound = 0.0;
+    int tw = 0, rw = 0;
+    for (int i = 0; i < n1; i++) {
+        double d = A.fun[i] ? (1.0 - DELTA) : DELTA;
+        t_wm += w1[i] * d;
+        wlen1 += d;
+        tw += w1[i] != 0.0;
+    }
+    for (int j = 0; j < n2; j++) {
+        double d = B.fun[j] ? (1.0 - DELTA) : DELTA;
+        r_wm += w2[j] * d;
+        wlen2 += d;
+        rw += w2[j] != 0.0;
+    }
+    if (t_wm != 0.0 && r_wm != 0.0) {
+        double f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / wlen1)) + (ALPHA / (r_wm / wlen2)));
+        double penalty = (tw == n1 && rw == n2) ? 0.0 : GAMMA * pow(2.0 / (tw + rw), BETA);
+        bound = f_mean * (1.0 - penalty);
+        if (bound < 0.0)
+            bound = 0.0;
+    }
+    PyObject *packed = PyBytes_FromStringAndSize((const char *)cands, (Py_ssize_t)(1 + 5 * (size_t)count) * 4);
+    if (!packed)
+        goto done;
+    result = Py_BuildValue("(dN)", bound, packed);
+done:
+    PyMem_Free(v.m);
+    PyMem_Free(per_row);
+    PyMem_Free(w1);
+    PyMem_Free(w2);
+    PyMem_Free(cands);
+    return result;
+}
+
+/* align_packed(line1, line2, candidates, weights, beam) -> the 23 statistics of a pair from
+ * pair_bound's candidates (align.align_stats). */
+static PyObject *py_align_packed(PyObject *self, PyObject *args) {
+    PyObject *b1, *b2, *cb, *weights;
+    int beam;
+    if (!PyArg_ParseTuple(args, "OOO!Oi", &b1, &b2, &PyBytes_Type, &cb, &weights, &beam))
+        return NULL;
+    LineView A, B;
+    if (view_line(b1, &A) < 0 || view_line(b2, &B) < 0)
+        return NULL;
+    const int32_t *c = (const int32_t *)PyBytes_AS_STRING(cb);
+    Py_ssize_t words = PyBytes_GET_SIZE(cb) / 4;
+    if (words < 1 || c[0] < 0 || words != 1 + 5 * (Py_ssize_t)c[0]) {
+        PyErr_SetString(PyExc_ValueError, "damaged packed candidates");
+        return NULL;
+    }
+    int count = c[0], n1 = A.n, n2 = B.n;
+    Search S;
+    memset(&S, 0, sizeof S);
+    PyObject *result = NULL;
+    char *fw1 = PyMem_Malloc((size_t)n1 + 1), *fw2 = PyMem_Malloc((size_t)n2 + 1);
+    int *cov1 = PyMem_Calloc((size_t)n1 + 1, sizeof(int)), *cov2 = PyMem_Calloc((size_t)n2 + 1, sizeof(int));
+    int *final = PyMem_Malloc(sizeof(int) * ((size_t)n2 + 1));
+    if (!fw1 || !fw2 || !cov1 || !cov2 || !final) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_weights(&S, weights) < 0 || alloc_lines(&S, n1, n2, count) < 0)
+        goto done;
+    S.beam = beam < 1 ? 1 : beam;
+    for (int i = 0; i < n1; i++)
+        fw1[i] = (char)A.fun[i];
+    for (int j = 0; j < n2; j++)
+        fw2[j] = (char)B.fun[j];
+    int row = 0;
+    S.row_start[0] = 0;
+    for (int k = 0; k < count; k++) {
+        const int32_t *x = c + 1 + 5 * (size_t)k;
+        Match *m = &S.all[k];
+        m->s = x[0], m->ln = x[1], m->st1 = x[2], m->ml = x[3], m->mod = x[4];
+        m->obj = NULL;
+        if (m->s < row || m->s >= n2 || m->ln < 0 || m->s + m->ln > n2 || m->st1 < 0 || m->ml < 0 ||
+            m->st1 + m->ml > n1 || m->mod < 0 || m->mod > 3) {
+            PyErr_SetString(PyExc_ValueError, "damaged packed candidates");
+            goto done;
+        }
+        while (row < m->s)
+            S.row_start[++row] = k;
+        for (int y = m->st1; y < m->st1 + m->ml; y++)
+            cov1[y]++;
+        for (int y = m->s; y < m->s + m->ln; y++)
+            cov2[y]++;
+    }
+    while (row < n2)
+        S.row_start[++row] = count;
+    result = finish(&S, fw1, fw2, cov1, cov2, final);
+done:
+    PyMem_Free(fw1);
+    PyMem_Free(fw2);
+    PyMem_Free(cov1);
+    PyMem_Free(cov2);
+    PyMem_Free(final);
+    search_free(&S);
+    return result;
+}
+
+/* ids as a C array of longs, borrowing the items for building tuples. */
+static PyObject *ids_fast(PyObject *ids, long **vals) {
+    PyObject *fast = PySequence_Fast(ids, "ids must be a sequence");
+    if (!fast)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    *vals = PyMem_Malloc(sizeof(long) * (size_t)(n ? n : 1));
+    if (!*vals) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v == -1 && PyErr_Occurred()) {
+            PyMem_Free(*vals);
+            Py_DECREF(fast);
+            return NULL;
+        }
+        (*vals)[i] = v;
+    }
+    return fast;
+}
+
+static PyObject *gram(PyObject **items, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *t = PyTuple_New(end - start);
+    if (!t)
+        return NULL;
+    for (Py_ssize_t k = start; k < end; k++) {
+        Py_INCREF(items[k]);
+        PyTuple_SET_ITEM(t, k - start, items[k]);
+    }
+    return t;
+}
+
+/* reference_phrases(ids, keys, bigrams, vocab_size, max_len): phrases.reference_phrases */
+static PyObject *py_reference_phrases(PyObject *self, PyObject *args) {
+    PyObject *ids, *keys, *bigrams;
+    long long vocab;
+    Py_ssize_t max_len;
+    if (!PyArg_ParseTuple(args, "OOOLn", &ids, &keys, &bigrams, &vocab, &max_len))
+        return NULL;
+    long *v;
+    PyObject *fast = ids_fast(ids, &v);
+    if (!fast)
+        return NULL;
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        goto fail;
+    for (Py_ssize_t start = 0; start < n; start++) {
+        long long prev = v[start];
+        if (prev < 0)
+            continue;
+        Py_ssize_t stop = n < start + max_len ? n : start + max_len;
+        Py_ssize_t end = start + 1;
+        for (;;) {
+            PyObject *g = gram(items, start, end);
+            if (!g)
+                goto fail;
+            int has = PySequence_Contains(keys, g);
+            if (has < 0) {
+                Py_DECREF(g);
+                goto fail;
+            }
+            if (has) {
+                PyObject *rec = Py_BuildValue("(nnN)", start, end - start, g);
+                if (!rec || PyList_Append(out, rec) < 0) {
+                    Py_XDECREF(rec);
+                    goto fail;
+                }
+                Py_DECREF(rec);
+            } else {
+                Py_DECREF(g);
+            }
+            if (end >= stop)
+                break;
+            long long nxt = v[end];
+            if (nxt < 0)
+                break;
+            PyObject *code = PyLong_FromLongLong(prev * vocab + nxt);
+            if (!code)
+                goto fail;
+            int in = PySequence_Contains(bigrams, code);
+            Py_DECREF(code);
+            if (in < 0)
+                goto fail;
+            if (!in)
+                break;
+            prev = nxt;
+            end++;
+        }
+    }
+    PyMem_Free(v);
+    Py_DECREF(fast);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyMem_Free(v);
+    Py_DECREF(fast);
+    return NULL;
+}
+
+/* positions(ids, wanted, wanted_prefixes, max_len): phrases.positions */
+static PyObject *py_positions(PyObject *self, PyObject *args) {
+    PyObject *ids, *wanted, *prefixes;
+    Py_ssize_t max_len;
+    if (!PyArg_ParseTuple(args, "OOOn", &ids, &wanted, &prefixes, &max_len))
+        return NULL;
+    long *v;
+    PyObject *fast = ids_fast(ids, &v);
+    if (!fast)
+        return NULL;
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject *out = PyDict_New();
+    if (!out)
+        goto fail;
+    for (Py_ssize_t start = 0; start < n; start++) {
+        Py_ssize_t stop = n < start + max_len ? n : start + max_len;
+        for (Py_ssize_t end = start + 1; end <= stop; end++) {
+            PyObject *g = gram(items, start, end);
+            if (!g)
+                goto fail;
+            int in = PySequence_Contains(prefixes, g);
+            if (in <= 0) {
+                Py_DECREF(g);
+                if (in < 0)
+                    goto fail;
+                break;
+            }
+            in = PySequence_Contains(wanted, g);
+            if (in < 0) {
+                Py_DECREF(g);
+                goto fail;
+            }
+            if (in) {
+                PyObject *pos = PyLong_FromSsize_t(start);
+                if (!pos) {
+                    Py_DECREF(g);
+                    goto fail;
+                }
+                PyObject *got = PyDict_GetItemWithError(out, g);
+                int bad;
+                if (got) {
+                    bad = PyList_Append(got, pos);
+                } else if (PyErr_Occurred()) {
+                    bad = -1;
+                } else {
+                    PyObject *lst = PyList_New(1);
+                    if (!lst) {
+                        bad = -1;
+                    } else {
+                        Py_INCREF(pos);
+                        PyList_SET_ITEM(lst, 0, pos);
+                        bad = PyDict_SetItem(out, g, lst);
+                        Py_DECREF(lst);
+                    }
+                }
+                Py_DECREF(pos);
+                if (bad < 0) {
+                    Py_DECREF(g);
+                    goto fail;
+                }
+            }
+            Py_DECREF(g);
+        }
+    }
+    PyMem_Free(v);
+    Py_DECREF(fast);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyMem_Free(v);
+    Py_DECREF(fast);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"align_stats", py_align_stats, METH_VARARGS, "align.align_stats of one pair from its candidate matches."},
+    {"word", py_word, METH_VARARGS, "One word's facts, packed for line()."},
+    {"line", py_line, METH_O, "A line's word facts, packed for pair_bound and align_packed."},
+    {"pair_bound", py_pair_bound, METH_VARARGS, "align.pair_bound: a pair's score bound and candidate matches."},
+    {"paraphrase_matches", py_paraphrase_matches, METH_VARARGS, "align.paraphrase_matches."},
+    {"align_packed", py_align_packed, METH_VARARGS, "align.align_stats from pair_bound's candidates."},
+    {"resolve", py_resolve, METH_VARARGS, "align._resolve_stepwise: the jar's beam search."},
+    {"reference_phrases", py_reference_phrases, METH_VARARGS, "phrases.reference_phrases."},
+    {"positions", py_positions, METH_VARARGS, "phrases.positions."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_meteor_speedups",
+                                    "The optional compiled core of native METEOR.", -1, methods};
+
+PyMODINIT_FUNC PyInit__meteor_speedups(void) { return PyModule_Create(&module); }

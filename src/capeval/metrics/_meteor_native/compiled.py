@@ -1,0 +1,31 @@
+"""The optional compiled core of native METEOR (``capeval._meteor_speedups``, built from
+``_meteor_speedups.c`` when a C compiler is present at install time).
+
+Its functions equal Python twins here: ``align_stats`` is :func:`.align.align_stats` of a
+pair's candidate matches (searching as :func:`.align._resolve_stepwise`), ``resolve`` is
+:func:`.align._resolve_stepwise`, ``reference_phrases`` and ``positions`` are those of
+:mod:`.phrases`; the tests run both and compare with ``==``. ``core`` is the loaded module,
+or None when it was not built or when the environment variable ``CAPEVAL_PURE_PYTHON`` is
+set to a non-empty value other than "0"; callers read ``compiled.core`` at call time, so
+tests can switch paths by assigning it.
+"""
+from __future__ import annotations
+
+import os
+
+#: Longest line the compiled aligner takes (its packed search keys must fit in 64 bits);
+#: longer ones go to the Python aligner.
+MAX_WORDS = 20000
+
+
+def _load():
+    if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from ... import _meteor_speedups
+    except ImportError:
+        return None
+    return _meteor_speedups
+
+
+core = _load()
