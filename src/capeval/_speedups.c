@@ -1112,11 +1112,45 @@ static int k128_add(K128Map *m, const uint64_t k[2], uint32_t row1) {
     }
 }
 
+/* The UTF-8 of " ".join(o.split()) for a str o (lone surrogates as "surrogatepass" encodes
+ * them), or the bytes of a bytes object as they are. An ASCII str that is already so (no
+ * whitespace but single inner spaces) is read in place; *owner gets a new reference to
+ * release, or NULL. */
+static const unsigned char *joined_words(PyObject *o, size_t *len, PyObject **owner) {
+    *owner = NULL;
+    if (PyBytes_Check(o)) { *len = (size_t)PyBytes_GET_SIZE(o); return (const unsigned char *)PyBytes_AS_STRING(o); }
+    if (!PyUnicode_Check(o)) { PyErr_SetString(PyExc_TypeError, "refset_keys128: sentences must be str or bytes"); return NULL; }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(o) < 0) return NULL;
+#endif
+    if (PyUnicode_IS_ASCII(o)) {
+        const unsigned char *t = (const unsigned char *)PyUnicode_DATA(o);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(o);
+        int plain = n == 0 || (t[0] != ' ' && t[n - 1] != ' ');
+        for (Py_ssize_t i = 0; plain && i < n; i++) {
+            unsigned char c = t[i];
+            /* str.split()'s ASCII whitespace: \t \n \v \f \r, \x1c-\x1f and space */
+            if ((c == ' ' && t[i + 1] == ' ') || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f)) plain = 0;
+        }
+        if (plain) { *len = (size_t)n; return t; }
+    }
+    PyObject *words = PyUnicode_Split(o, NULL, -1), *sep = NULL, *joined = NULL, *b = NULL;
+    if (words) sep = PyUnicode_FromString(" ");
+    if (sep) joined = PyUnicode_Join(sep, words);
+    if (joined) b = PyUnicode_AsEncodedString(joined, "utf-8", "surrogatepass");
+    Py_XDECREF(words); Py_XDECREF(sep); Py_XDECREF(joined);
+    if (!b) return NULL;
+    *owner = b;
+    *len = (size_t)PyBytes_GET_SIZE(b);
+    return (const unsigned char *)PyBytes_AS_STRING(b);
+}
+
 PyDoc_STRVAR(refset_keys128_doc,
 "refset_keys128(sentences, bounds, max_n) -> (keys, counts): for each row r, the distinct key128\n"
-"of every 1..max_n-gram of sentences[bounds[r]:bounds[r+1]] (bytes: words joined by single\n"
-"spaces, so an n-gram is a contiguous run of bytes); over all rows, the sorted distinct keys\n"
-"(16 bytes each) and how many rows hold each (uint32).");
+"of every 1..max_n-gram of sentences[bounds[r]:bounds[r+1]] (str: its words, str.split(), joined\n"
+"by single spaces and UTF-8 encoded; bytes: taken as so joined), so an n-gram is a contiguous run\n"
+"of bytes; over all rows, the sorted distinct keys (16 bytes each) and how many rows hold each\n"
+"(uint32).");
 
 static PyObject *refset_keys128(PyObject *self, PyObject *args) {
     PyObject *sents_in, *bounds_in;
@@ -1133,7 +1167,7 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
     size_t *ws = malloc(wcap * sizeof(size_t)), *we = malloc(wcap * sizeof(size_t));
     uint64_t *ent = NULL;
     K128Map map = {NULL, 0, 0};
-    PyObject *out = NULL;
+    PyObject *out = NULL, *owner = NULL;
     if (!ws || !we || k128_init(&map, 16 * (size_t)ns) < 0) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t r = 0; r + 1 < nb; r++) {
         Py_ssize_t lo = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(bounds, r));
@@ -1141,10 +1175,10 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
         if (PyErr_Occurred()) goto done;
         if (lo < 0 || hi < lo || hi > ns) { PyErr_SetString(PyExc_ValueError, "refset_keys128: bad bounds"); goto done; }
         for (Py_ssize_t si = lo; si < hi; si++) {
-            PyObject *b = PySequence_Fast_GET_ITEM(sents, si);
-            if (!PyBytes_Check(b)) { PyErr_SetString(PyExc_TypeError, "refset_keys128: sentences must be bytes"); goto done; }
-            const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(b);
-            size_t len = (size_t)PyBytes_GET_SIZE(b), nw = 0;
+            size_t len, nw = 0;
+            Py_CLEAR(owner);
+            const unsigned char *t = joined_words(PySequence_Fast_GET_ITEM(sents, si), &len, &owner);
+            if (!t) goto done;
             for (size_t i = 0; i < len;) {
                 while (i < len && t[i] == ' ') i++;
                 if (i >= len) break;
@@ -1204,6 +1238,7 @@ static PyObject *refset_keys128(PyObject *self, PyObject *args) {
         Py_XDECREF(keys); Py_XDECREF(counts);
     }
 done:
+    Py_XDECREF(owner);
     free(ws); free(we); free(ent); free(map.s);
     Py_DECREF(sents); Py_DECREF(bounds);
     return out;

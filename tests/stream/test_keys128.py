@@ -38,9 +38,18 @@ def test_compiled_and_numpy_keys_agree():
 @needs_core
 def test_chunk_tables_agree_with_and_without_the_core(monkeypatch):
     rng = random.Random(3)
-    words = ["a", "dog", "on", "the", "caf\u00e9", "x\ud800", "\u4e2d\u6587"]
-    refs = [[" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) + rng.choice(["", "  ", "\u3000"])
-             for _ in range(rng.randint(1, 5))] for _ in range(400)]
+    words = ["a", "dog", "on", "the", "x"] * 6 + ["caf\u00e9", "x\ud800", "\u4e2d\u6587"]
+    # Plain ASCII texts (read in place by the core) and texts whose whitespace str.split() must
+    # normalise: leading, trailing, doubled, ASCII control and Unicode spaces.
+    seps = [" "] * 40 + ["  ", "\t", "\n", " \x1c", "\x0b", "\x0c", "\x1d", "\x1e", "\x1f", "\u3000", "\xa0"]
+
+    def ref() -> str:
+        text = "".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(0, 12)))
+        return rng.choice(["", "", "", " ", "\r"]) + (text[:-1] if rng.random() < 0.7 else text)
+
+    refs = [[ref() for _ in range(rng.randint(1, 5))] for _ in range(400)]
+    ascii_refs = [r for rs in refs for r in rs if r.isascii()]
+    assert sum(r == " ".join(r.split()) for r in ascii_refs) > 100 and sum(r != " ".join(r.split()) for r in ascii_refs) > 100
     k1, c1 = dfstore.chunk_df(refs)
     monkeypatch.setattr(_compiled, "core", None)
     k2, c2 = dfstore.chunk_df(refs)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from itertools import accumulate, chain
 from pathlib import Path
 
 import numpy as np
@@ -123,13 +124,11 @@ def chunk_df(token_refsets: Iterable[Sequence[str]]) -> tuple[np.ndarray, np.nda
     from .. import _compiled
 
     if _compiled.core is not None:
-        # Each reference as its words joined by single spaces: an n-gram is then a run of bytes,
-        # the same bytes as " ".join of its words below.
-        sents: list[bytes] = []
-        bounds = [0]
-        for refs in token_refsets:
-            sents.extend(" ".join(r.split()).encode("utf-8", "surrogatepass") for r in refs)
-            bounds.append(len(sents))
+        # The core joins each reference's words (str.split) by single spaces, so that an
+        # n-gram is a run of bytes: the same bytes as " ".join of its words below.
+        refsets = token_refsets if isinstance(token_refsets, list) else list(token_refsets)
+        sents = list(chain.from_iterable(refsets))
+        bounds = list(accumulate(map(len, refsets), initial=0))
         raw_keys, raw_counts = _compiled.core.refset_keys128(sents, bounds, 4)
         keys = np.frombuffer(raw_keys, dtype="<u8").reshape(-1, 2).astype(_KEY_DTYPE, copy=False)
         return keys, np.frombuffer(raw_counts, dtype="<u4").astype(np.uint32, copy=False)
