@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from capeval.metrics._meteor_native import convert as C
-from capeval.metrics._meteor_native import convert_arrow
+from capeval.metrics._meteor_native import convert_arrow, convert_jar
 from capeval.metrics._meteor_native import plain_table as P
 from capeval.metrics._meteor_native.java import tokens
 
@@ -240,7 +240,7 @@ def test_synset_ids_split_as_the_tokenizer(seed):
         lines = ["".join(rng.choice("0123 \t") for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 4))]
         if seed % 2:
             lines = [" ".join(line.split()) for line in lines]  # coco's shape: the fast path
-        assert C._synset_ids(lines) == ([int(t) for line in lines for t in tokens(line)],
+        assert convert_jar.synset_ids(lines) == ([int(t) for line in lines for t in tokens(line)],
                                         [len(tokens(line)) for line in lines])
 
 

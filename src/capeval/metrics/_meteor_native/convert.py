@@ -1,55 +1,36 @@
 """The one-time conversion of METEOR 1.5's English resources into capeval's cache: the jar's
-word lists and synonym files and the paraphrase table, written as numpy arrays and small text
-files that :mod:`.resources` memory-maps at every later use.
+word lists and synonym files (:mod:`.convert_jar`) and the paraphrase table, written as numpy
+arrays and small text files that :mod:`.resources` memory-maps at every later use.
 
-Files are read as the jar reads them: lines split by ``BufferedReader.readLine`` (``\\n``,
-``\\r``, ``\\r\\n``), words by ``StringTokenizer``, the paraphrase table as UTF-8. The
-paraphrase table has two paths that write identical files (tested): a fast one over bytes for a
-plain UTF-8 table with single spaces, and a line-by-line one for anything else.
+The paraphrase table is read as the jar reads it (lines split by ``BufferedReader.readLine``:
+``\\n``, ``\\r``, ``\\r\\n``; words by ``StringTokenizer``; UTF-8). Its paths write
+identical files (tested): fast ones over bytes for a plain UTF-8 table with single spaces
+(compiled, ``_paratable.c``, when built; else Arrow's, when pyarrow is installed; else numpy
+and dicts) and a line-by-line one for anything else.
 """
 from __future__ import annotations
 
 import gzip
 import json
 import os
-import re
 import shutil
 import threading
-import zipfile
 from array import array
 from collections import defaultdict
-from itertools import chain, count
+from itertools import count
 from pathlib import Path
 
 import numpy as np
 
 from ...errors import ResourceNotFound
 from . import manifest
+from .convert_jar import read_jar, write_jar
 from .java import tokens
-from .normalize import parse_nonbreaking_prefixes
 from .plain_table import plain_blocks
 
 #: Version of the cache layout; a different number is a different cache directory, so a cache
 #: written by another version is never read (2: phrase indexes by anchor word and by entry).
 FORMAT = 2
-_LINE_BREAK = re.compile("\r\n|\r|\n")
-_DIGITS_AND_SPACES = re.compile("[0-9 \n]*")
-
-
-def java_lines(text: str) -> list[str]:
-    """``BufferedReader.readLine`` over ``text``."""
-    lines = _LINE_BREAK.split(text)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _read_jar_text(z: zipfile.ZipFile, name: str) -> str:
-    try:
-        data = z.read(name)
-    except KeyError:
-        raise ResourceNotFound(f"the METEOR jar has no {name}; is it coco's meteor-1.5.jar?") from None
-    return data.decode("utf-8", "replace")
 
 
 def _strip_terminator(line: str) -> str:
@@ -255,69 +236,6 @@ def _index_numpy(offsets: np.ndarray, tokens_: np.ndarray, entry_ref: np.ndarray
             np.argsort(entry_ref, kind="stable").astype(np.int32), ref_offsets]
 
 
-def _convert_jar(jar: Path, out: Path) -> None:
-    _write_jar(_read_jar(jar), out)
-
-
-def _read_jar(jar: Path) -> tuple[list[str], list[str], list[str], list[str]]:
-    """The function words, non-breaking prefixes, synonym exceptions and synsets, as lines."""
-    try:
-        z = zipfile.ZipFile(jar)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise ResourceNotFound(f"{jar}: not a readable METEOR 1.5 jar ({e}); the native backend reads "
-                               "its word lists from the jar") from e
-    with z:
-        function_words = java_lines(_read_jar_text(z, "function/english.words"))
-        nbp_lines = java_lines(_read_jar_text(z, "nonbreaking/english.prefixes"))
-        exc_lines = java_lines(_read_jar_text(z, "synonym/english.exceptions"))
-        syn_lines = java_lines(_read_jar_text(z, "synonym/english.synsets"))
-    return function_words, nbp_lines, exc_lines, syn_lines
-
-
-def _synset_ids(id_lines: list[str]) -> tuple[list[int], list[int]]:
-    """Every line's synset ids, concatenated, and how many each line has (``tokens`` then
-    ``int``, replaced lines included: an unparsable one fails as before)."""
-    text = "\n".join(id_lines)
-    if not (id_lines and _DIGITS_AND_SPACES.fullmatch(text) and "  " not in text and " \n" not in text
-            and "\n " not in text and not text.startswith(" ") and not text.endswith(" ")):
-        id_tokens = [tokens(line) for line in id_lines]
-        return list(map(int, chain.from_iterable(id_tokens))), [len(t) for t in id_tokens]
-    # coco's: digits and single spaces, so a line's ids are its spaces + 1 (none if empty)
-    raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    newlines = np.flatnonzero(raw == 10)
-    spaces = np.flatnonzero(raw == 32)
-    starts = np.concatenate([[0], newlines + 1])
-    stops = np.concatenate([newlines, [len(raw)]])
-    counts = np.searchsorted(spaces, stops) - np.searchsorted(spaces, starts) + (stops > starts)
-    return list(map(int, text.split())), counts.tolist()
-
-
-def _write_jar(lines: tuple[list[str], list[str], list[str], list[str]], out: Path) -> None:
-    function_words, nbp_lines, exc_lines, syn_lines = lines
-    exceptions: dict[str, list[str]] = {}
-    for base, forms in zip(exc_lines[0::2], exc_lines[1::2]):
-        for form in tokens(forms):
-            exceptions.setdefault(form, []).append(base)
-    ints, counts = _synset_ids(syn_lines[1::2])
-    id_lines = syn_lines[1::2]
-    line_of = dict(zip(syn_lines[0::2], range(len(id_lines))))  # a repeated word replaces, as Hashtable.put
-    words = list(line_of)
-    if len(words) < len(id_lines):
-        ends = np.cumsum(counts).tolist()
-        ints = [i for k in line_of.values() for i in ints[ends[k] - counts[k] : ends[k]]]
-        counts = [counts[k] for k in line_of.values()]
-    offsets = np.zeros(len(words) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(counts)
-    np.save(out / "syn_offsets.npy", offsets)
-    np.save(out / "syn_ids.npy", np.asarray(ints, dtype=np.int32))
-    (out / "syn_words.txt").write_text("\n".join(words), encoding="utf-8")
-    (out / "small.json").write_text(json.dumps({
-        "function_words": function_words,
-        "nonbreaking": parse_nonbreaking_prefixes(nbp_lines),
-        "exceptions": exceptions,
-    }), encoding="utf-8")
-
-
 def convert(jar: Path, para: Path, target: Path, *, jar_sha256: str, paraphrase_sha256: str,
             replace: bool = False) -> str | None:
     """Write the cache for ``jar`` and ``para`` (whose SHA-256 are given) into ``target``,
@@ -334,7 +252,7 @@ def convert(jar: Path, para: Path, target: Path, *, jar_sha256: str, paraphrase_
     try:
         # The word lists are converted in Python, holding the GIL, while the paraphrase table's
         # inflation and compiled conversion release it: the two overlap on two cores.
-        jar_files = _Thread(_write_jar, _read_jar(jar), tmp)  # a bad jar fails before the long part
+        jar_files = _Thread(write_jar, read_jar(jar), tmp)  # a bad jar fails before the long part
         try:
             _index_paraphrases(tmp, _convert_paraphrase(para, tmp))
         finally:
