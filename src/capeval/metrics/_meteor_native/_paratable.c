@@ -280,7 +280,7 @@ static int feed_phrase(Builder *b, const char *s, size_t n, uint32_t h, int kind
 }
 
 #define CHUNK 1024
-#define AHEAD 8
+#define AHEAD 16
 
 /* Lines are split CHUNK at a time. Probability lines are only counted, and a reference line
  * equal to the previous one (the table is grouped by reference phrase: 92% of coco's are)
