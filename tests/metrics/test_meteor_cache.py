@@ -225,3 +225,29 @@ def test_cli_says_it_is_converting(env, tmp_path):
     res = CliRunner().invoke(app, ["score", "--input", str(rows), "-m", "meteor"])
     assert res.exit_code == 0, res.output
     assert resources.CONVERTING in res.output
+
+
+def test_concurrent_conversions_leave_one_checked_directory(env, tmp_path):
+    """Conversions racing for one target (threads here; processes rename alike): every one
+    ends, the directory in place passes its checks, and a conversion reports its own digest
+    only when its directory is the one in place (the others' callers check that one)."""
+    import threading
+
+    jar, para = resources.locate()
+    target = tmp_path / "cache" / "meteor-1.5" / resources.fingerprint(jar, para)
+    target.parent.mkdir(parents=True)
+    barrier = threading.Barrier(4)
+    got: list = []
+
+    def run():
+        barrier.wait()
+        got.append(C.convert(jar, para, target, jar_sha256="j", paraphrase_sha256="p"))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    digest = manifest.verify(target, resources.FILES)
+    assert sorted(got, key=str) == [digest, None, None, None]
+    assert [p.name for p in target.parent.iterdir()] == [target.name]  # no temporary left
