@@ -249,5 +249,5 @@ def test_concurrent_conversions_leave_one_checked_directory(env, tmp_path):
     for t in threads:
         t.join()
     digest = manifest.verify(target, resources.FILES)
-    assert sorted(got, key=str) == [digest, None, None, None]
+    assert got.count(digest) == 1 and got.count(None) == 3
     assert [p.name for p in target.parent.iterdir()] == [target.name]  # no temporary left
