@@ -183,7 +183,10 @@ def _all_plain(candidates: list, references: list, allow_empty: bool) -> tuple[b
 def has_line_break(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> bool:
     """Whether any candidate or reference holds a line-break character."""
     search = _LINE_BREAK_RE.search
-    return any(search(c) for c in candidates) or any(search(r) for refs in references for r in refs)
+    try:  # one scan of the joined texts ("\t" is no line break)
+        return bool(search("\t".join(candidates)) or search("\t".join(r for refs in references for r in refs)))
+    except TypeError:  # a text that is not a str
+        return any(search(c) for c in candidates) or any(search(r) for refs in references for r in refs)
 
 
 def check_ratings(values: Sequence[float], what: str = "rating") -> None:

