@@ -186,6 +186,11 @@ static inline uint32_t hash32(const char *s, size_t n) { return (uint32_t)hash_b
 static int valid_utf8(const unsigned char *s, size_t n) {
     size_t i = 0;
     while (i < n) {
+        if (i + 32 <= n) {
+            uint64_t v[4];
+            memcpy(v, s + i, 32);
+            if (!((v[0] | v[1] | v[2] | v[3]) & 0x8080808080808080ULL)) { i += 32; continue; }
+        }
         if (i + 8 <= n) {
             uint64_t v;
             memcpy(&v, s + i, 8);
@@ -214,17 +219,6 @@ static int valid_utf8(const unsigned char *s, size_t n) {
     return 1;
 }
 
-/* Words separated by single spaces alone, none empty (an empty phrase has no words). */
-static int plain_phrase(const char *s, size_t n) {
-    if (n == 0) return 1;
-    if (s[0] == ' ' || s[n - 1] == ' ') return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '\t' || c == '\f' || (c == ' ' && s[i + 1] == ' ')) return 0;
-    }
-    return 1;
-}
-
 /* ---- the builder ------------------------------------------------------------------------ */
 typedef struct {
     PyObject_HEAD
@@ -240,23 +234,36 @@ typedef struct {
 
 enum { OK = 0, NOT_PLAIN = 1, NO_MEMORY = 2, TAKEN = 3 };
 
+static int add_word(Builder *b, const char *s, size_t n) {
+    int32_t wid;
+    uint32_t wstart;
+    int64_t w = intern(&b->words, s, n, hash32(s, n), &wid, &wstart);
+    if (w == FULL) return NO_MEMORY;
+    if (w >= 0) wid = (int32_t)w;
+    return buf_put(&b->tokens, &wid, sizeof wid) < 0 ? NO_MEMORY : OK;
+}
+
+/* A phrase line; a new phrase's words get their ids, in one pass that also checks it is
+ * plain: words separated by single spaces alone (no tab, form feed, doubled or outer space;
+ * an empty phrase has no words). */
 static int add_phrase(Builder *b, const char *s, size_t n, uint32_t h, int32_t *id_out, uint32_t *start) {
     int64_t id = intern(&b->phrases, s, n, h, id_out, start);
     if (id == FULL) return NO_MEMORY;
     if (id >= 0) { *id_out = (int32_t)id; return OK; }
-    if (!plain_phrase(s, n)) return NOT_PLAIN;
     size_t at = 0;
-    while (at < n) {
-        const char *sp = memchr(s + at, ' ', n - at);
-        size_t stop = sp ? (size_t)(sp - s) : n;
-        int32_t wid;
-        uint32_t wstart;
-        int64_t w = intern(&b->words, s + at, stop - at, hash32(s + at, stop - at), &wid, &wstart);
-        if (w == FULL) return NO_MEMORY;
-        if (w >= 0) wid = (int32_t)w;
-        if (buf_put(&b->tokens, &wid, sizeof wid) < 0) return NO_MEMORY;
-        at = stop + 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c > ' ') continue; /* most bytes: one test */
+        if (c == ' ') {
+            if (i == at) return NOT_PLAIN; /* an outer or doubled space */
+            if (add_word(b, s + at, i - at) != OK) return NO_MEMORY;
+            at = i + 1;
+        } else if (c == '\t' || c == '\f') {
+            return NOT_PLAIN;
+        }
     }
+    if (n && at == n) return NOT_PLAIN; /* a trailing space */
+    if (n && add_word(b, s + at, n - at) != OK) return NO_MEMORY;
     int64_t end = (int64_t)(b->tokens.n / sizeof(int32_t));
     return buf_put(&b->offsets, &end, sizeof end) < 0 ? NO_MEMORY : OK;
 }
