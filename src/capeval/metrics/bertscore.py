@@ -19,8 +19,10 @@ weighted sums per pair and pick, per flattened position, the one bert_score's ba
 
 Where bert_score repeats work and we do not (numbers agree to float32 rounding, ≤ 1e-6):
 
-* each distinct sentence is tokenized (one batched call) and encoded once, in batches of
-  equal-ish token length; the model runs only its first L blocks;
+* each distinct sentence is tokenized (one batched call) and encoded once, in batches of one
+  token length (no padding positions); the model runs only its first L blocks; on CPU the
+  batches go to ``torch.get_num_threads()`` workers that each run torch single-threaded, so
+  the numbers do not depend on the thread count;
 * greedy matching runs once per distinct (candidate, reference) pair (Flickr8k-Expert: 84,960
   flattened pairs, 28,308 distinct) in large length-sorted batches;
 * IDF document frequencies come from the token ids of the distinct references, weighted by
@@ -83,8 +85,9 @@ class BERTScore(Metric):
     baseline : str or Path, optional
         A bert_score-format baseline file (implies rescaling).
     batch_size : int
-        bert_score's ``batch_size`` (default 64, as there). It sets the encoder batch and, with
-        ``padding_floor``, which pairs bert_score matches together (see below).
+        bert_score's ``batch_size`` (default 64, as there). It bounds the encoder batch (in
+        sentences) and, with ``padding_floor``, sets which pairs bert_score matches together
+        (see below).
     padding_floor : bool
         Default True: reproduce bert_score exactly. bert_score matches ``batch_size``
         consecutive (candidate, reference) pairs in one zero-padded matrix, so a token whose
