@@ -15,7 +15,15 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
+#define HAVE_MMAP 1
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 /* ---- growable arrays ------------------------------------------------------------------- */
 typedef struct { char *p; size_t n, cap; } Buf;
@@ -52,7 +60,7 @@ typedef struct {
 } Interner;
 
 /* Whole-word loads only (a byte-wise tail would stall on store forwarding); the last 8 bytes
- * of a longer string overlap the loop's. Equality is always confirmed by memcmp. */
+ * of a longer string overlap the loop's. Equality is always confirmed byte for byte. */
 static inline uint64_t hash_bytes(const unsigned char *p, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xC2B2AE3D27D4EB4FULL), v;
     if (n >= 8) {
@@ -83,6 +91,7 @@ static inline uint64_t hash_bytes(const unsigned char *p, size_t n) {
  * second pass) and in huge pages where the kernel offers them (random probes over 100 MB
  * otherwise miss the TLB as well as the cache). */
 static Slot *new_slots(size_t count) {
+#ifdef HAVE_MMAP
     if (count <= SMALL_SLOTS) return calloc(count, sizeof(Slot));
     void *p = mmap(NULL, count * sizeof(Slot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
@@ -90,12 +99,20 @@ static Slot *new_slots(size_t count) {
     madvise(p, count * sizeof(Slot), MADV_HUGEPAGE);
 #endif
     return p;
+#else
+    return calloc(count, sizeof(Slot));
+#endif
 }
 
 static void free_slots(Slot *slots, size_t count) {
     if (!slots) return;
-    if (count <= SMALL_SLOTS) free(slots);
-    else munmap(slots, count * sizeof(Slot));
+#ifdef HAVE_MMAP
+    if (count > SMALL_SLOTS) {
+        munmap(slots, count * sizeof(Slot));
+        return;
+    }
+#endif
+    free(slots);
 }
 
 static int interner_init(Interner *t, int keep_starts) {
@@ -131,7 +148,7 @@ static int interner_grow(Interner *t) {
     return 0;
 }
 
-enum { NEW = -2, FULL = -1 };
+enum { NEW = -3, LIMIT = -2, FULL = -1 };
 
 /* Short strings compared inline: most phrases and words are, and a call per probe costs. */
 static inline int same_bytes(const char *a, const char *b, size_t n) {
@@ -156,7 +173,7 @@ static inline int same_bytes(const char *a, const char *b, size_t n) {
 }
 
 /* The id of s[0:n] (hash h), and where its text is kept through *start; when it was not there
- * yet, its new id through *added and NEW; FULL when out of memory or beyond 32-bit ids and
+ * yet, its new id through *added and NEW; FULL when out of memory, LIMIT beyond 32-bit ids and
  * offsets. The table grows at 70% full: linear probes stay short, and every slot touched is
  * memory zeroed by the kernel, which costs. */
 static int64_t intern(Interner *t, const char *s, size_t n, uint32_t h, int32_t *added, uint32_t *start) {
@@ -167,7 +184,7 @@ static int64_t intern(Interner *t, const char *s, size_t n, uint32_t h, int32_t 
             return (int64_t)sl->id1 - 1;
         }
     }
-    if (t->count >= INT32_MAX - 1 || t->text.n + n > UINT32_MAX) return FULL;
+    if (t->count >= INT32_MAX - 1 || t->text.n + n > UINT32_MAX) return LIMIT;
     Slot new = {h, (uint32_t)t->count + 1, (uint32_t)n, (uint32_t)t->text.n};
     int64_t end = (int64_t)(t->text.n + n);
     if (buf_put(&t->text, s, n) < 0 || (t->keep_starts && buf_put(&t->starts, &end, sizeof end) < 0)) return FULL;
@@ -239,6 +256,7 @@ static int add_word(Builder *b, const char *s, size_t n) {
     uint32_t wstart;
     int64_t w = intern(&b->words, s, n, hash32(s, n), &wid, &wstart);
     if (w == FULL) return NO_MEMORY;
+    if (w == LIMIT) return NOT_PLAIN; /* the general conversion decides */
     if (w >= 0) wid = (int32_t)w;
     return buf_put(&b->tokens, &wid, sizeof wid) < 0 ? NO_MEMORY : OK;
 }
@@ -249,6 +267,7 @@ static int add_word(Builder *b, const char *s, size_t n) {
 static int add_phrase(Builder *b, const char *s, size_t n, uint32_t h, int32_t *id_out, uint32_t *start) {
     int64_t id = intern(&b->phrases, s, n, h, id_out, start);
     if (id == FULL) return NO_MEMORY;
+    if (id == LIMIT) return NOT_PLAIN; /* the general conversion decides */
     if (id >= 0) { *id_out = (int32_t)id; return OK; }
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -256,14 +275,18 @@ static int add_phrase(Builder *b, const char *s, size_t n, uint32_t h, int32_t *
         if (c > ' ') continue; /* most bytes: one test */
         if (c == ' ') {
             if (i == at) return NOT_PLAIN; /* an outer or doubled space */
-            if (add_word(b, s + at, i - at) != OK) return NO_MEMORY;
+            int rc = add_word(b, s + at, i - at);
+            if (rc != OK) return rc;
             at = i + 1;
         } else if (c == '\t' || c == '\f') {
             return NOT_PLAIN;
         }
     }
     if (n && at == n) return NOT_PLAIN; /* a trailing space */
-    if (n && add_word(b, s + at, n - at) != OK) return NO_MEMORY;
+    if (n) {
+        int rc = add_word(b, s + at, n - at);
+        if (rc != OK) return rc;
+    }
     int64_t end = (int64_t)(b->tokens.n / sizeof(int32_t));
     return buf_put(&b->offsets, &end, sizeof end) < 0 ? NO_MEMORY : OK;
 }
@@ -325,13 +348,13 @@ static int feed_block(Builder *b, const char *data, size_t n) {
         }
         const Interner *t = &b->phrases;
         for (int j = 0; j < k && j < 2 * AHEAD; j++)
-            if (kind[j] != SAME_REF) __builtin_prefetch(&t->slots[hash[j] & t->mask]);
+            if (kind[j] != SAME_REF) PREFETCH(&t->slots[hash[j] & t->mask]);
         for (int j = 0; j < k; j++) {
             if (j + 2 * AHEAD < k && kind[j + 2 * AHEAD] != SAME_REF)
-                __builtin_prefetch(&t->slots[hash[j + 2 * AHEAD] & t->mask]);
+                PREFETCH(&t->slots[hash[j + 2 * AHEAD] & t->mask]);
             if (j + AHEAD < k && kind[j + AHEAD] != SAME_REF) {
                 const Slot *sl = &t->slots[hash[j + AHEAD] & t->mask];
-                if (sl->id1) __builtin_prefetch(t->text.p + sl->start);
+                if (sl->id1) PREFETCH(t->text.p + sl->start);
             }
             int rc = feed_phrase(b, data + begin[j], len[j], hash[j], kind[j]);
             if (rc != OK) return rc;
