@@ -663,10 +663,10 @@ done:
 }
 
 /* ---- a line's word facts, packed: int32 [n, n_syn, keys[n], stem_keys[n], functions[n],
- * syn_offsets[n + 1], synset ids (ascending per word)] ---------------------------------- */
+ * paraphrase-table ids[n], syn_offsets[n + 1], synset ids (ascending per word)] ---------- */
 typedef struct {
     int n;
-    const int32_t *keys, *stems, *fun, *off, *syn;
+    const int32_t *keys, *stems, *fun, *para, *off, *syn;
 } LineView;
 
 static int view_line(PyObject *b, LineView *L) {
@@ -677,7 +677,7 @@ static int view_line(PyObject *b, LineView *L) {
     const int32_t *x = (const int32_t *)PyBytes_AS_STRING(b);
     Py_ssize_t words = PyBytes_GET_SIZE(b) / 4;
     int n = x[0], ns = x[1];
-    if (n < 0 || ns < 0 || n > MAX_WORDS || words != 2 + 4 * (Py_ssize_t)n + 1 + ns) {
+    if (n < 0 || ns < 0 || n > MAX_WORDS || words != 2 + 5 * (Py_ssize_t)n + 1 + ns) {
         PyErr_SetString(PyExc_ValueError, "a damaged packed line");
         return -1;
     }
@@ -685,7 +685,8 @@ static int view_line(PyObject *b, LineView *L) {
     L->keys = x + 2;
     L->stems = L->keys + n;
     L->fun = L->stems + n;
-    L->off = L->fun + n;
+    L->para = L->fun + n;
+    L->off = L->para + n;
     L->syn = L->off + n + 1;
     return 0;
 }
@@ -707,11 +708,12 @@ static int read_i32(PyObject *o, int32_t *out) {
     return 0;
 }
 
-/* word(key, stem_key, synsets, function) -> bytes: one word's facts, int32
- * [key, stem_key, function, n_synsets, synset ids ascending] */
+/* word(key, stem_key, synsets, function, para) -> bytes: one word's facts, int32
+ * [key, stem_key, function, n_synsets, para, synset ids ascending] (para: its id in the
+ * paraphrase table, -1 when absent) */
 static PyObject *py_word(PyObject *self, PyObject *args) {
-    PyObject *key, *stem, *syns, *fun;
-    if (!PyArg_ParseTuple(args, "OOOO", &key, &stem, &syns, &fun))
+    PyObject *key, *stem, *syns, *fun, *para;
+    if (!PyArg_ParseTuple(args, "OOOOO", &key, &stem, &syns, &fun, &para))
         return NULL;
     Py_ssize_t ns = PyObject_Length(syns);
     if (ns < 0)
@@ -720,12 +722,12 @@ static PyObject *py_word(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_OverflowError, "too many synsets");
         return NULL;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (4 + ns) * 4);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (5 + ns) * 4);
     if (!out)
         return NULL;
     int32_t *x = (int32_t *)PyBytes_AS_STRING(out);
     int t = PyObject_IsTrue(fun);
-    if (t < 0 || read_i32(key, &x[0]) < 0 || read_i32(stem, &x[1]) < 0)
+    if (t < 0 || read_i32(key, &x[0]) < 0 || read_i32(stem, &x[1]) < 0 || read_i32(para, &x[4]) < 0)
         goto fail;
     x[2] = t;
     x[3] = (int32_t)ns;
@@ -735,7 +737,7 @@ static PyObject *py_word(PyObject *self, PyObject *args) {
     Py_ssize_t at = 0;
     PyObject *item;
     while ((item = PyIter_Next(it))) {
-        int bad = at >= ns || read_i32(item, &x[4 + at]) < 0;
+        int bad = at >= ns || read_i32(item, &x[5 + at]) < 0;
         Py_DECREF(item);
         if (bad) {
             Py_DECREF(it);
@@ -752,7 +754,7 @@ static PyObject *py_word(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "a synset set changed size");
         goto fail;
     }
-    qsort(x + 4, (size_t)ns, sizeof(int32_t), cmp_i32);
+    qsort(x + 5, (size_t)ns, sizeof(int32_t), cmp_i32);
     return out;
 fail:
     Py_DECREF(out);
@@ -772,8 +774,8 @@ static PyObject *py_line(PyObject *self, PyObject *arg) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *w = PyTuple_GET_ITEM(arg, i);
-        if (!PyBytes_Check(w) || PyBytes_GET_SIZE(w) < 16 ||
-            PyBytes_GET_SIZE(w) != 4 * (4 + (Py_ssize_t)((const int32_t *)PyBytes_AS_STRING(w))[3])) {
+        if (!PyBytes_Check(w) || PyBytes_GET_SIZE(w) < 20 || ((const int32_t *)PyBytes_AS_STRING(w))[3] < 0 ||
+            PyBytes_GET_SIZE(w) != 4 * (5 + (Py_ssize_t)((const int32_t *)PyBytes_AS_STRING(w))[3])) {
             PyErr_SetString(PyExc_ValueError, "a damaged packed word");
             return NULL;
         }
@@ -783,20 +785,21 @@ static PyObject *py_line(PyObject *self, PyObject *arg) {
         PyErr_SetString(PyExc_OverflowError, "too many synsets");
         return NULL;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (2 + 4 * n + 1 + ns) * 4);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (2 + 5 * n + 1 + ns) * 4);
     if (!out)
         return NULL;
     int32_t *x = (int32_t *)PyBytes_AS_STRING(out);
     x[0] = (int32_t)n;
     x[1] = (int32_t)ns;
-    int32_t *k = x + 2, *st = k + n, *fu = st + n, *off = fu + n, *sy = off + n + 1;
+    int32_t *k = x + 2, *st = k + n, *fu = st + n, *pa = fu + n, *off = pa + n, *sy = off + n + 1;
     off[0] = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const int32_t *w = (const int32_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(arg, i));
         k[i] = w[0];
         st[i] = w[1];
         fu[i] = w[2];
-        memcpy(sy + off[i], w + 4, sizeof(int32_t) * (size_t)w[3]);
+        pa[i] = w[4];
+        memcpy(sy + off[i], w + 5, sizeof(int32_t) * (size_t)w[3]);
         off[i + 1] = off[i] + w[3];
     }
     return out;
@@ -854,16 +857,63 @@ static int small_int(PyObject *o, int limit, int *out) {
     return 0;
 }
 
-/* The paraphrases of the reference phrases of one line (`occurrences`: (start, length,
- * phrase); `groups`: phrase -> (its paraphrases, ...)) found in the other line (`ngrams`:
- * paraphrase -> its positions there; the empty paraphrase is everywhere, `other_n` words),
- * by occurrence, then table order. forward: this line is the reference. */
-static int collect_para(PyObject *occurrences, PyObject *groups, PyObject *ngrams, int this_n, int other_n,
+/* group(paraphrases) -> bytes: a reference phrase's paraphrases (tuples of table ids) in
+ * table order, int32 [count, (length, ids...) ...] */
+static PyObject *py_group(PyObject *self, PyObject *arg) {
+    PyObject *fast = PySequence_Fast(arg, "group() takes a sequence of paraphrases");
+    if (!fast)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast), total = 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *par = PySequence_Fast_GET_ITEM(fast, k);
+        if (!PyTuple_Check(par)) {
+            Py_DECREF(fast);
+            PyErr_SetString(PyExc_TypeError, "a paraphrase is a tuple of table ids");
+            return NULL;
+        }
+        total += 1 + PyTuple_GET_SIZE(par);
+    }
+    if (total > INT32_MAX / 8) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_OverflowError, "too many paraphrases");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total * 4);
+    if (!out) {
+        Py_DECREF(fast);
+        return NULL;
+    }
+    int32_t *x = (int32_t *)PyBytes_AS_STRING(out);
+    *x++ = (int32_t)n;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *par = PySequence_Fast_GET_ITEM(fast, k);
+        *x++ = (int32_t)PyTuple_GET_SIZE(par);
+        for (Py_ssize_t q = 0; q < PyTuple_GET_SIZE(par); q++) {
+            if (read_i32(PyTuple_GET_ITEM(par, q), x) < 0 || *x < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "a paraphrase's table id is negative");
+                Py_DECREF(out);
+                Py_DECREF(fast);
+                return NULL;
+            }
+            x++;
+        }
+    }
+    Py_DECREF(fast);
+    return out;
+}
+
+/* The paraphrases of the reference phrases of line `self_` (`occurrences`: (start, length,
+ * phrase); `groups`: phrase -> its group() bytes) found in line `other` (by table ids; the
+ * empty paraphrase is everywhere), by occurrence, then table order, then position.
+ * forward: self_ is the reference. align.paraphrase_matches. */
+static int collect_para(PyObject *occurrences, PyObject *groups, const LineView *self_, const LineView *other,
                         int forward, MatchVec *out) {
-    if (!PyList_Check(occurrences) || !PyDict_Check(groups) || !PyDict_Check(ngrams)) {
-        PyErr_SetString(PyExc_TypeError, "occurrences: a list; groups, ngrams: dicts");
+    if (!PyList_Check(occurrences) || !PyDict_Check(groups)) {
+        PyErr_SetString(PyExc_TypeError, "occurrences: a list; groups: a dict");
         return -1;
     }
+    int on = other->n;
     for (Py_ssize_t o = 0; o < PyList_GET_SIZE(occurrences); o++) {
         PyObject *occ = PyList_GET_ITEM(occurrences, o);
         int at, length;
@@ -871,47 +921,33 @@ static int collect_para(PyObject *occurrences, PyObject *groups, PyObject *ngram
             PyErr_SetString(PyExc_TypeError, "an occurrence is (start, length, phrase)");
             return -1;
         }
-        if (small_int(PyTuple_GET_ITEM(occ, 0), this_n, &at) < 0 ||
-            small_int(PyTuple_GET_ITEM(occ, 1), this_n - at, &length) < 0)
+        if (small_int(PyTuple_GET_ITEM(occ, 0), self_->n, &at) < 0 ||
+            small_int(PyTuple_GET_ITEM(occ, 1), self_->n - at, &length) < 0)
             return -1;
-        PyObject *grp = PyDict_GetItemWithError(groups, PyTuple_GET_ITEM(occ, 2));
-        if (!grp) {
+        PyObject *gb = PyDict_GetItemWithError(groups, PyTuple_GET_ITEM(occ, 2));
+        if (!gb) {
             if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_KeyError, "an occurrence's phrase is not in groups");
+                PyErr_SetString(PyExc_KeyError, "an occurrence's phrase has no group");
             return -1;
         }
-        PyObject *pars;
-        if (!PyTuple_Check(grp) || PyTuple_GET_SIZE(grp) < 1 || !PyList_Check(pars = PyTuple_GET_ITEM(grp, 0))) {
-            PyErr_SetString(PyExc_TypeError, "a group is a tuple whose item 0 lists the paraphrases");
+        if (!PyBytes_Check(gb) || PyBytes_GET_SIZE(gb) < 4) {
+            PyErr_SetString(PyExc_TypeError, "a group is group() bytes");
             return -1;
         }
-        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pars); k++) {
-            PyObject *par = PyList_GET_ITEM(pars, k);
-            if (!PyTuple_Check(par)) {
-                PyErr_SetString(PyExc_TypeError, "a paraphrase is a tuple");
+        const int32_t *x = (const int32_t *)PyBytes_AS_STRING(gb);
+        const int32_t *end = x + PyBytes_GET_SIZE(gb) / 4;
+        int32_t count = *x++;
+        for (int32_t k = 0; k < count; k++) {
+            if (x >= end || x[0] < 0 || x + 1 + x[0] > end) {
+                PyErr_SetString(PyExc_ValueError, "damaged group bytes");
                 return -1;
             }
-            int n = (int)PyTuple_GET_SIZE(par);
-            if (n == 0) {
-                for (int pos = 0; pos < other_n; pos++)
-                    if ((forward ? mv_push(out, at, length, pos, 0) : mv_push(out, pos, 0, at, length)) < 0)
-                        return -1;
-                continue;
-            }
-            PyObject *where = PyDict_GetItemWithError(ngrams, par);
-            if (!where) {
-                if (PyErr_Occurred())
-                    return -1;
-                continue;
-            }
-            if (!PyList_Check(where)) {
-                PyErr_SetString(PyExc_TypeError, "ngrams: paraphrase -> list of positions");
-                return -1;
-            }
-            for (Py_ssize_t q = 0; q < PyList_GET_SIZE(where); q++) {
-                int pos;
-                if (small_int(PyList_GET_ITEM(where, q), other_n - n, &pos) < 0)
-                    return -1;
+            int n = x[0];
+            const int32_t *ids = x + 1;
+            x += 1 + n;
+            for (int pos = 0; pos + n <= on; pos++) {
+                if (n && (other->para[pos] != ids[0] || memcmp(other->para + pos, ids, sizeof(int32_t) * (size_t)n)))
+                    continue;
                 if ((forward ? mv_push(out, at, length, pos, n) : mv_push(out, pos, n, at, length)) < 0)
                     return -1;
             }
@@ -921,30 +957,28 @@ static int collect_para(PyObject *occurrences, PyObject *groups, PyObject *ngram
 }
 
 /* Both directions: paraphrases of reference phrases found in the hypothesis, then of
- * hypothesis phrases found in the reference. */
-static int pair_para(PyObject *spec, int n1, int n2, MatchVec *out) {
-    PyObject *occ2, *ngrams1, *occ1, *ngrams2, *groups;
-    if (!PyTuple_Check(spec) || !PyArg_ParseTuple(spec, "OOOOO", &occ2, &ngrams1, &occ1, &ngrams2, &groups))
+ * hypothesis phrases found in the reference; spec: (occurrences2, occurrences1, groups). */
+static int pair_para(PyObject *spec, const LineView *A, const LineView *B, MatchVec *out) {
+    PyObject *occ2, *occ1, *groups;
+    if (!PyTuple_Check(spec) || !PyArg_ParseTuple(spec, "OOO", &occ2, &occ1, &groups))
         return -1;
-    if (collect_para(occ2, groups, ngrams1, n2, n1, 1, out) < 0)
+    if (collect_para(occ2, groups, B, A, 1, out) < 0)
         return -1;
-    return collect_para(occ1, groups, ngrams2, n1, n2, 0, out);
+    return collect_para(occ1, groups, A, B, 0, out);
 }
 
-/* paraphrase_matches((occurrences2, ngrams1, occurrences1, ngrams2, groups), n1, n2) -> list
- * of (start, length, match_start, match_length, 3): align.paraphrase_matches */
+/* paraphrase_matches(line1, line2, spec) -> list of (start, length, match_start,
+ * match_length, 3): align.paraphrase_matches (lines: line() bytes; spec as pair_para's) */
 static PyObject *py_paraphrase_matches(PyObject *self, PyObject *args) {
-    PyObject *spec;
-    int n1, n2;
-    if (!PyArg_ParseTuple(args, "O!ii", &PyTuple_Type, &spec, &n1, &n2))
+    PyObject *b1, *b2, *spec;
+    if (!PyArg_ParseTuple(args, "OOO!", &b1, &b2, &PyTuple_Type, &spec))
         return NULL;
-    if (n1 < 0 || n2 < 0 || n1 > MAX_WORDS || n2 > MAX_WORDS) {
-        PyErr_SetString(PyExc_OverflowError, "line too long for the compiled aligner");
+    LineView A, B;
+    if (view_line(b1, &A) < 0 || view_line(b2, &B) < 0)
         return NULL;
-    }
     MatchVec v = {NULL, 0, 0};
     PyObject *out = NULL;
-    if (pair_para(spec, n1, n2, &v) < 0)
+    if (pair_para(spec, &A, &B, &v) < 0)
         goto done;
     out = PyList_New(v.n);
     if (!out)
@@ -964,7 +998,7 @@ done:
 }
 
 /* pair_bound(line1, line2, para, same) -> (bound, candidates). para: the paraphrase matches
- * (a list), or where to find them: (occurrences2, ngrams1, occurrences1, ngrams2, groups) as
+ * (a list), or where to find them: (occurrences2, occurrences1, groups) as
  * paraphrase_matches takes them (ignored for identical lines). Gives
  * align.pair_bound's bound (score.upper_bound, the same operations in the same order) and
  * the candidate matches, packed for align_packed: int32 [count, (s, ln, st1, ml, module) ...]
@@ -994,7 +1028,7 @@ static PyObject *py_pair_bound(PyObject *self, PyObject *args) {
             if (mv_push(&v, 0, 0, 0, 0) < 0 || read_match(PyList_GET_ITEM(para, k), &v.m[v.n - 1]) < 0)
                 goto done;
         }
-    } else if (!same && pair_para(para, n1, n2, &v) < 0) { /* where to find them */
+    } else if (!same && pair_para(para, &A, &B, &v) < 0) { /* where to find them */
         goto done;
     }
     Match *pm = v.m;
@@ -1372,6 +1406,7 @@ fail:
 static PyMethodDef methods[] = {
     {"align_stats", py_align_stats, METH_VARARGS, "align.align_stats of one pair from its candidate matches."},
     {"word", py_word, METH_VARARGS, "One word's facts, packed for line()."},
+    {"group", py_group, METH_O, "A reference phrase's paraphrases, packed for pair_bound."},
     {"line", py_line, METH_O, "A line's word facts, packed for pair_bound and align_packed."},
     {"pair_bound", py_pair_bound, METH_VARARGS, "align.pair_bound: a pair's score bound and candidate matches."},
     {"paraphrase_matches", py_paraphrase_matches, METH_VARARGS, "align.paraphrase_matches."},

@@ -270,12 +270,16 @@ def test_compiled_and_python_paths_give_the_same_statistics(monkeypatch):
     _, _, lines = python.lines(hyps, refs)
     want_bounds = [align.pair_bound(lines[h], lines[r])[0] for h in list(lines)[:60] for r in lines]
     monkeypatch.setattr(compiled, "core", core)
-    got = NativeMeteor().unit_stats(hyps, refs)
+    native = NativeMeteor()
+    got = native.unit_stats(hyps, refs)
     assert got.tolist() == want.tolist()
+    # lines built for the compiled core find their n-grams only when asked, the same ones
+    _, _, compiled_lines = native.lines(hyps, refs)
+    assert [compiled_lines[k].ngrams for k in lines] == [x.ngrams for x in lines.values()]
     # the paraphrase matches the compiled core finds, and the bounds too (though only their
     # order against a unit's best score matters)
     pairs = [(lines[h], lines[r]) for h in list(lines)[:60] for r in lines]
-    assert [core.paraphrase_matches(align.para_spec(a, b), a.n, b.n) for a, b in pairs] == \
+    assert [core.paraphrase_matches(a.packed(core), b.packed(core), align.para_spec(a, b)) for a, b in pairs] == \
         [align.paraphrase_matches(a, b) for a, b in pairs]
     assert sum(map(len, (align.paraphrase_matches(a, b) for a, b in pairs))) > 100
     assert [align.pair_bound(lines[h], lines[r])[0] for h in list(lines)[:60] for r in lines] == want_bounds

@@ -121,21 +121,18 @@ class NativeMeteor:
         # where the paraphrases of those occur.
         core = compiled.core
         reference_phrases = phrases.reference_phrases if core is None else core.reference_phrases
-        positions = phrases.positions if core is None else core.positions
         found = [reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
                  for x in para_ids]
-        table = batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ})
-        wanted = {p for ps in table.values() for p in ps if p}  # the empty paraphrase: Line.where
-        wanted_prefixes, wanted_max = phrases.prefixes(wanted)
-        by_phrase = phrases.groups(table)
+        index = phrases.PhraseIndex(batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ}))
         if core is None:
             rows = {w: (*i.row, None) for w, i in info.items()}
-        else:
-            rows = {w: (*i.row, core.word(i.key, i.stem_key, i.synsets, i.function)) for w, i in info.items()}
+        else:  # the compiled core finds paraphrases by table ids: no n-gram positions needed
+            rows = {w: (*i.row, core.word(i.key, i.stem_key, i.synsets, i.function, i.para))
+                    for w, i in info.items()}
         lines: dict[tuple[str, ...], Line] = {}
         for ws, x, occ in zip(distinct, para_ids, found):
-            lines[ws] = Line(ws, [rows[w] for w in ws], occ, by_phrase,
-                             positions(x, wanted, wanted_prefixes, wanted_max))
+            lines[ws] = Line(ws, [rows[w] for w in ws], occ, x, index,
+                             index.positions(x) if core is None else None)
         return hyp_w, ref_w, lines
 
     @staticmethod

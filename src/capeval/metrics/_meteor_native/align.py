@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 from . import compiled
+from .phrases import PhraseIndex
 from .score import MODULE_WEIGHTS, upper_bound
 
 EXACT, STEM, SYNONYM, PARAPHRASE = 0, 1, 2, 3
@@ -53,16 +54,19 @@ class Line:
     """One word sequence with everything the matchers need about it."""
 
     __slots__ = ("n", "words", "keys", "functions", "n_functions", "deltas", "wlen", "stem_keys", "synsets",
-                 "relations", "all_relations", "occurrences", "groups", "ngrams", "_index", "_singles", "_paraphrases", "_entries", "_packed")
+                 "relations", "all_relations", "occurrences", "para_ids", "phrase_index", "_ngrams",
+                 "_index", "_singles", "_paraphrases", "_entries", "_packed")
 
-    def __init__(self, words: Sequence[str], rows: Sequence[tuple], occurrences: list, groups: dict,
-                 ngrams: dict) -> None:
+    def __init__(self, words: Sequence[str], rows: Sequence[tuple], occurrences: list, para_ids: list[int],
+                 phrase_index: PhraseIndex, ngrams: dict | None = None) -> None:
         """``words`` and their facts (each word's :attr:`.words.WordInfo.row`, then its
-        ``core.word`` facts of the compiled core or None);
-        ``occurrences``: ``(start, length, phrase)`` of each reference phrase in the line, in
-        the order the jar's transducer reports them; ``groups``: reference phrase → its
-        :class:`Group` (shared by the lines of a batch); ``ngrams``: the start positions of
-        every paraphrase the line contains (at least those) (:mod:`.phrases`)."""
+        ``core.word`` facts of the compiled core or None); ``occurrences``: ``(start, length,
+        phrase)`` of each reference phrase in the line, in the order the jar's transducer
+        reports them; ``para_ids``: each word's id in the paraphrase table (-1: absent);
+        ``phrase_index``: the paraphrases of the batch's reference phrases
+        (:class:`.phrases.PhraseIndex`, shared by the lines of a batch); ``ngrams``: the
+        start positions of every paraphrase the line contains (at least those) if already at
+        hand, else found when first needed."""
         self.n = len(words)
         self.words = words
         if rows:
@@ -75,12 +79,25 @@ class Line:
         self.wlen = sum(self.deltas)
         self.all_relations = None  # their union: built when first a hypothesis
         self.occurrences = occurrences
-        self.groups = groups
-        self.ngrams = ngrams
+        self.para_ids = para_ids
+        self.phrase_index = phrase_index
+        self._ngrams = ngrams
         self._index = None  # positions by key, stem and synset: built when first a hypothesis
         self._singles: dict[str, tuple] = {}  # reference word → its one-word matches here
         self._paraphrases = None
         self._entries: dict[tuple[int, ...], list[tuple]] = {}
+
+    @property
+    def groups(self) -> dict[tuple[int, ...], tuple]:
+        return self.phrase_index.groups
+
+    @property
+    def ngrams(self) -> dict[tuple[int, ...], list[int]]:
+        got = self._ngrams
+        if got is None:
+            core = compiled.core
+            got = self._ngrams = self.phrase_index.positions(self.para_ids, None if core is None else core.positions)
+        return got
 
     def packed(self, core) -> bytes:
         """The word facts the compiled core reads (``core.line`` of each word's
@@ -89,7 +106,7 @@ class Line:
         if type(got) is not bytes:
             got = self._packed = core.line(tuple(got) if None not in got else
                                            tuple(core.word(*r) for r in zip(self.keys, self.stem_keys, self.synsets,
-                                                                            self.functions)))
+                                                                            self.functions, self.para_ids)))
         return got
 
     def where(self, words: tuple[int, ...]) -> Sequence[int]:
@@ -201,8 +218,9 @@ def paraphrase_matches(line1: Line, line2: Line) -> list[Match]:
 
 
 def para_spec(line1: Line, line2: Line) -> tuple:
-    """What the compiled core reads to find a pair's :func:`paraphrase_matches`."""
-    return line2.occurrences, line1.ngrams, line1.occurrences, line2.ngrams, line1.groups
+    """What the compiled core reads (with both lines' ``packed`` facts) to find a pair's
+    :func:`paraphrase_matches`: it compares table ids directly, with no n-gram lookups."""
+    return line2.occurrences, line1.occurrences, line1.phrase_index.packed(compiled.core)
 
 
 def _singles_of(line1: Line, line2: Line, same: bool) -> list[tuple]:

@@ -85,3 +85,36 @@ def positions(ids: Sequence[int], wanted: set, wanted_prefixes: set, max_len: in
                 else:
                     got.append(start)
     return out
+
+
+class PhraseIndex:
+    """The paraphrase entries of one batch of lines: ``table`` (reference phrase → its
+    paraphrases in table order, for the reference phrases found in the lines), with what
+    the matchers look up in it, each built on first use: the :func:`groups`, the wanted
+    paraphrases and their :func:`prefixes` (for :func:`positions`), and each reference
+    phrase's paraphrases packed for the compiled core (``core.group``)."""
+
+    def __init__(self, table: dict[tuple[int, ...], list[tuple[int, ...]]]) -> None:
+        self.table = table
+        self._groups = None
+        self._wanted = None
+        self._packed = None
+
+    @property
+    def groups(self) -> dict[tuple[int, ...], tuple]:
+        if self._groups is None:
+            self._groups = groups(self.table)
+        return self._groups
+
+    def positions(self, ids: Sequence[int], find=None) -> dict[tuple[int, ...], list[int]]:
+        """:func:`positions` of the non-empty paraphrases in ``ids`` (``find``: a function
+        equal to :func:`positions`, e.g. the compiled one)."""
+        if self._wanted is None:
+            wanted = {p for ps in self.table.values() for p in ps if p}  # the empty one: Line.where
+            self._wanted = (wanted, *prefixes(wanted))
+        return (find or positions)(ids, *self._wanted)
+
+    def packed(self, core) -> dict[tuple[int, ...], bytes]:
+        if self._packed is None:
+            self._packed = {g: core.group(pars) for g, pars in self.table.items()}
+        return self._packed
