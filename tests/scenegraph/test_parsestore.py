@@ -82,7 +82,9 @@ def test_cached_wordnet_answers_equal_wordnet(tmp_path, scorer_factory):
         sc.lexicon.facts(w)
     sc.lexicon.flush()
     again = scorer_factory(parse_cache=tmp_path).lexicon
-    wn = sc.lexicon.wordnet()
+    from capeval.resources.wordnet import load_wordnet
+
+    wn = load_wordnet()  # NLTK's reader: the answers the cached files must give
     verb, known, syn = wordnet_verb_test(wn), wordnet_known_test(wn), WordNetSynsets(wn)
     for w in words:
         assert again.facts(w) == (verb(w), known(w), syn(w)), w
@@ -124,7 +126,14 @@ def test_forked_workers_read_wordnet_through_their_own_files(tmp_path, scorer_fa
     sc.lexicon.wordnet()  # loaded (files open) in the parent before the fork
     monkeypatch.setattr(parser_mod, "FORK_MIN_TEXTS", 4)
     assert sc.parser.parse(texts) == want
-    reader = sc.lexicon.wordnet()
+    from capeval.resources.wordnet import load_wordnet
+    from capeval.scenegraph.lexicon import CachedWordNet
+    from capeval.scenegraph.wnfacts import WordNetFiles
+
+    assert isinstance(sc.lexicon.wordnet(), WordNetFiles)  # memory maps: no file offset to share
+    lex = CachedWordNet(wordnet=load_wordnet())  # an NLTK reader passed in
+    lex.facts("dog")
+    reader = lex.wordnet()
     before = reader._reader._data_file_map
-    sc.lexicon.after_fork()
+    lex.after_fork()
     assert reader._reader._data_file_map == {} and reader._reader._data_file_map is not before

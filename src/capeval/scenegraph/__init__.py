@@ -5,6 +5,8 @@
 ``rules``     dependency graph -> (object), (object, attribute), (subject, relation, object)
 ``lemmas``    lemma repair ("riding" -> "ride", not "rid")
 ``synonyms``  word -> WordNet 3.0 synsets (via :mod:`capeval.resources.wordnet`)
+``wnfacts``   the WordNet facts SPICE-py needs, read from the database files as NLTK answers them
+``lexicon``   those facts memoised per word, on disk too
 ``graph``     SPICE's scene-graph merging, tuple matching and F-scores
 ``parser``    batched, cached spaCy parsing
 ``scorer``    the pieces together: ``PySpiceScorer``

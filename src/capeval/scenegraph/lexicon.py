@@ -2,16 +2,18 @@
 
 Three questions reach WordNet: the synsets of a concept (synonym matching and graph merging,
 :mod:`.synonyms`), whether a word is a verb lemma and whether WordNet knows it at all (lemma
-repair, :mod:`.lemmas`). Loading NLTK's reader takes seconds, more than scoring a system
-whose captions are already parsed, so the answers are kept per word in a
-:class:`~.parsestore.DiskStore` keyed by the WordNet database, and the reader loads only when a
-word is missing. Each answer is computed exactly as the uncached functions compute it.
+repair, :mod:`.lemmas`). They are read from the database files by :class:`~.wnfacts.WordNetFiles`,
+which answers as NLTK's reader does without NLTK's seconds of start-up (a reader object passed
+as ``wordnet`` is asked instead). The answers are also kept per word in a
+:class:`~.parsestore.DiskStore` keyed by the WordNet database, and the files are opened only
+when a word is missing. Each answer is computed exactly as the uncached functions compute it.
 """
 from __future__ import annotations
 
 import threading
 
 from .parsestore import DiskStore
+from .wnfacts import WordNetFiles
 
 Facts = tuple[bool, bool, frozenset]  # (is a verb lemma, known in any POS, synset names)
 
@@ -41,10 +43,12 @@ class CachedWordNet:
         return len(self._table())
 
     def wordnet(self):
+        """The database: the reader passed in, or the files of the configured WordNet."""
         if self._wn is None:
-            from ..resources.wordnet import load_wordnet
+            from ..resources.wordnet import prepare_nltk_data
+            from .wnfacts import WordNetFiles
 
-            self._wn = load_wordnet(self._path)
+            self._wn = WordNetFiles(prepare_nltk_data(self._path) / "corpora" / "wordnet")
             self.loaded_wordnet = True
         return self._wn
 
@@ -56,11 +60,7 @@ class CachedWordNet:
                 hit = table.get(word)
                 if hit is None:
                     wn = self.wordnet()
-                    # lemmas() keeps only lemma names equal to the query, so inflections do not
-                    # count as verbs; synsets() applies WordNet's morphology (see lemmas.py).
-                    key = word.strip().lower().replace(" ", "_")
-                    syn = frozenset(s.name() for s in wn.synsets(key)) if key else frozenset()
-                    hit = (bool(wn.lemmas(word, pos="v")), bool(wn.synsets(word)), syn)
+                    hit = wn.facts(word) if isinstance(wn, WordNetFiles) else reader_facts(wn, word)
                     table[word] = self._new[word] = hit
         return hit
 
@@ -76,11 +76,12 @@ class CachedWordNet:
     def after_fork(self) -> None:
         """In a forked worker: own locks and own WordNet files. A forked process shares its
         parent's open file descriptors, and with them the file offsets NLTK seeks before each
-        read, so workers reading through inherited files would read each other's lines."""
+        read, so workers reading through inherited files would read each other's lines
+        (:class:`WordNetFiles` reads through memory maps, which carry no offset)."""
         self._lock = threading.Lock()
         self._store = None  # the parent's SQLite connection must not be used across a fork
         wn = self._wn
-        if wn is not None:
+        if wn is not None and not isinstance(wn, WordNetFiles):
             if hasattr(wn, "_call_lock"):  # capeval.resources.wordnet's serialising wrapper
                 wn._call_lock = threading.RLock()
             reader = getattr(wn, "_reader", wn)
@@ -106,3 +107,12 @@ class CachedWordNet:
         new = self.take_new()
         if self._store is not None and new:
             self._store.put((w, [v, k, sorted(s)]) for w, (v, k, s) in new.items())
+
+
+def reader_facts(wn, word: str) -> Facts:
+    """The facts of ``word`` asked of an NLTK-style WordNet reader."""
+    # lemmas() keeps only lemma names equal to the query, so inflections do not count as
+    # verbs; synsets() applies WordNet's morphology (see lemmas.py).
+    key = word.strip().lower().replace(" ", "_")
+    syn = frozenset(s.name() for s in wn.synsets(key)) if key else frozenset()
+    return bool(wn.lemmas(word, pos="v")), bool(wn.synsets(word)), syn
