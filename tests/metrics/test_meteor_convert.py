@@ -178,9 +178,10 @@ def test_valid_utf8_is_pythons_strict_decoder():
             return False
 
     samples = [bytes([a]) for a in range(256)] + [bytes([a, b]) for a in range(0xC0, 0x100) for b in range(256)]
-    samples += [bytes([a, b, c]) for a in range(0xE0, 0xF0) for b in range(0x70, 0xD0) for c in (0x00, 0x80, 0xBF, 0xC0)]
+    samples += [bytes([a, b, c]) for a in range(0xE0, 0xF0) for b in range(0x70, 0xD0)
+                for c in (0x00, 0x80, 0xBF, 0xC0)]
     rng = random.Random(3)
-    samples += [bytes([rng.choice([0xF0, 0xF4, 0xF5, 0xF8]), rng.randrange(256), rng.randrange(256), rng.randrange(256)])
+    samples += [bytes([rng.choice([0xF0, 0xF4, 0xF5, 0xF8]), *(rng.randrange(256) for _ in range(3))])
                 for _ in range(20000)]
     samples += [bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))) for _ in range(20000)]
     samples += ["ascii then é, ☕ and \U0001F600".encode() * 3, b"a" * 15 + b"\xff", b"a" * 16 + "é".encode()]

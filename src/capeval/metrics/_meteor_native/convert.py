@@ -50,8 +50,9 @@ def _convert_paraphrase(para: Path, out: Path) -> tuple[np.ndarray, np.ndarray, 
     paraphrase); phrases get ids by first appearance (reference then paraphrase, entry by
     entry), words likewise in phrase order.
 
-    Done on bytes, in blocks, with the per-line work in C (split, dict lookups) instead of a
-    Python object per line and per word: exact as long as the table is plain, i.e. valid
+    Done on bytes, in blocks, with the per-line work in C (the compiled builder, else
+    Arrow's or Python's hash tables) instead of a Python object per line and per word: exact
+    as long as the table is plain, i.e. valid
     UTF-8 (bytes and text then correspond one to one), no ``\\r`` (lines end at ``\\n``
     only) and phrases that split on single spaces alone (no tab, form feed, doubled or
     outer space). coco's table is; any other goes through :func:`_convert_paraphrase_text`,
@@ -88,7 +89,7 @@ def _compiled():
 
 def _convert_paraphrase_compiled(para: Path, out: Path, paratable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_convert_paraphrase_plain` in C: the builder checks plainness itself (UTF-8,
-    ``\r``, spacing) and numbers phrases and words as that function does."""
+    ``\\r``, spacing) and numbers phrases and words as that function does."""
     builder = paratable.Builder()
     for data in plain_blocks(para, _BLOCK, _NotPlain, check=False):
         if not builder.feed(data):
@@ -97,7 +98,8 @@ def _convert_paraphrase_compiled(para: Path, out: Path, paratable) -> tuple[np.n
     del builder
     if n_lines % 3:
         raise ResourceNotFound(f"{para}: the last entry is incomplete (not 3 lines)")
-    refs, pars, offsets, words = (np.frombuffer(b, dtype=t) for b, t in zip(buffers, (np.int32, np.int32, np.int64, np.int32)))
+    types = (np.int32, np.int32, np.int64, np.int32)
+    refs, pars, offsets, words = (np.frombuffer(b, dtype=t) for b, t in zip(buffers, types))
     np.save(out / "para_entry_ref.npy", refs)
     np.save(out / "para_entry_par.npy", pars)
     np.save(out / "para_phrase_offsets.npy", offsets)
