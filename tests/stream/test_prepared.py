@@ -66,9 +66,12 @@ def _other_key(p):
 
     from capeval.stream.store import _MAGIC
 
-    _, chunk = pickle.loads(p.read_bytes()[len(_MAGIC) + 65:])
-    chunk.cands[0] = "a different candidate"
-    payload = pickle.dumps(("0" * 64, chunk))
+    import marshal
+
+    _, blob = pickle.loads(p.read_bytes()[len(_MAGIC) + 65:])
+    fields = marshal.loads(blob)  # the chunk's fields, as _Prepared saves them
+    fields[3][0] = "a different candidate"
+    payload = pickle.dumps(("0" * 64, marshal.dumps(fields)))
     p.write_bytes(_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
 
 
@@ -77,3 +80,27 @@ def _other_key(p):
 def test_damaged_prepared_chunk_falls_back_to_the_input(tmp_path, damage):
     rows = make_rows(500, seed=22)
     assert _run(tmp_path, rows, lambda run_dir, src: damage(run_dir / "prep-0000002.bin")) == _expected(tmp_path, rows)
+
+
+class _Id(str):
+    """An id type marshal cannot write: the prepared chunk is pickled instead."""
+
+
+@pytest.mark.parametrize("wrap", [str, _Id])
+def test_prepared_chunks_of_an_iterable(tmp_path, wrap):
+    from capeval import score
+
+    rows = make_rows(400, seed=23)
+    items = [(wrap(r["id"]), r["candidate"], r["references"]) for r in rows]
+    seen = []
+
+    def progress(stage, n):
+        run_dir = tmp_path / "run"
+        if stage == "df" and n == len(rows):
+            seen.append(sorted(p.name for p in run_dir.glob("prep-*.bin")))
+
+    got = score_stream(items, METRICS, chunk_size=100, run_dir=tmp_path / "run", progress=progress)
+    assert seen == [[f"prep-{i:07d}.bin" for i in range(4)]]
+    want = score([r["candidate"] for r in rows], [r["references"] for r in rows], METRICS, ids=[r["id"] for r in rows])
+    assert got.corpus == want.corpus and got.signatures == want.signatures
+    assert all(got.per_caption[m].tolist() == want.per_caption[m].tolist() for m in METRICS)
