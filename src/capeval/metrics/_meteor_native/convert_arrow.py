@@ -1,4 +1,5 @@
-"""The paraphrase table's conversion with Arrow's hash tables, when pyarrow is installed.
+"""The paraphrase table's conversion with Arrow's hash tables, when pyarrow is installed and
+the compiled builder (``_paratable.c``) is not.
 
 It writes the same files as :func:`.convert._convert_paraphrase_plain` (tested byte for byte),
 for the same plain tables, and refuses the others the same way (``_NotPlain``). The Python

@@ -11,7 +11,8 @@ with the same pycocoevalcap shares one conversion, and a different jar or table 
 The files' SHA-256 are recorded in the cache and reported in the signature.
 
 Each process checks a cache directory against its checksum manifest (:mod:`.manifest`) the
-first time it reads it; a damaged directory is converted again (or, when that is impossible,
+first time it reads it (a directory it has just converted itself was hashed as it was
+written, and is not hashed again); a damaged directory is converted again (or, when that is impossible,
 refused with :class:`~capeval.errors.ResourceDamaged`), never read.
 
 The conversion itself is :mod:`.convert`; this module finds the files, loads a converted cache
