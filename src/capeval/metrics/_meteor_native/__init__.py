@@ -113,10 +113,11 @@ class NativeMeteor:
             vocab.update(ws)
         info = {w: words.info(w) for w in vocab}
         distinct = list(dict.fromkeys(norm_cache.values()))
-        para_ids = [[info[w].para for w in ws] for ws in distinct]
+        para_of = {w: i.para for w, i in info.items()}
+        para_ids = [list(map(para_of.__getitem__, ws)) for ws in distinct]
         v = len(res.paraphrase.vocab)
         bigrams = {a * v + b for x in para_ids for a, b in zip(x, x[1:]) if a >= 0 and b >= 0}
-        batch = res.paraphrase.restricted({info[w].para for w in vocab}, bigrams)
+        batch = res.paraphrase.restricted(set(para_of.values()), bigrams)
         # Reference phrases first (their paraphrases are only needed for those found), then
         # where the paraphrases of those occur.
         core = compiled.core

@@ -54,12 +54,28 @@ _STEP4 = (
 )
 
 
-def _longest(word: str, suffixes) -> str | None:
-    best = None
-    for suf in suffixes:
-        if word.endswith(suf) and (best is None or len(suf) > len(best)):
-            best = suf
-    return best
+def _by_length(suffixes) -> tuple[tuple[int, frozenset[str]], ...]:
+    """``suffixes`` grouped by length, longest first (what :func:`_longest` searches)."""
+    lengths = sorted({len(s) for s in suffixes}, reverse=True)
+    return tuple((n, frozenset(s for s in suffixes if len(s) == n)) for n in lengths)
+
+
+def _longest(word: str, table: tuple[tuple[int, frozenset[str]], ...]) -> str | None:
+    """The longest suffix of a :func:`_by_length` table that ends ``word`` (two of one
+    length cannot both end it)."""
+    for n, group in table:
+        end = word[-n:]
+        if end in group:  # a shorter word gives a shorter ``end``, in no group of length n
+            return end
+    return None
+
+
+_POSSESSIVE = _by_length(("'s'", "'s", "'"))
+_STEP1A_BY_LENGTH = _by_length(_STEP1A)
+_STEP1B_BY_LENGTH = _by_length(_STEP1B)
+_STEP2_BY_LENGTH = _by_length(_STEP2)
+_STEP3_BY_LENGTH = _by_length(_STEP3)
+_STEP4_BY_LENGTH = _by_length(_STEP4)
 
 
 def _is_vowel(s: str, i: int) -> bool:
@@ -143,10 +159,10 @@ def _prelude(w: str) -> tuple[str, bool]:
 
 
 def _step1a(w: str) -> str:
-    suf = _longest(w, ("'s'", "'s", "'"))
+    suf = _longest(w, _POSSESSIVE)
     if suf:
         w = w[: -len(suf)]
-    suf = _longest(w, _STEP1A)
+    suf = _longest(w, _STEP1A_BY_LENGTH)
     if suf == "sses":
         w = w[:-2]
     elif suf in ("ied", "ies"):
@@ -159,7 +175,7 @@ def _step1a(w: str) -> str:
 
 
 def _step1b(w: str, p1: int) -> str:
-    suf = _longest(w, _STEP1B)
+    suf = _longest(w, _STEP1B_BY_LENGTH)
     if suf in ("eed", "eedly"):
         if len(w) - len(suf) >= p1:
             w = w[: -len(suf)] + "ee"
@@ -178,7 +194,7 @@ def _step1b(w: str, p1: int) -> str:
 
 def _steps_2_to_4(w: str, p1: int, p2: int) -> str:
     # Step 2
-    suf = _longest(w, _STEP2)
+    suf = _longest(w, _STEP2_BY_LENGTH)
     if suf is not None and len(w) - len(suf) >= p1:
         base = w[: -len(suf)]
         if suf == "ogi":
@@ -190,7 +206,7 @@ def _steps_2_to_4(w: str, p1: int, p2: int) -> str:
         else:
             w = base + _STEP2[suf]
     # Step 3
-    suf = _longest(w, _STEP3)
+    suf = _longest(w, _STEP3_BY_LENGTH)
     if suf is not None and len(w) - len(suf) >= p1:
         if suf == "ative":
             if len(w) - len(suf) >= p2:
@@ -198,7 +214,7 @@ def _steps_2_to_4(w: str, p1: int, p2: int) -> str:
         else:
             w = w[: -len(suf)] + _STEP3[suf]
     # Step 4
-    suf = _longest(w, _STEP4)
+    suf = _longest(w, _STEP4_BY_LENGTH)
     if suf is not None and len(w) - len(suf) >= p2:
         base = w[: -len(suf)]
         if suf == "ion":
