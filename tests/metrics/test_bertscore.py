@@ -25,6 +25,7 @@ from capeval.metrics import _bertscore_baselines as baselines  # noqa: E402
 from capeval.metrics._bertscore_core import (  # noqa: E402
     combine,
     embed,
+    greedy_match,
     idf_table,
     length_batches,
     padded_in_batch,
@@ -115,6 +116,28 @@ def test_run_batches_propagates_a_worker_error_and_restores_threads():
     with pytest.raises(ValueError, match="batch 3 failed"):
         run_batches(work, [[0], [1], [2], [3], [4]], workers=2)
     assert torch.get_num_threads() == threads
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_greedy_match_equals_brute_force(workers):
+    import torch
+
+    rng = np.random.default_rng(3)
+    emb, weights = [], []
+    for n in (3, 5, 5, 2, 7, 3):
+        h = torch.from_numpy(rng.standard_normal((n, 8)).astype(np.float32))
+        emb.append(h / torch.norm(h, dim=-1, keepdim=True))
+        w = rng.random(n).astype(np.float32)
+        weights.append(w / w.sum(dtype=np.float32))
+    pairs = [(0, 1), (1, 2), (2, 1), (3, 4), (4, 3), (5, 0), (0, 5), (1, 1), (3, 3)]
+    got = greedy_match(emb, weights, pairs, workers=workers)
+    for q, (c, r) in enumerate(pairs):
+        sim = emb[c].numpy().astype(np.float64) @ emb[r].numpy().astype(np.float64).T
+        bp, br = sim.max(axis=1), sim.max(axis=0)
+        want = (bp @ weights[c], br @ weights[r], np.maximum(bp, 0) @ weights[c],
+                np.maximum(br, 0) @ weights[r], min(bp.min(), br.min()))
+        for name, g, w in zip(("p", "r", "p_floor", "r_floor", "low"), got.__dict__.values(), want):
+            assert abs(float(g[q]) - w) <= 1e-6, (q, name)
 
 
 def test_combine_nan_and_blank():

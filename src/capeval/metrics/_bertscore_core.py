@@ -143,24 +143,25 @@ def cpu_workers(device: str) -> int:
     return max(1, torch.get_num_threads())
 
 
-def run_batches(work, batches: Sequence, workers: int, sizes: Sequence[int] | None = None) -> None:
+def run_batches(work, batches: Sequence, workers: int, *, progress: bool = True) -> None:
     """``work(batch)`` for every batch, on ``workers`` threads that each run torch single-threaded.
 
-    Progress (:func:`capeval.progress.report`) counts ``sizes`` (default: batch lengths) and is
-    reported from the calling thread, in batch order. torch's thread count is restored after.
+    With ``progress``, :func:`capeval.progress.report` counts the batches' items, from the
+    calling thread, in batch order. torch's thread count is restored after.
     """
     import torch
 
-    sizes = [len(b) for b in batches] if sizes is None else list(sizes)
+    sizes = [len(b) for b in batches]
     total = sum(sizes)
-    report(0, total)
+    tell = report if progress else (lambda done, total: None)
+    tell(0, total)
     if workers <= 1 or len(batches) <= 1:
         with torch.inference_mode():
             done = 0
             for batch, size in zip(batches, sizes):
                 work(batch)
                 done += size
-                report(done, total)
+                tell(done, total)
         return
 
     from concurrent.futures import ThreadPoolExecutor
@@ -181,7 +182,7 @@ def run_batches(work, batches: Sequence, workers: int, sizes: Sequence[int] | No
         for future, size in zip(futures, sizes):
             future.result()  # re-raises a worker's error here
             done += size
-            report(done, total)
+            tell(done, total)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         torch.set_num_threads(threads)
@@ -244,7 +245,7 @@ class PairScores:
 
     ``p``/``r``: weighted means of the true best cosines; ``p_floor``/``r_floor``: the same with
     each best cosine floored at 0, which is what bert_score computes when the other sentence is
-    padded in its batch; ``low``: the lowest best cosine of any token (+inf for blank pairs).
+    padded in its batch; ``low``: the lowest best cosine of any token of the pair.
     """
 
     p: np.ndarray
@@ -258,54 +259,52 @@ def greedy_match(
     emb: Sequence,
     weights: Sequence[np.ndarray],
     pairs: Sequence[tuple[int, int]],
+    *,
+    workers: int = 1,
 ) -> PairScores:
     """Greedy cosine matching for (candidate, reference) sentence-index pairs.
 
     ``emb[k]``: normalised token embeddings of sentence k; ``weights[k]``: its weights, summing
-    to 1. Pairs are matched in padded batches of similar shape; padding never wins a maximum.
+    to 1. Pairs are matched in batches of one (candidate length, reference length) shape, so no
+    position is padding; batches run on ``workers`` threads (:func:`run_batches`).
     """
     import torch
 
     n = len(pairs)
     cols = [np.zeros(n, dtype=np.float32) for _ in range(5)]
-    order = sorted(range(n), key=lambda q: (emb[pairs[q][0]].shape[0], emb[pairs[q][1]].shape[0]))
-    pad = torch.nn.utils.rnn.pad_sequence
-    with torch.inference_mode():
-        for start in range(0, n, PAIR_BATCH):
-            idx = order[start : start + PAIR_BATCH]
-            c_idx = [pairs[q][0] for q in idx]
-            r_idx = [pairs[q][1] for q in idx]
-            hc = pad([emb[k] for k in c_idx], batch_first=True)
-            hr = pad([emb[k] for k in r_idx], batch_first=True)
-            wc = pad([torch.from_numpy(weights[k]) for k in c_idx], batch_first=True)
-            wr = pad([torch.from_numpy(weights[k]) for k in r_idx], batch_first=True)
-            lc = torch.tensor([emb[k].shape[0] for k in c_idx])
-            lr = torch.tensor([emb[k].shape[0] for k in r_idx])
-            mc = torch.arange(hc.shape[1]).unsqueeze(0) < lc.unsqueeze(1)
-            mr = torch.arange(hr.shape[1]).unsqueeze(0) < lr.unsqueeze(1)
-            sim = torch.bmm(hc, hr.transpose(1, 2))
-            sim = sim.masked_fill(~mr.unsqueeze(1), float("-inf"))
-            sim = sim.masked_fill(~mc.unsqueeze(2), float("-inf"))
-            best_p = sim.max(dim=2).values  # per candidate token; -inf on padding
-            best_r = sim.max(dim=1).values  # per reference token
-            # Padded positions carry weight 0; zero them so -inf * 0 does not make NaN.
-            word_p = best_p.masked_fill(~mc, 0.0)
-            word_r = best_r.masked_fill(~mr, 0.0)
-            low = torch.minimum(
-                best_p.masked_fill(~mc, float("inf")).min(dim=1).values,
-                best_r.masked_fill(~mr, float("inf")).min(dim=1).values,
-            )
-            for col, val in zip(
-                cols,
-                (
-                    (word_p * wc).sum(dim=1),
-                    (word_r * wr).sum(dim=1),
-                    (word_p.clamp(min=0.0) * wc).sum(dim=1),
-                    (word_r.clamp(min=0.0) * wr).sum(dim=1),
-                    low,
-                ),
-            ):
-                col[idx] = val.numpy()
+    shapes: dict[tuple[int, int], list[int]] = {}
+    for q, (c, r) in enumerate(pairs):
+        shapes.setdefault((emb[c].shape[0], emb[r].shape[0]), []).append(q)
+    batches = [
+        members[s : s + PAIR_BATCH]
+        for _, members in sorted(shapes.items())
+        for s in range(0, len(members), PAIR_BATCH)
+    ]
+
+    def work(idx: list[int]) -> None:
+        c_idx = [pairs[q][0] for q in idx]
+        r_idx = [pairs[q][1] for q in idx]
+        hc = torch.stack([emb[k] for k in c_idx])
+        hr = torch.stack([emb[k] for k in r_idx])
+        wc = torch.from_numpy(np.stack([weights[k] for k in c_idx]))
+        wr = torch.from_numpy(np.stack([weights[k] for k in r_idx]))
+        sim = torch.bmm(hc, hr.transpose(1, 2))
+        best_p = sim.amax(dim=2)  # per candidate token
+        best_r = sim.amax(dim=1)  # per reference token
+        low = torch.minimum(best_p.amin(dim=1), best_r.amin(dim=1))
+        for col, val in zip(
+            cols,
+            (
+                (best_p * wc).sum(dim=1),
+                (best_r * wr).sum(dim=1),
+                (best_p.clamp(min=0.0) * wc).sum(dim=1),
+                (best_r.clamp(min=0.0) * wr).sum(dim=1),
+                low,
+            ),
+        ):
+            col[idx] = val.numpy()
+
+    run_batches(work, batches, workers, progress=False)
     return PairScores(*cols)
 
 
@@ -405,10 +404,11 @@ def score_rows(
     else:
         floor_p = floor_r = np.zeros(len(flat), dtype=bool)
 
-    embs = embed(model, ids, layers, batch_size=batch_size, device=device)
+    workers = cpu_workers(device)
+    embs = embed(model, ids, layers, batch_size=batch_size, device=device, workers=workers)
     out: dict[int, LayerScores] = {}
     for layer in layers:
-        ps = greedy_match(embs[layer], weights, pairs)
+        ps = greedy_match(embs[layer], weights, pairs, workers=workers)
         p = np.where(floor_p, ps.p_floor[flat_arr], ps.p[flat_arr])
         r = np.where(floor_r, ps.r_floor[flat_arr], ps.r[flat_arr])
         flat_prf = combine(p, r, blank)

@@ -24,7 +24,8 @@ Where bert_score repeats work and we do not (numbers agree to float32 rounding, 
   batches go to ``torch.get_num_threads()`` workers that each run torch single-threaded, so
   the numbers do not depend on the thread count;
 * greedy matching runs once per distinct (candidate, reference) pair (Flickr8k-Expert: 84,960
-  flattened pairs, 28,308 distinct) in large length-sorted batches;
+  flattened pairs, 28,308 distinct) in batches of one (candidate, reference) length, so
+  without padding or masks, on the same workers;
 * IDF document frequencies come from the token ids of the distinct references, weighted by
   how often each occurs in the flattened list, instead of re-tokenizing every occurrence in
   a process pool.
