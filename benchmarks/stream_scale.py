@@ -206,7 +206,8 @@ def oracle_check(rows: Path, n: int, workdir: Path) -> dict:
 
 
 def chunk_costs(rows: Path, chunk_rows: int) -> dict:
-    """Median seconds of df_pass and score_pass on 5 chunks (df of the first 50k rows)."""
+    """Median seconds of df_pass and score_pass on 5 chunks (df of the first 50k rows); the
+    score pass is given the df pass's tokens, as a local-engine run gives them."""
     import statistics
 
     from capeval.stream.chunks import DfHandle, Settings, df_pass, score_pass
@@ -223,7 +224,7 @@ def chunk_costs(rows: Path, chunk_rows: int) -> dict:
         if c is None:
             break
         t = time.perf_counter()
-        k, cnt, n, _ = df_pass(c, s)
+        k, cnt, n, c.tokens = df_pass(c, s, keep_tokens=True)  # as a local-engine run: scored with these
         df_t.append(time.perf_counter() - t)
         acc.add(k, cnt, n)
         got.append(c)
