@@ -19,7 +19,6 @@ from .java import tokens
 from .normalize import parse_nonbreaking_prefixes
 
 _LINE_BREAK = re.compile("\r\n|\r|\n")
-_DIGITS_AND_SPACES = re.compile("[0-9 \n]*")
 
 #: The four lists: function words, non-breaking prefixes, synonym exceptions, synsets.
 JarLines = tuple[list[str], list[str], list[str], list[str]]
@@ -27,7 +26,7 @@ JarLines = tuple[list[str], list[str], list[str], list[str]]
 
 def java_lines(text: str) -> list[str]:
     """``BufferedReader.readLine`` over ``text``."""
-    lines = _LINE_BREAK.split(text)
+    lines = _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines
@@ -60,8 +59,9 @@ def synset_ids(id_lines: list[str]) -> tuple[list[int], list[int]]:
     """Every line's synset ids, concatenated, and how many each line has (``tokens`` then
     ``int``, replaced lines included: an unparsable one fails as before)."""
     text = "\n".join(id_lines)
-    if not (id_lines and _DIGITS_AND_SPACES.fullmatch(text) and "  " not in text and " \n" not in text
-            and "\n " not in text and not text.startswith(" ") and not text.endswith(" ")):
+    digits = text.replace(" ", "").replace("\n", "")
+    if not (id_lines and digits.isascii() and (digits.isdigit() or not digits) and "  " not in text
+            and " \n" not in text and "\n " not in text and not text.startswith(" ") and not text.endswith(" ")):
         id_tokens = [tokens(line) for line in id_lines]
         return list(map(int, chain.from_iterable(id_tokens))), [len(t) for t in id_tokens]
     # coco's: digits and single spaces, so a line's ids are its spaces + 1 (none if empty)
