@@ -23,7 +23,7 @@ def _expected(tmp_path, rows) -> bytes:
     return out.read_bytes()
 
 
-def _run(tmp_path, rows, at_df_end, jobs: int = 1) -> bytes:
+def _run(tmp_path, rows, at_df_end, jobs: int = 1, expect_prep: int = 5) -> bytes:
     """A streamed run whose progress callback calls ``at_df_end(run_dir, src)`` once, after the
     df pass's last chunk (every prepared chunk is then saved, no chunk scored)."""
     src = tmp_path / "rows.jsonl"
@@ -34,7 +34,7 @@ def _run(tmp_path, rows, at_df_end, jobs: int = 1) -> bytes:
 
     def progress(stage, n):
         if stage == "df" and n == len(rows):
-            assert sorted(p.name for p in run_dir.glob("prep-*.bin")) == [f"prep-{i:07d}.bin" for i in range(5)]
+            assert sorted(p.name for p in run_dir.glob("prep-*.bin")) == [f"prep-{i:07d}.bin" for i in range(expect_prep)]
             at_df_end(run_dir, src)
             called.append(n)
 
@@ -104,3 +104,44 @@ def test_prepared_chunks_of_an_iterable(tmp_path, wrap):
     want = score([r["candidate"] for r in rows], [r["references"] for r in rows], METRICS, ids=[r["id"] for r in rows])
     assert got.corpus == want.corpus and got.signatures == want.signatures
     assert all(got.per_caption[m].tolist() == want.per_caption[m].tolist() for m in METRICS)
+
+
+def test_no_room_for_prepared_chunks(tmp_path, monkeypatch):
+    """Writing the cache fails (a full disk): the run goes on, and the score pass reads the
+    input from the first chunk not saved; no partial file is left."""
+    from capeval.stream.store import RunStore
+
+    real = RunStore.save
+    calls = []
+
+    def save(self, index, key, obj, kind="chunk"):
+        if kind == "prep" and index >= 2:
+            calls.append(index)
+            real(self, index, key, obj, kind)  # the file is written, then the disk "fills up"
+            (self.folder / f"prep-{index:07d}.bin").unlink()
+            raise OSError(28, "No space left on device")
+        return real(self, index, key, obj, kind)
+
+    monkeypatch.setattr(RunStore, "save", save)
+    rows = make_rows(500, seed=24)
+
+    def check(run_dir, src):
+        assert sorted(p.name for p in run_dir.iterdir() if p.name.startswith((".prep", "prep"))) == [
+            "prep-0000000.bin", "prep-0000001.bin"]
+
+    assert _run(tmp_path, rows, check, expect_prep=2) == _expected(tmp_path, rows)
+    assert calls == [2]  # not tried again after the failure
+
+
+def test_failed_write_leaves_no_temporary(tmp_path, monkeypatch):
+    import os
+
+    from capeval.stream import store
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError):
+        store._atomic_write(tmp_path / "chunk-0000000.bin", b"x" * 100)
+    assert list(tmp_path.iterdir()) == []

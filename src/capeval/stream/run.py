@@ -166,6 +166,7 @@ class _Prepared:
         import uuid
 
         self.store = store
+        self.failed = False
         origin = source_id if source_id is not None else uuid.uuid4().hex  # an iterable: this run only
         # marshal's format is this Python's: another Python does not read these files.
         self.key = hashlib.sha256(f"{store.fingerprint}|prepared|{origin}|{sys.version}".encode()).hexdigest()
@@ -173,11 +174,16 @@ class _Prepared:
     def save(self, chunk: Chunk) -> None:
         import marshal
 
+        if self.failed:
+            return
         try:  # lists of str and int: marshal, some 3x faster than pickle both ways
             obj = marshal.dumps(tuple(getattr(chunk, f) for f in self._FIELDS))
         except ValueError:  # ids of other types (an iterable's): the Chunk itself
             obj = chunk
-        self.store.save(chunk.index, self.key, obj, kind="prep")
+        try:
+            self.store.save(chunk.index, self.key, obj, kind="prep")
+        except OSError:  # no room for the cache (some 1.7x the input): the score pass reads the input
+            self.failed = True
 
     def load(self, index: int) -> Chunk | None:
         import marshal

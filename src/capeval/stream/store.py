@@ -29,12 +29,16 @@ RUN_FORMAT = 2
 
 def _atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("wb") as f:
-        f.write(data)
-        if durable:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("wb") as f:
+            f.write(data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # e.g. a full disk: leave no partial file behind
+        raise
 
 
 def _check_format(folder: Path, manifest: str) -> None:
