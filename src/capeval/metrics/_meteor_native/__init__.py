@@ -132,7 +132,7 @@ class NativeMeteor:
                     for w, i in info.items()}
         lines: dict[tuple[str, ...], Line] = {}
         for ws, x, occ in zip(distinct, para_ids, found):
-            lines[ws] = Line(ws, [rows[w] for w in ws], occ, x, index,
+            lines[ws] = Line(ws, list(map(rows.__getitem__, ws)), occ, x, index,
                              index.positions(x) if core is None else None)
         return hyp_w, ref_w, lines
 

@@ -239,7 +239,7 @@ def _step5(w: str, p1: int, p2: int) -> str:
 
 def _to_units(word: str) -> str:
     """Spell characters outside the BMP as UTF-16 surrogate pairs, as Java strings hold them."""
-    if all(ord(c) < 0x10000 for c in word):
+    if word.isascii() or all(ord(c) < 0x10000 for c in word):
         return word
     return "".join(
         c if ord(c) < 0x10000 else chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + ((ord(c) - 0x10000) & 0x3FF))
