@@ -1298,6 +1298,11 @@ done:
 
 typedef struct { uint64_t k0; size_t i; } QEntry;
 
+static int cmp_qentry(const void *a, const void *b) {
+    uint64_t x = ((const QEntry *)a)->k0, y = ((const QEntry *)b)->k0;
+    return x < y ? -1 : x > y;
+}
+
 PyDoc_STRVAR(lookup_keys128_doc,
 "lookup_keys128(first, second, counts, queries) -> bytearray float64: for each query key (16 bytes:\n"
 "first, second), counts[j] of the table row j holding it, else 0. The table (first, second: uint64,\n"
@@ -1331,7 +1336,7 @@ static PyObject *lookup_keys128(PyObject *self, PyObject *args) {
     double *df = od;
     if (nq == 0) goto done;
     /* Queries in order of first half: a counting pass on the top bits, then insertion sort
-     * within each bucket (qsort-free; crafted keys sharing top bits only make it slower). */
+     * within each bucket (qsort for a large one: crafted keys sharing top bits stay O(n log n)). */
     int bits = 1;
     while (((size_t)2 << bits) < nq && bits < 22) bits++;
     size_t nb = (size_t)1 << bits;
@@ -1344,6 +1349,7 @@ static PyObject *lookup_keys128(PyObject *self, PyObject *args) {
     for (size_t i = nq; i-- > 0;) { QEntry x = {q[2 * i], i}; tmp[--end[x.k0 >> shift]] = x; }
     for (size_t b = 0; b < nb; b++) {
         size_t lo = end[b], hi = b + 1 < nb ? end[b + 1] : nq;
+        if (hi - lo > 32) { qsort(tmp + lo, hi - lo, sizeof(QEntry), cmp_qentry); continue; }
         for (size_t i = lo + 1; i < hi; i++) {
             QEntry x = tmp[i];
             size_t j = i;

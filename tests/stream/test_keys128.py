@@ -153,7 +153,10 @@ def test_reduce_sorts_and_merges_as_a_full_sort(runs):
 @needs_core
 def test_compiled_lookup_equals_the_numpy_twin(monkeypatch, tmp_path):
     rng = np.random.default_rng(11)
-    keys, counts = dfstore._reduce(*_table_with_clashes(rng, 20_000))
+    raw_keys, raw_counts = _table_with_clashes(rng, 20_000)
+    # 300 keys sharing their top 40 bits: one large bucket of the core's query sort
+    raw_keys[-300:, 0] = (raw_keys[-300:, 0] & np.uint64(0xFFFFFF)) | np.uint64(0xABCDEF << 40)
+    keys, counts = dfstore._reduce(raw_keys, raw_counts)
     acc = dfstore.DfAccumulator()
     acc.add(keys, counts, 10)
     dfo = acc.result(tmp_path)  # memory-mapped columns, as a streamed run reads them
@@ -161,7 +164,9 @@ def test_compiled_lookup_equals_the_numpy_twin(monkeypatch, tmp_path):
     missing = rng.integers(0, 2**64 - 1, size=(3000, 2), dtype=np.uint64, endpoint=True)
     near = keys[rng.integers(0, len(keys), size=500)].copy()
     near[:, 1] ^= np.uint64(1)  # first half present, second not
-    q = np.concatenate([keys[rng.integers(0, len(keys), size=5000)], keys[:80], keys[-80:], missing, near,
+    crowded = keys[(keys[:, 0] >> np.uint64(40)) == np.uint64(0xABCDEF)]
+    assert len(crowded) == 300
+    q = np.concatenate([keys[rng.integers(0, len(keys), size=5000)], keys[:80], keys[-80:], missing, near, crowded,
                         np.array([[0, 0], [2**64 - 1, 2**64 - 1]], dtype=np.uint64)])
     q = q[rng.permutation(len(q))]
     compiled = dfo._lookup_keys(q)
