@@ -105,17 +105,16 @@ def _reduce(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarra
     # column (timsort, which merges runs) orders it unless two distinct keys share their first
     # 64 bits; only then is the second column needed (lexsort, some 15x slower on runs).
     order = np.argsort(keys[:, 0], kind="stable")
-    keys = keys[order]
-    same0 = keys[1:, 0] == keys[:-1, 0]
-    if np.any(same0 & (keys[1:, 1] != keys[:-1, 1])):
-        again = np.lexsort((keys[:, 1], keys[:, 0]))
-        keys, order = keys[again], order[again]
-    counts = counts[order]
-    new = np.ones(len(keys), dtype=bool)
-    new[1:] = (keys[1:, 0] != keys[:-1, 0]) | (keys[1:, 1] != keys[:-1, 1])
-    starts = np.flatnonzero(new)
-    summed = np.add.reduceat(counts.astype(np.uint64), starts)
-    return np.ascontiguousarray(keys[starts]), summed.astype(np.uint32)
+    first, second = keys[:, 0][order], keys[:, 1][order]
+    same = first[1:] == first[:-1]
+    if np.any(same & (second[1:] != second[:-1])):
+        again = np.lexsort((second, first))
+        first, second, order = first[again], second[again], order[again]
+        same = (first[1:] == first[:-1]) & (second[1:] == second[:-1])
+    # here equal first halves are equal keys
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    summed = np.add.reduceat(counts[order].astype(np.uint64), starts)
+    return np.stack([first[starts], second[starts]], axis=1), summed.astype(np.uint32)
 
 
 def chunk_df(token_refsets: Iterable[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
