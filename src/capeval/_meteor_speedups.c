@@ -997,6 +997,48 @@ done:
     return out;
 }
 
+/* The hypothesis' synsets: id -> bit mask of the hypothesis positions (< 64) having it,
+ * open addressing (slots hold id + 1; 0 is empty). */
+typedef struct {
+    int64_t *slots;
+    uint64_t *masks;
+    uint32_t mask; /* size - 1 */
+} SynTable;
+
+static inline uint32_t syn_hash(int32_t id) { return (uint32_t)id * 2654435761u; }
+
+static int syn_build(SynTable *t, const LineView *L) {
+    uint32_t size = 16;
+    while (size < 2u * (uint32_t)L->off[L->n] + 2)
+        size *= 2;
+    t->slots = PyMem_Calloc(size, sizeof(int64_t));
+    t->masks = PyMem_Calloc(size, sizeof(uint64_t));
+    if (!t->slots || !t->masks)
+        return -1;
+    t->mask = size - 1;
+    for (int i = 0; i < L->n; i++)
+        for (int q = L->off[i]; q < L->off[i + 1]; q++) {
+            int64_t key = (int64_t)L->syn[q] + 1;
+            uint32_t h = syn_hash(L->syn[q]) & t->mask;
+            while (t->slots[h] && t->slots[h] != key)
+                h = (h + 1) & t->mask;
+            t->slots[h] = key;
+            t->masks[h] |= (uint64_t)1 << i;
+        }
+    return 0;
+}
+
+static inline uint64_t syn_lookup(const SynTable *t, int32_t id) {
+    int64_t key = (int64_t)id + 1;
+    uint32_t h = syn_hash(id) & t->mask;
+    while (t->slots[h]) {
+        if (t->slots[h] == key)
+            return t->masks[h];
+        h = (h + 1) & t->mask;
+    }
+    return 0;
+}
+
 /* pair_bound(line1, line2, para, same) -> (bound, candidates). para: the paraphrase matches
  * (a list), or where to find them: (occurrences2, occurrences1, groups) as
  * paraphrase_matches takes them (ignored for identical lines). Gives
@@ -1018,6 +1060,7 @@ static PyObject *py_pair_bound(PyObject *self, PyObject *args) {
     double *w1 = PyMem_Calloc((size_t)n1 + 1, sizeof(double));
     double *w2 = PyMem_Calloc((size_t)n2 + 1, sizeof(double));
     int32_t *cands = NULL;
+    SynTable syn_table = {NULL, NULL, 0};
     PyObject *result = NULL;
     if (!per_row || !w1 || !w2) {
         PyErr_NoMemory();
@@ -1051,6 +1094,10 @@ static PyObject *py_pair_bound(PyObject *self, PyObject *args) {
     int count = 0;
     int32_t *w = cands + 1;
     int any_syn1 = A.off[n1] > 0;
+    if (!same && any_syn1 && n1 <= 64 && syn_build(&syn_table, &A) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
     static const double module_weight[4] = {1.0, 0.6, 0.8, 0.6};
     /* paraphrases grouped by row, in their given order */
     int *order = PyMem_Malloc(sizeof(int) * (size_t)(np ? np : 1));
@@ -1089,9 +1136,16 @@ static PyObject *py_pair_bound(PyObject *self, PyObject *args) {
                 }
             int ns2 = B.off[j + 1] - B.off[j];
             if (ns2 && any_syn1) {
+                /* hypothesis words sharing a synset with this one: by the hypothesis' synset
+                 * table when it has one, else by merging sorted synset lists */
+                uint64_t shared = 0;
+                if (syn_table.slots)
+                    for (int q = B.off[j]; q < B.off[j + 1]; q++)
+                        shared |= syn_lookup(&syn_table, B.syn[q]);
                 for (int i = 0; i < n1; i++)
                     if (A.keys[i] != key &&
-                        intersects(A.syn + A.off[i], A.off[i + 1] - A.off[i], B.syn + B.off[j], ns2)) {
+                        (syn_table.slots ? (int)(shared >> i & 1)
+                                         : intersects(A.syn + A.off[i], A.off[i + 1] - A.off[i], B.syn + B.off[j], ns2))) {
                         *w++ = j, *w++ = 1, *w++ = i, *w++ = 1, *w++ = 2;
                         count++;
                         if (best < module_weight[2])
@@ -1150,6 +1204,8 @@ static PyObject *py_pair_bound(PyObject *self, PyObject *args) {
         goto done;
     result = Py_BuildValue("(dN)", bound, packed);
 done:
+    PyMem_Free(syn_table.slots);
+    PyMem_Free(syn_table.masks);
     PyMem_Free(v.m);
     PyMem_Free(per_row);
     PyMem_Free(w1);

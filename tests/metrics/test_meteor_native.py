@@ -262,8 +262,10 @@ def test_compiled_and_python_paths_give_the_same_statistics(monkeypatch):
     hyps = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(400)]
     refs = [[" ".join(rng.choice(words) for _ in range(rng.randint(1, 14))) for _ in range(rng.randint(1, 5))]
             for _ in hyps]
-    hyps += ["a dog runs", "a dog runs on the grass", " ".join(words)]
-    refs += [["a dog runs"], ["a dog runs on the grass", "the dog is running"], [" ".join(reversed(words))]]
+    # identical lines, and lines longer than 64 words (synonyms found without the synset table)
+    hyps += ["a dog runs", "a dog runs on the grass", " ".join(words), " ".join(words * 2)]
+    refs += [["a dog runs"], ["a dog runs on the grass", "the dog is running"], [" ".join(reversed(words))],
+             [" ".join(words[::-1] * 2), " ".join(words[:20])]]
     monkeypatch.setattr(compiled, "core", None)
     python = NativeMeteor()
     want = python.unit_stats(hyps, refs)
