@@ -47,13 +47,14 @@ CATEGORIES = ("object", "attribute", "relation", "color", "count", "size")
 
 
 class Concept:
-    """Words and synsets of one graph element; mutable because graph merging grows it."""
+    """Words and synsets of one graph element; merging replaces them with the unions. Frozen
+    sets, so a new concept shares its word's synset set and a snapshot copies nothing."""
 
     __slots__ = ("words", "synsets")
 
     def __init__(self, word: str, synsets: frozenset):
-        self.words: set[str] = {word}
-        self.synsets: set = set(synsets)
+        self.words: frozenset[str] = frozenset((word,))
+        self.synsets: frozenset = synsets if type(synsets) is frozenset else frozenset(synsets)
 
     def equals(self, other: "Concept") -> bool:
         return self.words == other.words and self.synsets == other.synsets
@@ -64,18 +65,21 @@ class Concept:
     def similarity(self, other: "Concept") -> float:
         if not self.words.isdisjoint(other.words):
             return 1.0
-        union = len(self.synsets | other.synsets)
-        return len(self.synsets & other.synsets) / union if union else 0.0
+        a, b = self.synsets, other.synsets
+        if not a or not b:
+            return 0.0
+        shared = len(a & b)
+        return shared / (len(a) + len(b) - shared)  # |a & b| / |a | b|
 
     def merge(self, other: "Concept") -> None:
-        self.words |= other.words
-        self.synsets |= other.synsets
+        self.words = self.words | other.words
+        self.synsets = self.synsets | other.synsets
 
     def label(self) -> str:
         return "/".join(sorted(self.words))
 
     def snapshot(self) -> tuple[frozenset, frozenset]:
-        return frozenset(self.words), frozenset(self.synsets)
+        return self.words, self.synsets
 
 
 @dataclass

@@ -71,7 +71,9 @@ class CachedWordNet:
         return self.facts(word)[1]
 
     def synsets(self, word: str) -> frozenset:
-        return self.facts(word)[2]
+        # Graph building asks this for every tuple element: a table hit skips a call.
+        hit = self._facts.get(word) if self._facts is not None else None
+        return (hit or self.facts(word))[2]
 
     def after_fork(self) -> None:
         """In a forked worker: own locks and own WordNet files. A forked process shares its
