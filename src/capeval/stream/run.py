@@ -190,9 +190,7 @@ class _Prepared:
 
         obj = self.store.load(index, self.key, kind="prep")
         if isinstance(obj, bytes):
-            fields = marshal.loads(obj)
-            tokens = fields[-1]
-            return Chunk(*fields[:-1], tokens=(tokens[0], tokens[1]) if tokens is not None else None)
+            return Chunk(**dict(zip(self._FIELDS, marshal.loads(obj))))
         return obj
 
     def read(self, n_chunks: int, from_input: Callable[[], Iterable[Chunk]]):
