@@ -1315,13 +1315,33 @@ static PyObject *gram(PyObject **items, Py_ssize_t start, Py_ssize_t end) {
     return t;
 }
 
-/* reference_phrases(ids, keys, bigrams, vocab_size, max_len): phrases.reference_phrases */
+/* reference_phrases(ids, keys, bigrams, vocab_size, max_len[, unigrams, codes]):
+ * phrases.reference_phrases; unigrams: the words w with (w,) in keys, and codes: bigrams
+ * as ascending int64 bytes, if at hand (the same answers without building a tuple or an
+ * int per lookup) */
+static int has_code(const int64_t *codes, Py_ssize_t n, int64_t code) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (codes[mid] < code)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && codes[lo] == code;
+}
+
 static PyObject *py_reference_phrases(PyObject *self, PyObject *args) {
-    PyObject *ids, *keys, *bigrams;
+    PyObject *ids, *keys, *bigrams, *unigrams = NULL, *codes_b = NULL;
     long long vocab;
     Py_ssize_t max_len;
-    if (!PyArg_ParseTuple(args, "OOOLn", &ids, &keys, &bigrams, &vocab, &max_len))
+    if (!PyArg_ParseTuple(args, "OOOLn|OO!", &ids, &keys, &bigrams, &vocab, &max_len, &unigrams, &PyBytes_Type,
+                          &codes_b))
         return NULL;
+    if (unigrams == Py_None)
+        unigrams = NULL;
+    const int64_t *codes = codes_b ? (const int64_t *)PyBytes_AS_STRING(codes_b) : NULL;
+    Py_ssize_t n_codes = codes_b ? PyBytes_GET_SIZE(codes_b) / 8 : 0;
     long *v;
     PyObject *fast = ids_fast(ids, &v);
     if (!fast)
@@ -1338,13 +1358,23 @@ static PyObject *py_reference_phrases(PyObject *self, PyObject *args) {
         Py_ssize_t stop = n < start + max_len ? n : start + max_len;
         Py_ssize_t end = start + 1;
         for (;;) {
-            PyObject *g = gram(items, start, end);
-            if (!g)
-                goto fail;
-            int has = PySequence_Contains(keys, g);
-            if (has < 0) {
-                Py_DECREF(g);
-                goto fail;
+            int has;
+            PyObject *g = NULL;
+            if (end == start + 1 && unigrams) { /* (word,) in keys, without building the tuple */
+                has = PySequence_Contains(unigrams, items[start]);
+                if (has < 0)
+                    goto fail;
+                if (has && !(g = gram(items, start, end)))
+                    goto fail;
+            } else {
+                g = gram(items, start, end);
+                if (!g)
+                    goto fail;
+                has = PySequence_Contains(keys, g);
+                if (has < 0) {
+                    Py_DECREF(g);
+                    goto fail;
+                }
             }
             if (has) {
                 PyObject *rec = Py_BuildValue("(nnN)", start, end - start, g);
@@ -1354,20 +1384,25 @@ static PyObject *py_reference_phrases(PyObject *self, PyObject *args) {
                 }
                 Py_DECREF(rec);
             } else {
-                Py_DECREF(g);
+                Py_XDECREF(g);
             }
             if (end >= stop)
                 break;
             long long nxt = v[end];
             if (nxt < 0)
                 break;
-            PyObject *code = PyLong_FromLongLong(prev * vocab + nxt);
-            if (!code)
-                goto fail;
-            int in = PySequence_Contains(bigrams, code);
-            Py_DECREF(code);
-            if (in < 0)
-                goto fail;
+            int in;
+            if (codes) {
+                in = has_code(codes, n_codes, prev * vocab + nxt);
+            } else {
+                PyObject *code = PyLong_FromLongLong(prev * vocab + nxt);
+                if (!code)
+                    goto fail;
+                in = PySequence_Contains(bigrams, code);
+                Py_DECREF(code);
+                if (in < 0)
+                    goto fail;
+            }
             if (!in)
                 break;
             prev = nxt;

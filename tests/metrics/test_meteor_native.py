@@ -242,8 +242,11 @@ def test_compiled_phrase_lookups_equal_python():
         bigrams = {a * vocab + b for p in keys for a, b in zip(p, p[1:])}
         ids = [rng.randrange(-1, vocab) for _ in range(rng.randint(0, 14))]
         longest = max((len(p) for p in keys), default=0)
-        assert core.reference_phrases(ids, keys, bigrams, vocab, longest) == \
-            reference_phrases(ids, keys, bigrams, vocab, longest)
+        want = reference_phrases(ids, keys, bigrams, vocab, longest)
+        assert core.reference_phrases(ids, keys, bigrams, vocab, longest) == want
+        unigrams = {k[0] for k in keys if len(k) == 1}
+        codes = np.array(sorted(bigrams), dtype=np.int64).tobytes()
+        assert core.reference_phrases(ids, keys, bigrams, vocab, longest, unigrams, codes) == want
         wanted_prefixes, longest = prefixes(phrases)
         assert core.positions(ids, phrases, wanted_prefixes, longest) == \
             positions(ids, phrases, wanted_prefixes, longest)

@@ -121,9 +121,14 @@ class NativeMeteor:
         # Reference phrases first (their paraphrases are only needed for those found), then
         # where the paraphrases of those occur.
         core = compiled.core
-        reference_phrases = phrases.reference_phrases if core is None else core.reference_phrases
-        found = [reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
-                 for x in para_ids]
+        if core is None:
+            found = [phrases.reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max)
+                     for x in para_ids]
+        else:  # one-word phrases as words and the pairs as sorted integers: no lookup allocates
+            unigrams = {k[0] for k in batch.keys if len(k) == 1}
+            codes = np.sort(np.fromiter(batch.key_bigrams, dtype=np.int64, count=len(batch.key_bigrams))).tobytes()
+            found = [core.reference_phrases(x, batch.keys, batch.key_bigrams, batch.vocab_size, batch.key_max,
+                                            unigrams, codes) for x in para_ids]
         index = phrases.PhraseIndex(batch.paraphrases({batch.keys[g] for occ in found for _, _, g in occ}))
         if core is None:
             rows = {w: (*i.row, None) for w, i in info.items()}
