@@ -109,6 +109,29 @@ def test_forked_parsing_gives_the_same_tuples(tmp_path, scorer_factory, monkeypa
     assert scorer_factory(parse_cache=tmp_path).lexicon.size() >= 1
 
 
+def test_forked_matching_gives_the_same_evaluations(tmp_path, scorer_factory, monkeypatch):
+    """Units matched on forked workers get the in-process results, and the workers' new
+    WordNet answers (graph words such as "ride on") come back to the parent's store."""
+    import capeval.scenegraph.scorer as scorer_mod
+
+    cands = CANDS + [f"a dog number {i} rides on {i + 1} cats" for i in range(9)]
+    refs = REFS + [[TEXTS[i % 7], f"dogs ride on {i} wooded cats"] for i in range(9)]
+    want = scorer_factory(parse_cache=False).evaluations(cands, refs)
+    two = scorer_factory(parse_cache=tmp_path, n_process=2)
+    two.parser.parse(cands + [r for rs in refs for r in rs])  # parsed here: only matching forks
+    forked = []
+    real = scorer_mod.PySpiceScorer._evaluate_forked
+    monkeypatch.setattr(scorer_mod, "FORK_MIN_UNITS", 4)
+    monkeypatch.setattr(scorer_mod.PySpiceScorer, "_evaluate_forked",
+                        lambda self, pairs, parses, n: forked.append(len(pairs)) or real(self, pairs, parses, n))
+    got = two.evaluations(cands, refs)
+    assert forked == [len(cands)]
+    assert [repr(e) for e in got] == [repr(e) for e in want]  # NaN fields compare by their repr
+    assert not two._ref_sets  # the graphs stayed in the workers
+    stored = scorer_factory(parse_cache=tmp_path).lexicon
+    assert "ride on" in stored._table()
+
+
 WORDS = ("jumping climbing painted wooded surfing skiing biking grazing perched leaning carved stacked "
          "splashing wading tossing kicking hugging juggling paddling sledding hiking roasted folded "
          "crouching sprinting knitting welding ladders kites umbrellas benches saddles canoes fences "

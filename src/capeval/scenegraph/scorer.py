@@ -1,6 +1,7 @@
 """SPICE-style scoring of aligned candidates and reference lists with the Python parser."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -10,7 +11,7 @@ import numpy as np
 from ..units import dedupe
 from .graph import CATEGORIES, SceneGraph, TupleSet, evaluate
 from .lexicon import CachedWordNet
-from .parser import DEFAULT_MODEL, TupleParser
+from .parser import DEFAULT_MODEL, TupleParser, _can_fork
 from .parsestore import DiskStore, default_directory
 from .synonyms import no_synsets
 
@@ -72,18 +73,48 @@ class PySpiceScorer:
         units = dedupe(candidates, references)
         flat_refs = [r for refs in units.refsets for r in refs]
         parses = dict(zip(units.cands + flat_refs, self.parser.parse(units.cands + flat_refs)))
-        for c in units.cands:
-            if c not in self._cand_sets:
-                self._cand_sets[c] = self._graph([parses[c]])
-        for refs in units.refsets:
-            if refs not in self._ref_sets:
-                # The references of a unit form one merged graph, parsed caption by caption.
-                self._ref_sets[refs] = self._graph(parses[r] for r in refs)
-        evs = [evaluate(self._cand_sets[units.cands[ci]], self._ref_sets[units.refsets[ri]], self.synonyms)
-               for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())]
+        pairs = [(units.cands[ci], units.refsets[ri])
+                 for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())]
+        n_process = self.parser.n_process
+        if n_process > 1 and len(pairs) >= FORK_MIN_UNITS and _can_fork():
+            evs = self._evaluate_forked(pairs, parses, n_process)
+        else:
+            evs = [self._evaluate(c, refs, parses) for c, refs in pairs]
         if self.lexicon is not None:
             self.lexicon.flush()
         return units, evs
+
+    def _evaluate(self, cand: str, refs: tuple[str, ...], parses: dict) -> dict:
+        cs = self._cand_sets.get(cand)
+        if cs is None:
+            cs = self._cand_sets[cand] = self._graph([parses[cand]])
+        rs = self._ref_sets.get(refs)
+        if rs is None:
+            # The references of a unit form one merged graph, parsed caption by caption.
+            rs = self._ref_sets[refs] = self._graph(parses[r] for r in refs)
+        return evaluate(cs, rs, self.synonyms)
+
+    def _evaluate_forked(self, pairs, parses: dict, n_process: int) -> list[dict]:
+        """Graphs and matching of contiguous slices of the units on ``n_process`` forked
+        workers (each unit's result depends on that unit alone); the workers' new WordNet
+        answers come back to this process's lexicon. The graphs stay in the workers."""
+        import multiprocessing
+
+        global _FORKED
+        step = -(-len(pairs) // (4 * n_process))
+        chunks = [pairs[i:i + step] for i in range(0, len(pairs), step)]
+        out: list[dict] = []
+        with _fork_lock:  # one forked evaluation at a time: the workers find it in a global
+            _FORKED = (self, parses)
+            try:
+                with multiprocessing.get_context("fork").Pool(n_process, initializer=_forked_init) as pool:
+                    for evs, facts in pool.imap(_forked_chunk, chunks):
+                        out.extend(evs)
+                        if self.lexicon is not None:
+                            self.lexicon.add(facts)
+            finally:
+                _FORKED = None
+        return out
 
     def evaluations(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> list[dict]:
         """Per row, :func:`evaluate`'s counts and scores by category (rows of one unit share a dict)."""
@@ -119,3 +150,24 @@ class PySpiceScorer:
             "total_seconds": time.perf_counter() - start,
         }
         return out
+
+
+#: Fewer distinct units than this are matched in-process even with ``n_process`` > 1.
+FORK_MIN_UNITS = 2000
+_FORKED: tuple[PySpiceScorer, dict] | None = None
+_fork_lock = threading.Lock()
+
+
+def _forked_init() -> None:
+    scorer = _FORKED[0] if _FORKED is not None else None
+    if scorer is not None and scorer.lexicon is not None:
+        scorer.lexicon.after_fork()
+
+
+def _forked_chunk(pairs) -> tuple[list[dict], dict]:
+    assert _FORKED is not None, "the scorer is set before the workers fork"
+    scorer, parses = _FORKED
+    if scorer.lexicon is not None:
+        scorer.lexicon.take_new()  # the parent's pending answers are the parent's to write
+    evs = [scorer._evaluate(c, refs, parses) for c, refs in pairs]
+    return evs, scorer.lexicon.take_new() if scorer.lexicon is not None else {}
