@@ -29,13 +29,34 @@ MODEL_HINT = (
 def load_spacy(model: str = DEFAULT_MODEL):
     """Load a spaCy pipeline without NER (SPICE does not use entities)."""
     try:
-        import spacy
+        spacy = _import_spacy(torch_free=model == DEFAULT_MODEL)
     except ImportError as exc:
         raise ResourceNotFound(MODEL_HINT) from exc
     try:
         return spacy.load(model, exclude=["ner"])
     except OSError as exc:
         raise ResourceNotFound(f"spaCy pipeline {model!r} not found. {MODEL_HINT}") from exc
+
+
+def _import_spacy(torch_free: bool):
+    """spaCy; with ``torch_free``, imported so that its ML library, thinc, does not import
+    PyTorch. thinc imports torch whenever it is installed (1-2 s of a fresh process) though
+    the default pipeline's CNN runs on thinc's numpy ops, which do not use it. Done only when
+    neither thinc nor torch is loaded yet; torch imports normally afterwards, but thinc keeps
+    ``has_torch = False`` in this process (its PyTorch wrappers, which transformer pipelines
+    need, are then unavailable: such a pipeline is not the default and imports spaCy as usual
+    when loaded first)."""
+    import sys
+
+    block = torch_free and "thinc" not in sys.modules and "torch" not in sys.modules
+    if block:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
+    try:
+        import spacy
+    finally:
+        if block and "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+    return spacy
 
 
 class TupleParser:
