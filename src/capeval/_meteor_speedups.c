@@ -1494,6 +1494,61 @@ fail:
     return NULL;
 }
 
+/* score_one(row) -> float: score.score_one of 23 statistics (ints or floats), the same
+ * floating-point operations in the same order */
+static PyObject *py_score_one(PyObject *self, PyObject *arg) {
+    PyObject *fast = PySequence_Fast(arg, "score_one() takes a sequence of 23 statistics");
+    if (!fast)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(fast) != 23) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "METEOR statistics have 23 fields");
+        return NULL;
+    }
+    double row[23];
+    for (int k = 0; k < 23; k++) {
+        row[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, k));
+        if (row[k] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+    }
+    Py_DECREF(fast);
+    const double ALPHA = 0.85, BETA = 0.2, GAMMA = 0.6, DELTA = 0.75;
+    static const double weights[4] = {1.0, 0.6, 0.8, 0.6};
+    double t_len = row[0], r_len = row[1], t_fun = row[2], r_fun = row[3];
+    double chunks = row[20], t_words = row[21], r_words = row[22];
+    double t_wlen = DELTA * (t_len - t_fun) + (1.0 - DELTA) * t_fun;
+    double r_wlen = DELTA * (r_len - r_fun) + (1.0 - DELTA) * r_fun;
+    double t_wm = 0.0, r_wm = 0.0;
+    for (int i = 0; i < 4; i++)
+        t_wm = t_wm + row[4 + 4 * i] * weights[i] * DELTA;
+    for (int i = 0; i < 4; i++)
+        r_wm = r_wm + row[5 + 4 * i] * weights[i] * DELTA;
+    for (int i = 0; i < 4; i++)
+        t_wm = t_wm + row[6 + 4 * i] * weights[i] * (1.0 - DELTA);
+    for (int i = 0; i < 4; i++)
+        r_wm = r_wm + row[7 + 4 * i] * weights[i] * (1.0 - DELTA);
+    if (t_wm == 0.0 || r_wm == 0.0)
+        return PyFloat_FromDouble(0.0);
+    double f_mean = 1.0 / (((1.0 - ALPHA) / (t_wm / t_wlen)) + (ALPHA / (r_wm / r_wlen)));
+    /* the totals: sums of counts, exact in either order for the integer counts this takes */
+    double t_a = 0.0, t_b = 0.0, r_a = 0.0, r_b = 0.0;
+    for (int i = 0; i < 4; i++) {
+        t_a += row[4 + 4 * i];
+        t_b += row[6 + 4 * i];
+        r_a += row[5 + 4 * i];
+        r_b += row[7 + 4 * i];
+    }
+    double frag;
+    if (t_a + t_b == t_len && r_a + r_b == r_len && chunks == 1.0)
+        frag = 0.0;
+    else
+        frag = chunks / ((t_words + r_words) / 2);
+    double score = f_mean * (1.0 - GAMMA * pow(frag, BETA));
+    return PyFloat_FromDouble(0.0 > score ? 0.0 : score);
+}
+
 static PyMethodDef methods[] = {
     {"align_stats", py_align_stats, METH_VARARGS, "align.align_stats of one pair from its candidate matches."},
     {"word", py_word, METH_VARARGS, "One word's facts, packed for line()."},
@@ -1502,6 +1557,7 @@ static PyMethodDef methods[] = {
     {"pair_bound", py_pair_bound, METH_VARARGS, "align.pair_bound: a pair's score bound and candidate matches."},
     {"paraphrase_matches", py_paraphrase_matches, METH_VARARGS, "align.paraphrase_matches."},
     {"align_packed", py_align_packed, METH_VARARGS, "align.align_stats from pair_bound's candidates."},
+    {"score_one", py_score_one, METH_O, "score.score_one: one row's METEOR score."},
     {"resolve", py_resolve, METH_VARARGS, "align._resolve_stepwise: the jar's beam search."},
     {"reference_phrases", py_reference_phrases, METH_VARARGS, "phrases.reference_phrases."},
     {"positions", py_positions, METH_VARARGS, "phrases.positions."},

@@ -232,6 +232,27 @@ def test_compiled_align_stats_equal_python():
         assert got == want
 
 
+def test_compiled_score_equals_python():
+    # score_one in C against score.score_one: the same float, bit for bit, on random
+    # statistics (perfect one-chunk rows, empty sides and function-word-only sides included)
+    from capeval.metrics._meteor_native.score import score_one
+
+    core = _compiled_or_skip()
+    rng = random.Random(29)
+    for _ in range(20000):
+        t_len, r_len = rng.randint(0, 30), rng.randint(0, 30)
+        row = [t_len, r_len, rng.randint(0, t_len), rng.randint(0, r_len)]
+        row += [rng.randint(0, 6) for _ in range(16)]
+        if rng.random() < 0.1:  # every word matched, in one chunk
+            row[4:20] = [0] * 16
+            row[4], row[5] = t_len, r_len
+        matched = (sum(row[4:20:4]) + sum(row[6:20:4]), sum(row[5:20:4]) + sum(row[7:20:4]))
+        row += [rng.randint(1, 8) if any(matched) else 0, *matched]
+        row[0], row[1] = max(row[0], matched[0]), max(row[1], matched[1])  # lengths cover the matches
+        want = score_one(row)
+        assert core.score_one(row) == want and core.score_one([float(x) for x in row]) == want
+
+
 def test_compiled_phrase_lookups_equal_python():
     core = _compiled_or_skip()
     rng = random.Random(19)

@@ -158,6 +158,7 @@ class NativeMeteor:
             bounds[k], found[k] = pair_bound(l1, l2)
         out: list[tuple | None] = [None] * len(pairs)
         score_of: dict[int, float] = {}
+        score = score_one if compiled.core is None else compiled.core.score_one
         for ids in unit_pairs:
             best = -1.0
             for k in sorted(dict.fromkeys(ids), key=bounds.__getitem__, reverse=True):
@@ -167,7 +168,7 @@ class NativeMeteor:
                 if got is None:
                     l1, l2 = pairs[k]
                     st = out[k] = pair_stats(l1, l2, found[k])
-                    got = score_of[k] = score_one(st)
+                    got = score_of[k] = score(st)
                 if got > best:
                     best = got
         return out
