@@ -1,10 +1,13 @@
 """The optional compiled core of native METEOR (``capeval._meteor_speedups``, built from
 ``_meteor_speedups.c`` when a C compiler is present at install time).
 
-Its functions equal Python twins here: ``align_stats`` is :func:`.align.align_stats` of a
-pair's candidate matches (searching as :func:`.align._resolve_stepwise`), ``resolve`` is
-:func:`.align._resolve_stepwise`, ``reference_phrases`` and ``positions`` are those of
-:mod:`.phrases`; the tests run both and compare with ``==``. ``core`` is the loaded module,
+Its functions equal Python twins here: ``pair_bound`` is :func:`.align.pair_bound` (one-word
+and paraphrase matches, the score bound) and ``align_packed`` / ``align_stats`` are
+:func:`.align.align_stats` of a pair's candidate matches (searching as
+:func:`.align._resolve_stepwise`, which ``resolve`` is alone); ``paraphrase_matches`` is
+:func:`.align.paraphrase_matches`, ``score_one`` is :func:`.score.score_one`,
+``reference_phrases`` and ``positions`` are those of :mod:`.phrases`; ``word``, ``line`` and
+``group`` pack what those read. The tests run both and compare with ``==``. ``core`` is the loaded module,
 or None when it was not built or when the environment variable ``CAPEVAL_PURE_PYTHON`` is
 set to a non-empty value other than "0"; callers read ``compiled.core`` at call time, so
 tests can switch paths by assigning it.
