@@ -228,8 +228,8 @@ def embed(
             h = out.hidden_states[layer] if use_hidden else out[0]
             h = h.float().cpu()
             h = h / torch.norm(h, dim=-1).unsqueeze(-1)
-            for row, i in enumerate(h.unbind(0)):
-                result[layer][idx[row]] = i
+            for i, vec in zip(idx, h.unbind(0)):
+                result[layer][i] = vec
 
     batches = length_batches([len(t) for t in ids_list], batch_size)
     run_batches(work, batches, cpu_workers(device) if workers is None else workers)
