@@ -118,7 +118,7 @@ class TupleParser:
                     todo = [t for t in todo if t not in hits]
                 if todo:
                     start = time.perf_counter()
-                    if self.n_process > 1 and len(todo) >= FORK_MIN_TEXTS and _can_fork() and self._fork_safe():
+                    if self.n_process > 1 and len(todo) >= FORK_MIN_TEXTS and can_fork() and self._fork_safe():
                         parsed = self._parse_forked(todo)
                     else:
                         parsed = self._parse_here(todo)
@@ -190,7 +190,7 @@ def _forked_chunk(texts: list[str]) -> tuple[list[list[Tuple]], dict]:
     return tuples, parser.lexicon.take_new() if parser.lexicon is not None else {}
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
     import multiprocessing
 
     return "fork" in multiprocessing.get_all_start_methods()

@@ -11,7 +11,7 @@ import numpy as np
 from ..units import dedupe
 from .graph import CATEGORIES, SceneGraph, TupleSet, evaluate
 from .lexicon import CachedWordNet
-from .parser import DEFAULT_MODEL, TupleParser, _can_fork
+from .parser import DEFAULT_MODEL, TupleParser, can_fork
 from .parsestore import DiskStore, default_directory
 from .synonyms import no_synsets
 
@@ -76,7 +76,7 @@ class PySpiceScorer:
         pairs = [(units.cands[ci], units.refsets[ri])
                  for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())]
         n_process = self.parser.n_process
-        if n_process > 1 and len(pairs) >= FORK_MIN_UNITS and _can_fork():
+        if n_process > 1 and len(pairs) >= FORK_MIN_UNITS and can_fork():
             evs = self._evaluate_forked(pairs, parses, n_process)
         else:
             evs = [self._evaluate(c, refs, parses) for c, refs in pairs]
