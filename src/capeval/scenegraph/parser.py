@@ -45,10 +45,13 @@ def _import_spacy(torch_free: bool):
     neither thinc nor torch is loaded yet; torch imports normally afterwards, but thinc keeps
     ``has_torch = False`` in this process (its PyTorch wrappers, which transformer pipelines
     need, are then unavailable: such a pipeline is not the default and imports spaCy as usual
-    when loaded first)."""
+    when loaded first). Not done while other threads run (they may import torch meanwhile)."""
     import sys
 
-    block = torch_free and "thinc" not in sys.modules and "torch" not in sys.modules
+    # Only with this thread alone: another thread importing torch meanwhile would get the
+    # ImportError meant for thinc.
+    block = (torch_free and "thinc" not in sys.modules and "torch" not in sys.modules
+             and threading.active_count() == 1)
     if block:
         sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
     try:
