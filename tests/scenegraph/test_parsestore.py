@@ -67,6 +67,7 @@ def test_second_scorer_reads_parses_and_words_from_disk(tmp_path, scorer_factory
     got2 = second.score(CANDS, REFS)
     assert second.stats["distinct_sentences_parsed"] == 0 and second.stats["parse_cache_hits"] == len(TEXTS)
     assert not second.lexicon.loaded_wordnet  # every word's answers came from disk
+    assert second.parser._nlp is None  # nor was the spaCy pipeline loaded
     assert second.parser.parse(TEXTS) == want_tuples
     for k in want:
         assert want[k].tobytes() == got1[k].tobytes() == got2[k].tobytes(), k
@@ -160,3 +161,26 @@ def test_forked_workers_read_wordnet_through_their_own_files(tmp_path, scorer_fa
     before = reader._reader._data_file_map
     lex.after_fork()
     assert reader._reader._data_file_map == {} and reader._reader._data_file_map is not before
+
+
+def test_pipeline_identity_from_its_files_equals_the_loaded_pipelines():
+    pytest.importorskip("spacy")
+    from capeval.scenegraph.parser import DEFAULT_MODEL, load_spacy, loaded_identity, package_identity
+
+    predicted = package_identity(DEFAULT_MODEL)
+    if predicted is None:
+        pytest.skip("the default spaCy pipeline is not installed as a package")
+    assert predicted == loaded_identity(load_spacy(DEFAULT_MODEL), DEFAULT_MODEL)
+    assert package_identity("some_other_pipeline") is None
+
+
+def test_a_pipeline_unlike_its_files_is_refused(scorer_factory, monkeypatch):
+    import capeval.scenegraph.parser as parser_mod
+
+    sc = scorer_factory(parse_cache=False)
+    if sc.parser._nlp is not None:
+        pytest.skip("the default spaCy pipeline is not installed as a package")
+    monkeypatch.setitem(sc.parser._identity, "pipes", ["tagger"])
+    with pytest.raises(RuntimeError, match="parse store keys"):
+        sc.parser.parse(["a dog runs"])
+    assert parser_mod.package_identity(parser_mod.DEFAULT_MODEL)["pipes"] != ["tagger"]

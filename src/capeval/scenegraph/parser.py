@@ -62,17 +62,66 @@ def _import_spacy(torch_free: bool):
     return spacy
 
 
+def loaded_identity(nlp, model: str) -> dict:
+    """What of a loaded pipeline decides its parses: spaCy's version, the pipeline's name,
+    version and path, and its components."""
+    import spacy
+
+    meta = nlp.meta
+    return {"spacy": spacy.__version__,
+            "model": f"{meta.get('lang', 'xx')}_{meta.get('name', model)}-{meta.get('version', '?')}",
+            "model_path": str(getattr(nlp, "path", "")), "pipes": list(nlp.pipe_names)}
+
+
+def package_identity(model: str) -> dict | None:
+    """:func:`loaded_identity` of the default pipeline as :func:`load_spacy` would load it, read
+    from its installed files without importing spaCy; None for other pipelines or when the
+    files are not laid out as spaCy's packaged pipelines are."""
+    import importlib.metadata
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    if model != DEFAULT_MODEL:
+        return None
+    try:
+        spec = importlib.util.find_spec(model)
+        if spec is None or spec.origin is None:
+            return None
+        # spacy.load gives an installed package precedence and loads the data directory
+        # "<lang>_<name>-<version>" inside it (spacy.util.load_model_from_init_py).
+        importlib.metadata.distribution(model)
+        meta = json.loads((Path(spec.origin).parent / "meta.json").read_text(encoding="utf-8"))
+        data = Path(spec.origin).parent / f"{meta['lang']}_{meta['name']}-{meta['version']}"
+        data_meta = json.loads((data / "meta.json").read_text(encoding="utf-8"))
+        version = importlib.metadata.version("spacy")
+    except (ImportError, OSError, ValueError, KeyError, importlib.metadata.PackageNotFoundError):
+        return None
+    # exclude=["ner"] drops the entity recogniser; "pipeline" lists the enabled components.
+    pipes = [p for p in data_meta.get("pipeline", []) if p != "ner"]
+    return {"spacy": version,
+            "model": f"{data_meta.get('lang', 'xx')}_{data_meta.get('name', model)}-{data_meta.get('version', '?')}",
+            "model_path": str(data), "pipes": pipes}
+
+
 class TupleParser:
     """``parse(texts)`` -> one tuple list per text; results are cached across calls."""
 
     def __init__(self, model: str = DEFAULT_MODEL, is_verb: Callable[[str], bool] | None = None,
                  batch_size: int = 512, n_process: int = 1, known: Callable[[str], bool] | None = None,
                  store: DiskStore | None = None, lexicon: CachedWordNet | None = None):
-        self.nlp = load_spacy(model)
-        self.model_id = f"{self.nlp.meta.get('lang', 'xx')}_{self.nlp.meta.get('name', model)}-{self.nlp.meta.get('version', '?')}"
-        import spacy
-
-        self.spacy_version = spacy.__version__
+        self.model = model
+        self._nlp = None
+        self._annotator: Annotator | None = None
+        self._load_lock = threading.Lock()
+        # The pipeline takes a second to import and load, and a run whose texts are all in the
+        # parse store never needs it: its identity is read from the package's files instead
+        # (checked against the loaded pipeline's when it is loaded), else it is loaded now.
+        self._identity = package_identity(model)
+        if self._identity is None:
+            self._load()
+        self.spacy_version = self._identity["spacy"]
+        self.model_id = self._identity["model"]
         # A lexicon answers both lemma-repair questions, and its answers from forked workers
         # are gathered back into this process.
         self.lexicon = lexicon
@@ -88,7 +137,33 @@ class TupleParser:
         self.parse_seconds = 0.0
         self.parsed = 0
         self.store_hits = 0
-        self.annotator = Annotator(self.nlp, self._lemma_fix)
+
+    def _load(self) -> None:
+        with self._load_lock:
+            if self._nlp is not None:
+                return
+            nlp = load_spacy(self.model)
+            identity = loaded_identity(nlp, self.model)
+            if self._identity is not None and identity != self._identity:
+                raise RuntimeError(f"spaCy pipeline {self.model!r}: its files said {self._identity}, "
+                                   f"the loaded pipeline says {identity}; parse store keys would be wrong")
+            self._identity = identity
+            self._annotator = Annotator(nlp, self._lemma_fix)
+            self._nlp = nlp
+
+    @property
+    def nlp(self):
+        """The spaCy pipeline, loaded on first use."""
+        if self._nlp is None:
+            self._load()
+        return self._nlp
+
+    @property
+    def annotator(self) -> Annotator:
+        if self._annotator is None:
+            self._load()
+        assert self._annotator is not None
+        return self._annotator
 
     def _lemma_fix(self, word: str, lemma: str, tag: str) -> str:
         if self._is_verb is not None and tag.startswith("VB"):
@@ -106,8 +181,7 @@ class TupleParser:
 
     def identity(self) -> dict:
         """What besides the text decides a text's tuples here (the parse store's key)."""
-        return {"spacy": self.spacy_version, "model": self.model_id, "model_path": str(getattr(self.nlp, "path", "")),
-                "pipes": list(self.nlp.pipe_names)}
+        return dict(self._identity)
 
     def parse(self, texts: Sequence[str]) -> list[list[Tuple]]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
@@ -154,6 +228,7 @@ class TupleParser:
         import multiprocessing
 
         global _FORKED
+        self._load()  # in the parent, so that the workers share it
         chunks = [todo[i:i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
         out: list[list[Tuple]] = []
         if self.lexicon is not None:
