@@ -133,6 +133,42 @@ def test_forked_matching_gives_the_same_evaluations(tmp_path, scorer_factory, mo
     assert "ride on" in stored._table()
 
 
+def test_units_already_parsed_are_matched_while_the_others_parse(tmp_path, scorer_factory, monkeypatch):
+    """With some texts in the store, their units are matched in a forked process started
+    before parsing (the pipeline is not loaded yet), the others after: together the in-process
+    results, in row order, and the early process's new WordNet answers reach the store."""
+    import capeval.scenegraph.scorer as scorer_mod
+
+    cands = CANDS + [f"a dog number {i} rides on {i + 1} cats" for i in range(9)]
+    refs = REFS + [[TEXTS[5], f"dogs ride on {i} wooded cats"] for i in range(9)]
+    want = scorer_factory(parse_cache=False).evaluations(cands, refs)
+    scorer_factory(parse_cache=tmp_path).parser.parse(TEXTS)  # the first four units' texts only
+    two = scorer_factory(parse_cache=tmp_path, n_process=2)
+    early = []
+    real = scorer_mod._EarlyMatch.__init__
+
+    def spy(self, scorer, pairs, parses):
+        early.append((len(pairs), scorer.parser._nlp is None))
+        real(self, scorer, pairs, parses)
+
+    monkeypatch.setattr(scorer_mod, "FORK_MIN_UNITS", 4)
+    monkeypatch.setattr(scorer_mod._EarlyMatch, "__init__", spy)
+    got = two.evaluations(cands, refs)
+    assert early == [(len(CANDS), True)]
+    assert [repr(e) for e in got] == [repr(e) for e in want]  # NaN fields compare by their repr
+    stored = scorer_factory(parse_cache=tmp_path).lexicon._table()
+    assert "ride on" in stored and "beach" in stored  # "beach": only in the early process's units
+
+
+def test_a_failed_early_match_is_an_error(scorer_factory, monkeypatch):
+    import capeval.scenegraph.scorer as scorer_mod
+
+    sc = scorer_factory(parse_cache=False)
+    monkeypatch.setattr(scorer_mod.PySpiceScorer, "_evaluate", lambda *a: 1 / 0)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        scorer_mod._EarlyMatch(sc, [("a", ("b",))], {}).result()
+
+
 WORDS = ("jumping climbing painted wooded surfing skiing biking grazing perched leaning carved stacked "
          "splashing wading tossing kicking hugging juggling paddling sledding hiking roasted folded "
          "crouching sprinting knitting welding ladders kites umbrellas benches saddles canoes fences "

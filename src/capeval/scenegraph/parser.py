@@ -183,6 +183,17 @@ class TupleParser:
         """What besides the text decides a text's tuples here (the parse store's key)."""
         return dict(self._identity)
 
+    def known(self, texts: Sequence[str]) -> dict[str, list[Tuple]]:
+        """The tuples of those ``texts`` that need no parsing (parsed before or in the store)."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo and self.store is not None:
+            with self._parse_lock:
+                todo = [t for t in todo if t not in self._cache]
+                hits = self.store.get(todo)
+                self._cache.update((t, [tuple(x) for x in v]) for t, v in hits.items())
+                self.store_hits += len(hits)
+        return {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+
     def parse(self, texts: Sequence[str]) -> list[list[Tuple]]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:

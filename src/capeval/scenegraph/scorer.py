@@ -72,17 +72,51 @@ class PySpiceScorer:
         """The distinct units and :func:`evaluate`'s result for each."""
         units = dedupe(candidates, references)
         flat_refs = [r for refs in units.refsets for r in refs]
-        parses = dict(zip(units.cands + flat_refs, self.parser.parse(units.cands + flat_refs)))
+        texts = units.cands + flat_refs
         pairs = [(units.cands[ci], units.refsets[ri])
                  for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())]
         n_process = self.parser.n_process
+        early = None
         if n_process > 1 and len(pairs) >= FORK_MIN_UNITS and can_fork():
-            evs = self._evaluate_forked(pairs, parses, n_process)
+            # Units whose texts are all parsed already are matched in a forked process while
+            # this one loads spaCy and parses the others.
+            known = self.parser.known(texts)
+            ready = [i for i, (c, refs) in enumerate(pairs) if c in known and all(r in known for r in refs)]
+            if 0 < len(ready) < len(pairs):
+                self._read_lexicon()
+                early = (ready, _EarlyMatch(self, [pairs[i] for i in ready], known))
+        try:
+            parses = dict(zip(texts, self.parser.parse(texts)))
+            todo = range(len(pairs)) if early is None else sorted(set(range(len(pairs))) - set(early[0]))
+            rest = [pairs[i] for i in todo]
+            if n_process > 1 and len(rest) >= FORK_MIN_UNITS and can_fork():
+                evs_rest = self._evaluate_forked(rest, parses, n_process)
+            else:
+                evs_rest = [self._evaluate(c, refs, parses) for c, refs in rest]
+        except BaseException:
+            if early is not None:
+                early[1].stop()
+            raise
+        if early is None:
+            evs = evs_rest
         else:
-            evs = [self._evaluate(c, refs, parses) for c, refs in pairs]
+            evs = [None] * len(pairs)
+            for i, ev in zip(todo, evs_rest):
+                evs[i] = ev
+            early_evs, facts = early[1].result()
+            for i, ev in zip(early[0], early_evs):
+                evs[i] = ev
+            if self.lexicon is not None:
+                self.lexicon.add(facts)
         if self.lexicon is not None:
             self.lexicon.flush()
         return units, evs
+
+    def _read_lexicon(self) -> None:
+        # Before forking: a forked process cannot read the store (its connection is the
+        # parent's), so it would ask WordNet for every word the store already answers.
+        if self.lexicon is not None:
+            self.lexicon.size()
 
     def _evaluate(self, cand: str, refs: tuple[str, ...], parses: dict) -> dict:
         cs = self._cand_sets.get(cand)
@@ -104,6 +138,7 @@ class PySpiceScorer:
         step = -(-len(pairs) // (4 * n_process))
         chunks = [pairs[i:i + step] for i in range(0, len(pairs), step)]
         out: list[dict] = []
+        self._read_lexicon()
         with _fork_lock:  # one forked evaluation at a time: the workers find it in a global
             _FORKED = (self, parses)
             try:
@@ -150,6 +185,54 @@ class PySpiceScorer:
             "total_seconds": time.perf_counter() - start,
         }
         return out
+
+
+class _EarlyMatch:
+    """:meth:`PySpiceScorer._evaluate` of ``pairs`` in one forked process, started at once;
+    ``result()`` -> (their evaluations, the new WordNet answers). A bare process and pipe (no
+    pool), so that this process keeps a single thread: spaCy's torch-free import, done later,
+    needs that."""
+
+    def __init__(self, scorer: PySpiceScorer, pairs, parses: dict):
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        self._recv, send = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_early_main, args=(scorer, pairs, parses, send), daemon=True)
+        self._proc.start()
+        send.close()  # the child's end only: reading then ends when the child does
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        self._proc.join()
+        self._recv.close()
+
+    def result(self) -> tuple[list[dict], dict]:
+        try:
+            status, payload = self._recv.recv()
+        except EOFError:
+            status, payload = "error", f"the process died (exit code {self._proc.exitcode})"
+        finally:
+            self._recv.close()
+            self._proc.join()
+        if status != "ok":
+            raise RuntimeError(f"SPICE-py: matching in a forked process failed: {payload}")
+        return payload
+
+
+def _early_main(scorer: PySpiceScorer, pairs, parses: dict, send) -> None:
+    try:
+        if scorer.lexicon is not None:
+            scorer.lexicon.after_fork()
+            scorer.lexicon.take_new()  # the parent's pending answers are the parent's to write
+        evs = [scorer._evaluate(c, refs, parses) for c, refs in pairs]
+        out = ("ok", (evs, scorer.lexicon.take_new() if scorer.lexicon is not None else {}))
+    except BaseException:  # noqa: BLE001  # reported to the parent, which raises
+        import traceback
+
+        out = ("error", traceback.format_exc())
+    send.send(out)
+    send.close()
 
 
 #: Fewer distinct units than this are matched in-process even with ``n_process`` > 1.
