@@ -6,6 +6,7 @@
  *                    the search is the jar's, position by position (align._resolve_stepwise)
  *   resolve          that search alone, for the tests
  *   reference_phrases, positions   phrases.reference_phrases and phrases.positions
+ *   phrases_within   resources._phrases_within (the batch's usable anchored phrases)
  *
  * Search paths are ranked by one packed integer key exactly as align.py packs it:
  * (-weighted * 2^20 + chunks) * 2^20 + distance. Inputs too long for that to fit in 64 bits
@@ -1549,6 +1550,120 @@ static PyObject *py_score_one(PyObject *self, PyObject *arg) {
     return PyFloat_FromDouble(0.0 > score ? 0.0 : score);
 }
 
+/* phrases_within(present, words, anchor_offsets, anchor_phrases, phrase_offsets, phrase_tokens):
+ * resources._phrases_within: the non-empty phrases whose words are all marked in ``present``
+ * (one byte per word id), ascending, as int32 bytes; ``words``: the marked words, ascending
+ * int64. A phrase's anchor is one of its words, so such phrases are among those anchored at
+ * ``words``: when those are few, only they are checked (then sorted); otherwise every phrase
+ * is, in table order (sequential reads beat jumping through most of the table). Every offset
+ * and id is checked against its array (a damaged cache raises). */
+static int get_buf(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, const char *what) {
+    if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    if (b->itemsize != itemsize || b->len % itemsize) {
+        PyErr_Format(PyExc_TypeError, "phrases_within: %s must hold %zd-byte items", what, itemsize);
+        PyBuffer_Release(b);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_int32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1: all of phrase p's words are present, 0: not, -1: damaged (exception set) */
+static int phrase_within(int64_t p, const uint8_t *present, Py_ssize_t n_present, const int64_t *p_off,
+                         Py_ssize_t n_phrase, const int32_t *toks, Py_ssize_t n_toks) {
+    if (p < 0 || p >= n_phrase || p_off[p] < 0 || p_off[p] > p_off[p + 1] || p_off[p + 1] > n_toks) {
+        PyErr_SetString(PyExc_ValueError, "phrases_within: a phrase or phrase offset out of range");
+        return -1;
+    }
+    if (p_off[p] == p_off[p + 1])
+        return 0;
+    for (int64_t t = p_off[p]; t < p_off[p + 1]; t++) {
+        int32_t tok = toks[t];
+        if (tok < 0 || tok >= n_present) {
+            PyErr_SetString(PyExc_ValueError, "phrases_within: a word id out of range");
+            return -1;
+        }
+        if (!present[tok])
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *py_phrases_within(PyObject *self, PyObject *args) {
+    PyObject *o[6];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]))
+        return NULL;
+    static const Py_ssize_t sizes[6] = {1, 8, 8, 4, 8, 4};
+    static const char *names[6] = {"present", "words", "anchor_offsets", "anchor_phrases", "phrase_offsets",
+                                   "phrase_tokens"};
+    Py_buffer b[6];
+    int got = 0;
+    PyObject *out = NULL;
+    int32_t *buf = NULL;
+    for (; got < 6; got++)
+        if (get_buf(o[got], &b[got], sizes[got], names[got]) < 0)
+            goto done;
+    const uint8_t *present = b[0].buf;
+    const int64_t *words = b[1].buf, *a_off = b[2].buf, *p_off = b[4].buf;
+    const int32_t *a_ph = b[3].buf, *toks = b[5].buf;
+    Py_ssize_t n_present = b[0].len, n_words = b[1].len / 8, n_anchor = b[2].len / 8 - 1;
+    Py_ssize_t n_aph = b[3].len / 4, n_phrase = b[4].len / 8 - 1, n_toks = b[5].len / 4;
+    if (n_phrase < 0) {
+        PyErr_SetString(PyExc_ValueError, "phrases_within: no phrase offsets");
+        goto done;
+    }
+    Py_ssize_t cap = 0;
+    for (Py_ssize_t i = 0; i < n_words; i++) {
+        int64_t w = words[i];
+        if (w < 0 || w >= n_anchor || a_off[w] < 0 || a_off[w] > a_off[w + 1] || a_off[w + 1] > n_aph) {
+            PyErr_SetString(PyExc_ValueError, "phrases_within: a word or anchor offset out of range");
+            goto done;
+        }
+        cap += (Py_ssize_t)(a_off[w + 1] - a_off[w]);
+    }
+    int scan_all = cap > n_phrase / 8;
+    if (scan_all)
+        cap = n_phrase;
+    buf = PyMem_Malloc((cap ? cap : 1) * sizeof(int32_t));
+    if (!buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n_out = 0;
+    if (scan_all) {
+        for (Py_ssize_t p = 0; p < n_phrase; p++) {
+            int ok = phrase_within(p, present, n_present, p_off, n_phrase, toks, n_toks);
+            if (ok < 0)
+                goto done;
+            if (ok)
+                buf[n_out++] = (int32_t)p;
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < n_words; i++) {
+            int64_t w = words[i];
+            for (int64_t k = a_off[w]; k < a_off[w + 1]; k++) {
+                int ok = phrase_within(a_ph[k], present, n_present, p_off, n_phrase, toks, n_toks);
+                if (ok < 0)
+                    goto done;
+                if (ok)
+                    buf[n_out++] = a_ph[k];
+            }
+        }
+        qsort(buf, n_out, sizeof(int32_t), cmp_int32);
+    }
+    out = PyBytes_FromStringAndSize((const char *)buf, n_out * (Py_ssize_t)sizeof(int32_t));
+done:
+    PyMem_Free(buf);
+    while (got > 0)
+        PyBuffer_Release(&b[--got]);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"align_stats", py_align_stats, METH_VARARGS, "align.align_stats of one pair from its candidate matches."},
     {"word", py_word, METH_VARARGS, "One word's facts, packed for line()."},
@@ -1561,6 +1676,7 @@ static PyMethodDef methods[] = {
     {"resolve", py_resolve, METH_VARARGS, "align._resolve_stepwise: the jar's beam search."},
     {"reference_phrases", py_reference_phrases, METH_VARARGS, "phrases.reference_phrases."},
     {"positions", py_positions, METH_VARARGS, "phrases.positions."},
+    {"phrases_within", py_phrases_within, METH_VARARGS, "resources._phrases_within."},
     {NULL, NULL, 0, NULL},
 };
 

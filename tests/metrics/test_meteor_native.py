@@ -555,3 +555,33 @@ def test_benchmark_samples_equal_the_jar(jar_meteor, data_dir):
         _assert_same(jar_meteor, tc, tr)
         if name in ("flickr8k-expert", "composite"):
             _assert_same(jar_meteor, c, r)
+
+
+def test_compiled_phrases_within_equals_python():
+    # restricted()'s first cut, compiled and in numpy, on random tables and batches; then a
+    # damaged offset, refused rather than read out of bounds
+    from capeval.metrics._meteor_native.resources import _phrases_within
+
+    core = _compiled_or_skip()
+    rng = np.random.default_rng(29)
+    for _ in range(200):
+        # a small vocabulary: most phrases anchored at present words (the compiled core scans
+        # the table); a large one: few (it checks those alone)
+        vocab = int(rng.integers(1, 12)) if rng.random() < 0.5 else 300
+        lengths = rng.integers(1, 5, size=int(rng.integers(0, 40 if vocab < 300 else 400)))
+        tokens = rng.integers(0, vocab, size=int(lengths.sum())).astype(np.int32)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        anchor = np.array([tokens[offsets[p] + rng.integers(0, ln)] for p, ln in enumerate(lengths)], dtype=np.int64)
+        order = np.argsort(anchor, kind="stable").astype(np.int32)
+        anchor_offsets = np.searchsorted(anchor[order], np.arange(vocab + 1)).astype(np.int64)
+        present = np.zeros(vocab + 1, dtype=bool)
+        present[rng.integers(0, vocab, size=int(rng.integers(0, min(vocab, 20) + 1)))] = True
+        words = np.flatnonzero(present[:-1])
+        want = _phrases_within(present, words, anchor_offsets, order, offsets, tokens)
+        got = np.frombuffer(core.phrases_within(present, words, anchor_offsets, order, offsets, tokens), dtype=np.int32)
+        assert got.tolist() == want.tolist()
+    offsets[-1] = len(tokens) + 1
+    with pytest.raises(ValueError):
+        core.phrases_within(np.ones(vocab + 1, dtype=bool), np.arange(vocab), anchor_offsets, order, offsets, tokens)
+    with pytest.raises(TypeError):
+        core.phrases_within(present, words.astype(np.int32), anchor_offsets, order, offsets, tokens)

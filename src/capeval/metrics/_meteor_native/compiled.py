@@ -6,7 +6,8 @@ and paraphrase matches, the score bound) and ``align_packed`` / ``align_stats`` 
 :func:`.align.align_stats` of a pair's candidate matches (searching as
 :func:`.align._resolve_stepwise`, which ``resolve`` is alone); ``paraphrase_matches`` is
 :func:`.align.paraphrase_matches`, ``score_one`` is :func:`.score.score_one`,
-``reference_phrases`` and ``positions`` are those of :mod:`.phrases`; ``word``, ``line`` and
+``reference_phrases`` and ``positions`` are those of :mod:`.phrases`, ``phrases_within`` is
+:func:`.resources._phrases_within`; ``word``, ``line`` and
 ``group`` pack what those read. The tests run both and compare with ``==``. ``core`` is the loaded module,
 or None when it was not built or when the environment variable ``CAPEVAL_PURE_PYTHON`` is
 set to a non-empty value other than "0"; callers read ``compiled.core`` at call time, so

@@ -35,7 +35,7 @@ from ...errors import ResourceDamaged, ResourceNotFound
 from ...paths import cache_root
 from ...progress import note
 from ...resources.resolver import resolve
-from . import manifest
+from . import compiled, manifest
 from .convert import FORMAT, convert
 
 _lock = threading.Lock()
@@ -110,32 +110,41 @@ class ParaphraseTable:
         (``w1 * len(vocab) + w2``; None: any pair).
 
         Only phrases anchored at a batch word can qualify (a phrase's words include its
-        anchor), so only those are checked, and only the entries of qualifying reference
-        phrases are read: a small part of the table, memory-mapped pages included."""
+        anchor), so only those are checked (:func:`_phrases_within`), and only the entries of
+        qualifying reference phrases are read: for a small batch, a small part of the table,
+        memory-mapped pages included."""
         present = np.zeros(len(self.vocab) + 1, dtype=bool)
         ids = np.fromiter(word_ids, dtype=np.int64)
         present[ids[ids >= 0]] = True
         words = np.flatnonzero(present[:-1])
-        cand = np.asarray(self.anchor_phrases)[_spans(np.asarray(self.anchor_offsets[words]),
-                                                      np.asarray(self.anchor_offsets[words + 1]))]
-        starts = np.asarray(self.phrase_offsets[cand])
-        lengths = np.asarray(self.phrase_offsets[cand + 1]) - starts
-        missing = ~present[np.asarray(self.phrase_tokens)[_spans(starts, starts + lengths)]]
-        # a phrase is usable when none of its words is missing (empty phrases: vacuously);
-        # candidates are non-empty, so each starts a segment of its own
-        if len(cand):
-            bad = np.add.reduceat(missing.view(np.int8), np.cumsum(lengths) - lengths, dtype=np.int64) > 0
-            cand = cand[~bad]
+        core = compiled.core
+        if core is None:
+            cand = _phrases_within(present, words, self.anchor_offsets, self.anchor_phrases,
+                                   self.phrase_offsets, self.phrase_tokens)
+        else:
+            cand = np.frombuffer(core.phrases_within(present, words, self.anchor_offsets, self.anchor_phrases,
+                                                     self.phrase_offsets, self.phrase_tokens), dtype=np.int32)
         ok = np.concatenate([cand, np.asarray(self.empty_phrases)]).astype(np.int64)
         phrase_ok = np.zeros(len(self.phrase_offsets) - 1, dtype=bool)
         phrase_ok[ok] = True
-        entries = np.asarray(self.ref_entries)[_spans(np.asarray(self.ref_offsets[ok]),
-                                                      np.asarray(self.ref_offsets[ok + 1]))]
-        entries = entries[phrase_ok[np.asarray(self.entry_par[entries])]]
-        entries.sort()  # file order
+        if len(ok) * 8 > len(phrase_ok):
+            # most of the table qualifies: reading every entry in order beats jumping to each
+            entries = np.flatnonzero(phrase_ok[np.asarray(self.entry_ref)] & phrase_ok[np.asarray(self.entry_par)])
+        else:
+            entries = np.asarray(self.ref_entries)[_spans(np.asarray(self.ref_offsets[ok]),
+                                                          np.asarray(self.ref_offsets[ok + 1]))]
+            entries = entries[phrase_ok[np.asarray(self.entry_par[entries])]]
+            # file order: entries are distinct, so marking them and reading the marks back
+            # sorts without a sort
+            mark = np.zeros(len(self.entry_ref), dtype=bool)
+            mark[entries] = True
+            entries = np.flatnonzero(mark)
+        # the distinct reference phrases, ascending, the same way
         refs = np.asarray(self.entry_ref[entries])
         pars = np.asarray(self.entry_par[entries])
-        key_ids = np.unique(refs)
+        is_key = np.zeros(len(self.phrase_offsets) - 1, dtype=bool)
+        is_key[refs] = True
+        key_ids = np.flatnonzero(is_key)
         # an empty reference phrase is never reported by the jar's transducer
         key_ids = key_ids[self.phrase_offsets[key_ids + 1] > self.phrase_offsets[key_ids]]
         starts = np.asarray(self.phrase_offsets[key_ids])
@@ -148,7 +157,10 @@ class ParaphraseTable:
         codes = flat[:-1][follows] * v + flat[1:][follows]
         if line_bigrams is not None and len(key_ids):
             # a phrase with a pair that no line has occurs in no line: no key worth keeping
-            absent = ~np.isin(codes, np.fromiter(line_bigrams, dtype=np.int64))
+            # membership by binary search in the lines' sorted pairs (np.isin would sort both)
+            seen = np.sort(np.fromiter(line_bigrams, dtype=np.int64))
+            at = np.searchsorted(seen, codes)
+            absent = seen[np.minimum(at, len(seen) - 1)] != codes if len(seen) else np.ones(len(codes), dtype=bool)
             owner = np.repeat(np.arange(len(key_ids)), np.maximum(lengths - 1, 0))
             keep = np.ones(len(key_ids), dtype=bool)
             keep[owner[absent]] = False
@@ -207,6 +219,25 @@ class BatchParaphrases:
         for r, p in zip(refs.tolist(), pars.tolist()):
             out.setdefault(phrase_of[r], []).append(phrase_of[p])
         return out
+
+
+def _phrases_within(present: np.ndarray, words: np.ndarray, anchor_offsets: np.ndarray, anchor_phrases: np.ndarray,
+                    phrase_offsets: np.ndarray, phrase_tokens: np.ndarray) -> np.ndarray:
+    """The non-empty phrases whose words are all ``present``, ascending (int32), from those
+    anchored at ``words`` (the present words, ascending): a phrase's anchor is one of its
+    words. :meth:`ParaphraseTable.restricted`'s first cut, whose compiled twin is
+    ``phrases_within`` (which scans the whole table instead when most of it is anchored there)."""
+    cand = np.asarray(anchor_phrases)[_spans(np.asarray(anchor_offsets[words]),
+                                             np.asarray(anchor_offsets[words + 1]))]
+    starts = np.asarray(phrase_offsets[cand])
+    lengths = np.asarray(phrase_offsets[cand + 1]) - starts
+    missing = ~present[np.asarray(phrase_tokens)[_spans(starts, starts + lengths)]]
+    # a phrase is usable when none of its words is missing; anchored phrases are non-empty,
+    # so each starts a segment of its own
+    if len(cand):
+        bad = np.add.reduceat(missing.view(np.int8), np.cumsum(lengths) - lengths, dtype=np.int64) > 0
+        cand = cand[~bad]
+    return np.sort(cand)
 
 
 def _spans(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
