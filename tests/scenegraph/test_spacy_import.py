@@ -68,3 +68,26 @@ def test_nothing_is_blocked_while_another_thread_runs():
     if out == "skip":
         pytest.skip("the default spaCy pipeline is not installed")
     assert out == "True"
+
+
+CLI = """
+import sys
+from capeval.errors import ResourceNotFound
+from capeval.scenegraph.parser import load_spacy
+try:
+    load_spacy()
+except ResourceNotFound:
+    print("skip"); raise SystemExit(0)
+import spacy
+print("spacy.cli" in sys.modules, hasattr(spacy, "cli"))
+print(spacy.info(silent=True)["spacy_version"] == spacy.__version__)
+import spacy.cli
+print(callable(spacy.cli.download), spacy.cli.info.__module__)
+"""
+
+
+def test_spacy_cli_is_imported_only_when_used():
+    out = subprocess.run([sys.executable, "-c", CLI], capture_output=True, text=True, check=True).stdout.split("\n")
+    if out[0] == "skip":
+        pytest.skip("the default spaCy pipeline is not installed")
+    assert out[:3] == ["False False", "True", "True spacy.cli.info"]

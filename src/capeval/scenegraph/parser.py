@@ -52,14 +52,38 @@ def _import_spacy(torch_free: bool):
     # ImportError meant for thinc.
     block = (torch_free and "thinc" not in sys.modules and "torch" not in sys.modules
              and threading.active_count() == 1)
+    stubs = _cli_stubs() if block and "spacy" not in sys.modules and "spacy.cli" not in sys.modules else {}
     if block:
         sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
+    sys.modules.update(stubs)
     try:
         import spacy
     finally:
         if block and "torch" in sys.modules and sys.modules["torch"] is None:
             del sys.modules["torch"]
+        for name, stub in stubs.items():
+            if sys.modules.get(name) is stub:
+                del sys.modules[name]
     return spacy
+
+
+def _cli_stubs() -> dict:
+    """Stand-ins for ``spacy.cli`` while spaCy is imported: its ``__init__`` imports the
+    command-line package (hundreds of modules, a fifth of the import) only to export
+    ``spacy.info``. The stand-in ``info`` imports the real one when called; ``import spacy.cli``
+    afterwards imports the real package, as the stand-ins leave ``sys.modules`` right away."""
+    import types
+
+    def info(*args, **kwargs):
+        from spacy.cli.info import info as real
+
+        return real(*args, **kwargs)
+
+    cli = types.ModuleType("spacy.cli")
+    cli.__path__ = []  # a package, so that ``spacy.cli.info`` can be imported from it
+    mod = types.ModuleType("spacy.cli.info")
+    mod.info = info  # type: ignore[attr-defined]
+    return {"spacy.cli": cli, "spacy.cli.info": mod}
 
 
 def loaded_identity(nlp, model: str) -> dict:
