@@ -119,8 +119,13 @@ def upper_bound(w1: Sequence[float], d1: Sequence[float], w2: Sequence[float], d
     matchable words, or none if every word of both sides is matchable. Exact in real
     numbers; callers leave a margin for rounding."""
     n1, n2 = len(w1), len(w2)
-    t_wm = sum(map(mul, w1, d1))
-    r_wm = sum(map(mul, w2, d2))
+    # Added left to right, not by sum(): from Python 3.12 sum() of floats compensates its
+    # rounding, so the bound would depend on the interpreter and differ from the compiled core's.
+    t_wm = r_wm = 0.0
+    for x in map(mul, w1, d1):
+        t_wm += x
+    for x in map(mul, w2, d2):
+        r_wm += x
     if t_wm == 0.0 or r_wm == 0.0:
         return 0.0
     tw = n1 - w1.count(0.0)
