@@ -8,17 +8,19 @@ callers read ``_compiled.core`` at call time, so tests can switch paths by assig
 """
 from __future__ import annotations
 
+import importlib
 import os
 
 
-def _load():
+def load_optional(module: str):
+    """The compiled extension module ``module`` (a full name, e.g. ``capeval._speedups``), or
+    None when it was not built or ``CAPEVAL_PURE_PYTHON`` switches every compiled core off."""
     if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
-        from . import _speedups
+        return importlib.import_module(module)
     except ImportError:
         return None
-    return _speedups
 
 
-core = _load()
+core = load_optional("capeval._speedups")
