@@ -8,19 +8,17 @@ callers read ``_compiled.core`` at call time, so tests can switch paths by assig
 """
 from __future__ import annotations
 
-import importlib
 import os
 
 
-def load_optional(module: str):
-    """The compiled extension module ``module`` (a full name, e.g. ``capeval._speedups``), or
-    None when it was not built or ``CAPEVAL_PURE_PYTHON`` switches every compiled core off."""
+def _load():
     if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
-        return importlib.import_module(module)
+        from . import _speedups
     except ImportError:
         return None
+    return _speedups
 
 
-core = load_optional("capeval._speedups")
+core = _load()

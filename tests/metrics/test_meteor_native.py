@@ -162,9 +162,9 @@ def test_search_visiting_matched_positions_equals_step_by_step(beam):
 
 
 def _compiled_or_skip():
-    from capeval._compiled import load_optional
+    from capeval.metrics._meteor_native import compiled
 
-    core = load_optional("capeval._meteor_speedups")
+    core = compiled._load()
     if core is None:
         pytest.skip("capeval._meteor_speedups is not built (or CAPEVAL_PURE_PYTHON is set)")
     return core
