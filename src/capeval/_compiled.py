@@ -12,6 +12,8 @@ import os
 
 
 def _load():
+    # A static import, not importlib by name: the score-cache keys follow static imports to
+    # the C source (service/codehash.py), so an edit to _speedups.c changes them.
     if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
