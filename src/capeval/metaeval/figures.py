@@ -26,7 +26,10 @@ def _figure(width: float, height: float):
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ResourceNotFound("figures need matplotlib: pip install 'capeval[report]' (or matplotlib)") from None
+        from ..extras import install_hint
+
+        raise ResourceNotFound(f"figures need matplotlib: pip install matplotlib, or the report extra: "
+                               f"{install_hint(['report'])}") from None
     return Figure(figsize=(width, height), layout="constrained")
 
 

@@ -242,8 +242,10 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
         import torch
         from transformers import AutoTokenizer, CLIPModel
     except ImportError as exc:
+        from ..extras import install_hint
+
         raise ResourceNotFound(f"backend 'transformers' needs torch and transformers ({exc}); "
-                               "pip install 'capeval[image]'") from None
+                               f"{install_hint(['image'])}") from None
     dev = _torch_device(device)
     try:
         from ..resources.encoders import quiet_model_loading, tokenizer_lock

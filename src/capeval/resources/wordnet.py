@@ -218,8 +218,11 @@ def load_wordnet(path: str | os.PathLike | None = None):
                 import nltk.data
                 from nltk.corpus.reader.wordnet import WordNetCorpusReader
             except ImportError as exc:
+                from ..extras import install_hint
+
                 raise ResourceNotFound(
-                    "WordNet access needs NLTK: pip install 'nltk>=3.8' (or 'capeval[semantic]')."
+                    f"WordNet access needs NLTK: pip install 'nltk>=3.8', or the semantic extra: "
+                    f"{install_hint(['semantic'])}."
                 ) from exc
             # NLTK only opens corpora under a root listed in its data path.
             if str(root) not in nltk.data.path:

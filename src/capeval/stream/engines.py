@@ -94,9 +94,10 @@ class RayEngine:
         try:
             import ray
         except ImportError:
-            raise ResourceNotFound(
-                "--engine ray needs Ray, which is an optional extra: pip install 'capeval[ray]' "
-                "(or pip install ray)") from None
+            from ..extras import install_hint
+
+            raise ResourceNotFound(f"--engine ray needs Ray, the ray extra: {install_hint(['ray'])} "
+                                   "(or pip install ray)") from None
         self.ray = ray
         self._owns = False
         if not ray.is_initialized():
