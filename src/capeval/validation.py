@@ -74,11 +74,12 @@ def check_text(
     lb = find_line_break(text)
     if lb is not None:
         if check_line_break_policy(line_breaks) == "refuse":
+            # Only strict mode reaches here, and every surface spells it the same two ways, so
+            # the message names the option that was set rather than one to drop.
             raise InputError(
-                f"{where} contains a line break ({lb}): {text[:60]!r}. Line breaks inside a "
-                "caption shift every later caption in line-based tools. Drop strict mode "
-                "(line_breaks='space'; CLI: without --strict-line-breaks) to read them as "
-                "spaces, as pycocoevalcap does for \\n."
+                f"{where} contains a line break ({lb}): {text[:60]!r}. Strict mode (line_breaks='refuse'; "
+                "command line: --strict-line-breaks) refuses line breaks, which shift every later caption in "
+                "line-based tools; by default each is read as a space, as pycocoevalcap does for \\n."
             )
         text = space_line_breaks(text)
     if not allow_empty and not text.strip():

@@ -60,12 +60,15 @@ def test_cf_duplicate_judgement_flagged(root):
         data.load("flickr8k-cf", root=root)
 
 
-def test_line_break_in_caption_names_row(root):
+def test_line_break_in_caption_is_a_space_or_refused_in_strict_mode(root):
     tok = root / "flickr8k/Flickr8k_text/Flickr8k.token.txt"
     tok.write_text(tok.read_text().replace("A cat .", "A\u2028cat ."))
     write_cf(root, ["img1.jpg\timg2.jpg#0\t0\t0\t3", "img1.jpg\timg2.jpg#1\t0\t0\t3"])
-    with pytest.raises(InputError, match=r"candidate of row 1 \(group 'img1'\) contains a line break \(LINE SEP"):
-        data.load("flickr8k-cf", root=root)
+    t = data.load("flickr8k-cf", root=root)
+    assert t.candidates[1] == "A cat ." and t.protocol["breaks"] == "space:1"
+    with pytest.raises(InputError, match=r"candidate of row 1 \(group 'img1'\) contains a line break \(LINE SEP"
+                                         r".*1 text\(s\) of flickr8k-cf hold one. Strict mode \(--strict-line-breaks"):
+        data.load("flickr8k-cf", root=root, line_breaks="refuse")
 
 
 def test_expert_json_nan_names_image(root):

@@ -60,6 +60,9 @@ def bench_cmd(
                                              "the benchmark signature then says data:modified."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing --json/--markdown/--latex/"
                                    "--report files (refused by default)."),
+    strict_line_breaks: bool = typer.Option(False, "--strict-line-breaks", help="Refuse a benchmark whose captions "
+                                            "hold a line break (\\n, \\r, U+2028, ...) instead of reading each as a "
+                                            "space (default, as `capeval score` does; the signature counts them)."),
 ) -> None:
     """Score metrics on benchmarks and report correlations / accuracies with signatures."""
     from rich.console import Console
@@ -78,7 +81,8 @@ def bench_cmd(
     names = resolve_names(name)
     run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
                        tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
-                       allow_seen=allow_seen, allow_modified_data=allow_modified_data, images_dir=images)
+                       allow_seen=allow_seen, allow_modified_data=allow_modified_data, images_dir=images,
+                       line_breaks="refuse" if strict_line_breaks else "space")
     with _exit_on_error(err):
         results = _run_benchmarks(err, names, metrics, scores, option, run_options)
     if not quiet:

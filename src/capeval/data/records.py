@@ -7,21 +7,96 @@ changes a number (reference rule, label source, seed, text form) and goes into s
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from ..validation import LINE_BREAKS, check_text
+from ..validation import LINE_BREAKS, check_text, space_line_breaks
 
 # One regex pass instead of per-character Python loops: tables hold up to ~300k strings.
 _SUSPECT = re.compile("[" + "".join(LINE_BREAKS) + "]")
 
 
 def _check(text, where: str) -> None:
-    if not isinstance(text, str) or not text.strip() or _SUSPECT.search(text):
+    if not isinstance(text, str):
         check_text(text, where)
+    if not text.strip():
+        # not check_text's message: it offers --allow-empty, which no benchmark surface has
+        raise InputError(f"{where} is empty; every row needs a caption to set against its human judgement")
+
+
+@dataclass(frozen=True)
+class LineBreak:
+    """A table text that held a line break, as the file gave it (strict mode names the first)."""
+
+    where: str
+    char: str  # LINE_BREAKS' name of the first line-break character
+    text: str
+
+
+class _Reader:
+    """Reads a table's texts as published files hold them, the same way for every loader:
+    each line-break character becomes a space (as ``capeval score`` does by default) and is
+    recorded, so that the protocol can count them and strict mode can refuse them; an empty
+    reference is dropped and counted (a row left with none is an error).
+
+    ``row(i)`` names row ``i`` in messages, e.g. ``row 3 (group 'img1')``."""
+
+    def __init__(self, name: str, row: Callable[[int], str]) -> None:
+        self.name = name
+        self.row = row
+        self.breaks: list[LineBreak] = []
+        self.empty_refs = 0
+
+    def _text(self, text, where: Callable[[], str]):
+        m = _SUSPECT.search(text) if isinstance(text, str) else None
+        if m is None:
+            return text
+        self.breaks.append(LineBreak(f"{self.name}: {where()}", LINE_BREAKS[m.group()], text))
+        return space_line_breaks(text)
+
+    def candidates(self, texts: list, what: str = "candidate") -> list:
+        out = list(texts)
+        for i, t in enumerate(out):
+            if isinstance(t, str) and _SUSPECT.search(t):
+                out[i] = self._text(t, lambda: f"{what} of {self.row(i)}")  # noqa: B023 - called at once
+        return out
+
+    def references(self, references: list) -> list:
+        """Lists with nothing to change are kept as they are (loaders share one list among an
+        image's rows, and tables hold up to ~300k texts)."""
+        out = []
+        for i, refs in enumerate(references):
+            if isinstance(refs, str) or not len(refs):
+                out.append(refs)  # _check_rows names the row
+                continue
+            if all(isinstance(r, str) and r.strip() and not _SUSPECT.search(r) for r in refs):
+                out.append(refs)
+                continue
+            kept = []
+            for j, ref in enumerate(refs):
+                ref = self._text(ref, lambda j=j: f"reference {j} of {self.row(i)}")
+                if isinstance(ref, str) and not ref.strip():
+                    self.empty_refs += 1
+                    continue
+                kept.append(ref)
+            if not kept:
+                raise InputError(f"{self.name}: every reference of {self.row(i)} is empty")
+            out.append(kept)
+        return out
+
+    def protocol(self, protocol: dict[str, str]) -> dict[str, str]:
+        """``protocol`` plus what was read differently from the file. An entry written by an
+        earlier read is kept: a ``dataclasses.replace`` copy re-reads texts already changed."""
+        out = dict(protocol)
+        if self.breaks:
+            out["breaks"] = f"space:{len(self.breaks)}"
+        if self.empty_refs:
+            out["empty_refs"] = f"dropped:{self.empty_refs}"
+        return out
 
 
 @dataclass
@@ -59,6 +134,9 @@ class CorrelationTable:
     #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
     #: metrics read ``images``; text metrics ignore it.
     images: list[str | None] | None = None
+    #: the texts whose line breaks were read as spaces, as the file held them (strict mode,
+    #: ``capeval.data.load(..., line_breaks="refuse")``, refuses the table when there is one)
+    line_breaks: list[LineBreak] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.human = _real_ratings(self.name, self.human)
@@ -79,6 +157,11 @@ class CorrelationTable:
                 f"{self.name}: human rating of row {i} (group {self.groups[i]!r}) is "
                 f"{float(self.human[i])!r}; {bad.size} non-finite rating(s) in all"
             )
+        reader = _Reader(self.name, lambda i: f"row {i} (group {self.groups[i]!r})")
+        self.candidates = reader.candidates(self.candidates)
+        if self.references is not None:
+            self.references = reader.references(self.references)
+        self.protocol, self.line_breaks = reader.protocol(self.protocol), reader.breaks
         if self.references is None:
             for i, cand in enumerate(self.candidates):
                 _check(cand, f"{self.name}: candidate of row {i} (group {self.groups[i]!r})")
@@ -109,6 +192,9 @@ class PairwiseTable:
     #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
     #: metrics read ``images``; text metrics ignore it.
     images: list[str | None] | None = None
+    #: the texts whose line breaks were read as spaces, as the file held them (strict mode,
+    #: ``capeval.data.load(..., line_breaks="refuse")``, refuses the table when there is one)
+    line_breaks: list[LineBreak] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.labels = _real_ratings(self.name, self.labels)
@@ -124,6 +210,11 @@ class PairwiseTable:
             i = int(np.flatnonzero(~ok)[0])
             raise InputError(f"{self.name}: label of pair {i} is {float(self.labels[i])!r}; expected 0, 1 or 0.5")
         groups = [str(c) for c in self.categories]
+        reader = _Reader(self.name, lambda i: f"pair {i} ({groups[i]})")
+        self.candidates_a = reader.candidates(self.candidates_a, "candidate a")
+        self.candidates_b = reader.candidates(self.candidates_b, "candidate b")
+        self.references = reader.references(self.references)
+        self.protocol, self.line_breaks = reader.protocol(self.protocol), reader.breaks
         _check_rows(self.name, self.candidates_a, self.references, groups)
         for i, c in enumerate(self.candidates_b):
             _check(c, f"{self.name}: candidate b of pair {i} ({groups[i]})")
@@ -147,6 +238,9 @@ class SystemTable:
     #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
     #: metrics read ``images``; text metrics ignore it.
     images: list[str | None] | None = None
+    #: the texts whose line breaks were read as spaces, as the file held them (strict mode,
+    #: ``capeval.data.load(..., line_breaks="refuse")``, refuses the table when there is one)
+    line_breaks: list[LineBreak] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.image_ids)
@@ -156,6 +250,11 @@ class SystemTable:
             _check_len(self.name, "images", self.images, n)
         for sys_id, caps in self.systems.items():
             _check_len(self.name, f"system {sys_id!r}", caps, n)
+        reader = _Reader(self.name, lambda i: f"row {i} (group {self.image_ids[i]!r})")
+        self.systems = {s: reader.candidates(caps, f"system {s!r}") for s, caps in self.systems.items()}
+        self.references = reader.references(self.references)
+        self.protocol, self.line_breaks = reader.protocol(self.protocol), reader.breaks
+        for sys_id, caps in self.systems.items():
             _check_rows(self.name, caps, self.references, self.image_ids, what=f"system {sys_id!r}")
 
     def __len__(self) -> int:

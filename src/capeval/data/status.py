@@ -22,6 +22,8 @@ def table_counts(table) -> dict[str, int]:
 
 def dataset_infos(root: Path | str | None = None, *, verify: bool = False, count: bool = True) -> list[DatasetInfo]:
     """``verify`` hashes every file (about 1 s for the team data); otherwise presence only."""
+    from . import load
+
     root = Path(root) if root is not None else data_root()
     hashes: dict[str, str] = {}
     out = []
@@ -36,7 +38,8 @@ def dataset_infos(root: Path | str | None = None, *, verify: bool = False, count
         info.checksum = ("ok" if verify else "present") if not bad else "; ".join(bad)
         if count and not spec.costly:
             try:
-                table = spec.load_fn()(root)
+                # through load(): a file of an unexpected shape is a named load error, not a traceback
+                table = load(spec.name, root)
                 info.counts = table_counts(table)
                 info.protocol = dict(table.protocol)
                 info.present = True

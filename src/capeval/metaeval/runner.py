@@ -135,12 +135,16 @@ def run_benchmark(
     images_dir: Path | str | None = None,
     scores: dict[str, Path | str] | None = None,
     allow_modified_data: bool = False,
+    line_breaks: str = "space",
 ) -> BenchResult:
     """Run one benchmark by name (see :func:`capeval.data.names`).
 
     Its data files are first checked against capeval's packaged checksums; a file that
     differs is refused (:class:`~capeval.errors.ResourceDamaged`) unless
     ``allow_modified_data``, which marks the benchmark signature ``data:modified``.
+
+    Line breaks inside the table's captions are read as spaces, counted in the benchmark
+    signature (``breaks:space:N``); ``line_breaks="refuse"`` refuses the table instead.
 
     ``seed`` drives every random choice of the run (random metric-tie breaking, bootstrap)
     and is recorded. ``bootstrap`` > 0 adds a percentile CI for the headline number of each
@@ -163,7 +167,8 @@ def run_benchmark(
     start = time.perf_counter()
     load_options = dict(load_options or {})
     ref_mode = str(load_options.pop("ref_mode", "set"))
-    table, base_fn = _load_table(name, root, load_options, ref_mode, families, bool(user), allow_modified_data)
+    table, base_fn = _load_table(name, root, load_options, ref_mode, families, bool(user), allow_modified_data,
+                                 line_breaks)
     cache = cache if cache is not None else ScoreCache()
     hib = {m: higher_is_better(m, families[m]) for m in metrics} | dict.fromkeys(user, True)
     # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
@@ -189,7 +194,8 @@ def run_benchmark(
     return result
 
 
-def _load_table(name, root, load_options, ref_mode: str, families, with_user: bool, allow_modified: bool):
+def _load_table(name, root, load_options, ref_mode: str, families, with_user: bool, allow_modified: bool,
+                line_breaks: str = "space"):
     """The benchmark's table, checked against the packaged checksums and marked with its
     reference mode, and the scoring function that mode calls for."""
     from .. import data
@@ -201,7 +207,7 @@ def _load_table(name, root, load_options, ref_mode: str, families, with_user: bo
         raise InputError(f"scores files give one score per exported unit; ref_mode={ref_mode} scores each "
                          "reference separately, which they cannot")
     modified = check_benchmark_data(name, root, allow_modified=allow_modified)
-    table = data.load(name, root, **load_options)
+    table = data.load(name, root, line_breaks=line_breaks, **load_options)
     if modified:
         table = dataclasses.replace(table, protocol={**table.protocol, "data": "modified"})
     if getattr(table, "references", ()) is None:
