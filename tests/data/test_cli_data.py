@@ -94,3 +94,46 @@ def test_list_with_no_data_root_lists_every_benchmark_missing(monkeypatch):
     flat = res.output.replace("\n", "")
     assert "missing" in flat and "capeval data download flickr8k-expert" in flat
     assert "no data root" in flat and "CAPEVAL_DATA" in flat
+
+
+def test_verify_absent_is_not_damage_unless_required(tmp_path, monkeypatch):
+    from .modern_fixtures import pinned_root
+
+    root = pinned_root(tmp_path, monkeypatch, "nebula", "thumb")
+    res = runner.invoke(app, ["data", "verify", "--root", str(root)])
+    assert res.exit_code == 0, res.output
+    assert "nebula: ok" in res.output and "polaris: absent (none of its" in res.output
+    assert "not required, so not an error" in res.output
+    res = runner.invoke(app, ["data", "verify", "--root", str(root), "--require", "polaris", "--require", "nebula"])
+    assert res.exit_code == 1 and "polaris: absent" in res.output and "required by --require" in res.output
+    # a benchmark named by --require outside the checked NAME is still checked
+    res = runner.invoke(app, ["data", "verify", "nebula", "--root", str(root), "--require", "polaris"])
+    assert res.exit_code == 1 and "polaris: absent" in res.output
+    res = runner.invoke(app, ["data", "verify", "--root", str(root), "--require", "nope"])
+    assert res.exit_code == 2 and "unknown dataset 'nope'" in res.output
+    # an interrupted copy (some files of a folder) and a modified file are damage
+    (root / "thumb/mscoco/mscoco_references.json").unlink()
+    res = runner.invoke(app, ["data", "verify", "thumb", "--root", str(root)])
+    assert res.exit_code == 1 and "missing  thumb/mscoco/mscoco_references.json" in res.output
+    with open(root / "nebula/nebula_test.json", "a") as fh:
+        fh.write(" ")
+    res = runner.invoke(app, ["data", "verify", "nebula", "--root", str(root)])
+    assert res.exit_code == 1 and "MISMATCH nebula/nebula_test.json" in res.output
+
+
+def test_no_data_root_names_the_unset_or_dangling_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_DATA", "/nonexistent/capeval-data")
+    res = runner.invoke(app, ["data", "export", "flickr8k-cf", "-o", str(tmp_path / "u.jsonl")])
+    assert res.exit_code == 2
+    flat = " ".join(res.output.split())
+    assert "CAPEVAL_DATA=/nonexistent/capeval-data points to nothing, not a directory" in flat
+    # the mirror is optional: bracketed as usage lines write options
+    assert "capeval data download NAME --to DIR [--base-url URL]" in flat
+    assert "--to DIR --base-url URL" not in flat
+    res = runner.invoke(app, ["data", "list"], env={"COLUMNS": "300"})
+    assert "CAPEVAL_DATA=/nonexistent/capeval-data points to nothing" in res.output.replace("\n", "")
+    monkeypatch.delenv("CAPEVAL_DATA")
+    # as on a fresh clone: no ../shared/data next to the checkout
+    monkeypatch.setattr("capeval.data._common.data_root", lambda: None)
+    res = runner.invoke(app, ["data", "export", "flickr8k-cf", "-o", str(tmp_path / "u.jsonl")])
+    assert res.exit_code == 2 and "CAPEVAL_DATA is not set and there is no ../shared/data" in res.output

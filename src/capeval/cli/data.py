@@ -75,9 +75,12 @@ def list_cmd(
                                  str(Signature.make(i.name, **i.protocol)) if i.protocol else fetch(i) or "")))
     console.print(t)
     if base is None:
-        say(console, "no data root: set CAPEVAL_DATA to the benchmark data directory (default ../shared/data), "
-                     "or fetch it: capeval data download [NAME] --to DIR (each file from its pinned public "
-                     "origin, or --base-url URL for a mirror), then export CAPEVAL_DATA=DIR.", soft_wrap=True)
+        from capeval.data._common import missing_root_reason
+
+        say(console, f"no data root ({missing_root_reason()}): set CAPEVAL_DATA to the benchmark data directory "
+                     "(default ../shared/data), or fetch it: capeval data download [NAME] --to DIR [--base-url URL] "
+                     "(each file from its pinned public origin, or from a mirror with --base-url), then export "
+                     "CAPEVAL_DATA=DIR.", soft_wrap=True)
     elif not all(i.present for i in infos):
         say(console, f"data root {base}; fetch a missing benchmark into it with: "
                      f"capeval data download NAME --to {base}", soft_wrap=True)
@@ -85,11 +88,16 @@ def list_cmd(
 
 @data_app.command("verify")
 def verify_cmd(
-    name: str | None = typer.Argument(None, help="Benchmark or folder (default: every folder)."),
+    name: str | None = typer.Argument(None, metavar="[NAME]", help="Benchmark or folder (default: every folder)."),
     root: Path | None = _ROOT,
+    require: list[str] = typer.Option([], "--require", metavar="NAME", help="Benchmark or folder that must be "
+                                      "present, repeatable: its absence then fails the check. Without it an "
+                                      "absent folder (e.g. an optional benchmark such as thumb) is reported "
+                                      "and passes."),
 ) -> None:
-    """Hash every file against the checksums packaged with capeval (never a SHA256SUMS on disk);
-    exit 1 on any missing or bad file."""
+    """Hash every file against the checksums packaged with capeval (never a SHA256SUMS on disk).
+    Exit 1 on a modified file, on a folder with only some of its files (an interrupted copy),
+    or on an absent folder named by --require; an absent folder alone is not damage."""
     from capeval.data.checksums import check_folder
     from capeval.data.download import folders_for
 
@@ -97,16 +105,25 @@ def verify_cmd(
     failed = False
     with clean_errors():
         folders = folders_for(name)
-    for folder in folders:
+        required = {f for r in require for f in folders_for(r)}
+    for folder in dict.fromkeys([*folders, *sorted(required - set(folders))]):
         with clean_errors():
             c = check_folder(base, folder)
-        typer.echo(f"{folder}: {c.status} ({len(c.ok)} ok, {len(c.missing)} missing, {len(c.mismatch)} mismatched; "
-                   f"checked against {'the packaged checksums' if c.source == 'manifest' else 'nothing'})")
-        for rel in c.mismatch:
-            typer.echo(f"  MISMATCH {folder}/{rel}")
-        for rel in c.missing:
-            typer.echo(f"  missing  {folder}/{rel}")
-        failed |= c.status != "ok"
+        absent = bool(c.missing) and not c.ok and not c.mismatch
+        if absent:
+            bad = folder in required
+            typer.echo(f"{folder}: absent (none of its {len(c.missing)} files)"
+                       + ("; required by --require" if bad else "; not required, so not an error"))
+        else:
+            bad = c.status != "ok"
+            typer.echo(f"{folder}: {c.status} ({len(c.ok)} ok, {len(c.missing)} missing, {len(c.mismatch)} "
+                       f"mismatched; checked against "
+                       f"{'the packaged checksums' if c.source == 'manifest' else 'nothing'})")
+            for rel in c.mismatch:
+                typer.echo(f"  MISMATCH {folder}/{rel}")
+            for rel in c.missing:
+                typer.echo(f"  missing  {folder}/{rel}")
+        failed |= bad
     from capeval.data.download import stale_staging
 
     for d in stale_staging(base):

@@ -1,6 +1,7 @@
 """File helpers shared by the loaders: root resolution, text normalisation, reference files."""
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +23,21 @@ _NON_ALNUM = re.compile(r"[^0-9a-z]")
 _LINE_BREAK = re.compile("[" + "".join(LINE_BREAKS) + "]")
 
 
+def download_hint(name: str = "NAME") -> str:
+    """The download command, its optional mirror in brackets as usage lines write options."""
+    return f"`capeval data download {name} --to DIR [--base-url URL]`"
+
+
+def missing_root_reason() -> str:
+    """Why :func:`capeval.paths.data_root` found nothing: a ``CAPEVAL_DATA`` that points
+    nowhere is named, since the default location is then not even looked at."""
+    env = os.environ.get("CAPEVAL_DATA")
+    if env:
+        p = Path(env).expanduser()
+        return f"CAPEVAL_DATA={env} points to {'a file' if p.exists() else 'nothing'}, not a directory"
+    return "CAPEVAL_DATA is not set and there is no ../shared/data"
+
+
 def resolve_root(root, spec=None) -> Path:
     """The data root; raises :class:`ResourceNotFound` naming the benchmark and what to do."""
     if root is None:
@@ -29,8 +45,9 @@ def resolve_root(root, spec=None) -> Path:
         if root is None:
             what = f"benchmark {spec.name!r}" if spec is not None else "benchmark data"
             raise ResourceNotFound(
-                f"{what}: data root not found. Set CAPEVAL_DATA to the data directory, "
-                "or run `capeval data download NAME --to DIR --base-url URL`."
+                f"{what}: data root not found ({missing_root_reason()}). Set CAPEVAL_DATA to the data "
+                f"directory, or fetch the data with {download_hint()} (each file from its pinned public "
+                "origin, or from a mirror with --base-url)."
             )
     root = Path(root).expanduser()
     if not root.is_dir():
@@ -43,7 +60,7 @@ def need(root: Path, rel: str, benchmark: str) -> Path:
     if not p.exists():
         raise ResourceNotFound(
             f"{benchmark}: missing {rel} under {root}. Run `capeval data verify` to see what is "
-            f"absent, or `capeval data download {benchmark} --to DIR --base-url URL`."
+            f"absent, or {download_hint(benchmark)}."
         )
     return p
 
