@@ -69,9 +69,9 @@ def install_command(extras: Iterable[str], models: Iterable[str] = ()) -> str:
 def install_hint(extras: Iterable[str], models: Iterable[str] = ()) -> str:
     """How to install ``extras`` (and then ``models``), as every message of capeval says it.
 
-    capeval is installed from its checkout or from a wheel file; ``pip install capeval[X]``
-    would look for it on PyPI and fail, so no message may suggest that form (a test greps the
-    sources, docs and CLI output for it)."""
+    capeval is installed from its checkout or from a wheel file; a requirement naming capeval
+    with an extra would send pip to PyPI, where capeval is not, so no message may suggest one
+    (tests/test_install_hints.py greps the sources, docs and CLI output for that form)."""
     names = list(dict.fromkeys(EXTRA_ALIASES.get(e, e) for e in extras))
     models = list(models)
     command = install_command(names, models)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._notices import notice
+from ._requirements import require
 from .bleu.bleu import Bleu
 from .cider.cider import Cider
 from .meteor.meteor import Meteor
@@ -23,6 +24,9 @@ class COCOEvalCap:
         self.params = {"image_id": coco.getImgIds()}
 
     def evaluate(self):
+        # Everything the five scorers read, named in one error before any work (pycocoevalcap
+        # would fail at METEOR, then at SPICE, one missing piece per run).
+        require(("METEOR", "SPICE"), "COCOEvalCap.evaluate() (BLEU, METEOR, ROUGE-L, CIDEr, SPICE)")
         imgIds = self.params["image_id"]
         gts = {}
         res = {}

@@ -8,6 +8,7 @@ from ....metrics.spice import PY_REVISION, VARIANT_PY
 from ....metrics.spice import Spice as _SpiceFamily
 from ..._notices import notice
 from .._inputs import paired
+from .._requirements import require
 
 #: The jar's category names (SpiceStats) for capeval's, in the order its JSON lists them (a Java
 #: HashMap's iteration order over these keys, which pycocoevalcap's dicts keep).
@@ -43,6 +44,7 @@ class Spice:
         notice("spice", f"capeval.compat Spice is SPICE-py ({VARIANT_PY}, rev {PY_REVISION}): spaCy + WordNet "
                "scene graphs approximating the SPICE 1.0 jar (Stanford CoreNLP), so its numbers differ from "
                "pycocoevalcap's; docs/SPICE.md gives the measured gap")
+        require(("SPICE",), "Spice().compute_score")
         if sorted(gts.keys()) != sorted(res.keys()):
             paired(gts, res, "Spice")  # names the mismatched image
         img_ids = sorted(gts.keys())
