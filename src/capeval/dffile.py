@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from .doors import read_json_file
 from .errors import InputError
 from .outputs import atomic_write
 
@@ -28,11 +29,9 @@ def write_df_file(path: str | Path, df: Mapping[str, float], n_units: int) -> st
 
 def read_df_file(path: str | Path) -> tuple[dict[str, float], int, str]:
     """``(df, n_units, sha256 of the bytes)``; an :class:`InputError` names any bad field."""
-    data = Path(path).read_bytes()
-    try:
-        payload = json.loads(data.decode("utf-8"))
-    except ValueError as e:  # bad UTF-8 or JSON, or an integer past Python's 4,300-digit limit
-        raise InputError(f"CIDEr df file {path} is not valid UTF-8 JSON: {e}") from None
+    # The JSON door: a regular file, size, nesting depth and integers up to 2**53 (so n_units
+    # and every df below are exact floats).
+    payload, data = read_json_file(path, "CIDEr df file")
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         got = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise InputError(f"CIDEr df file {path}: unknown format {got!r}")

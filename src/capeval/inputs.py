@@ -6,37 +6,29 @@ Readers return ``(ids, candidates, references)`` aligned lists; problems raise
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from .doors import loads_json
 from .errors import InputError
 from .result import Result
 
 
-def read_text(path: str | Path) -> str:
-    data = Path(path).read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise InputError(
-            f"{path}: not valid UTF-8 (byte {e.start}, line {line}: {data[e.start:e.start + 8]!r}). "
-            "Re-encode the file as UTF-8."
-        ) from None
-    return text[1:] if text.startswith("\ufeff") else text  # tolerate a BOM
+def read_text(path: str | Path, what: str = "input file", max_bytes: int | None = None) -> str:
+    """The UTF-8 text of a regular file (a BOM dropped), through the file door
+    (:func:`capeval.doors.read_regular`)."""
+    from .doors import MAX_TABLE_BYTES, decode_utf8, read_regular
+
+    return decode_utf8(path, read_regular(path, what, MAX_TABLE_BYTES if max_bytes is None else max_bytes))
 
 
 def _load_json(path) -> object:
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    except ValueError as e:  # an integer longer than Python's 4,300-digit limit
-        raise InputError(f"{path}: unreadable JSON ({e})") from None
+    from .doors import MAX_JSON_BYTES, loads_json
+
+    return loads_json(read_text(path, "JSON file", MAX_JSON_BYTES), str(path))
 
 
 def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
@@ -46,12 +38,7 @@ def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
     reader."""
     if not line.strip():
         return None
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from None
-    except ValueError as e:  # an integer longer than Python's 4,300-digit limit
-        raise InputError(f"{path}:{lineno}: unreadable JSON ({e})") from None
+    obj = loads_json(line, f"{path}:{lineno}")
     if not isinstance(obj, dict):
         raise InputError(f"{path}:{lineno}: expected an object")
     for key in ("candidate", "references"):
@@ -80,7 +67,9 @@ def read_jsonl(path: str | Path):
 def _read_jsonl(path):
     # split on "\n" only: str.splitlines would also split inside captions on U+2028 etc.,
     # which validation must see (and read as spaces, or refuse in strict mode).
-    records = ((lineno, *rec) for lineno, line in enumerate(read_text(path).split("\n"), 1)
+    from .doors import MAX_TABLE_BYTES, text_lines
+
+    records = ((lineno, *rec) for lineno, line in enumerate(text_lines(path, "input file", MAX_TABLE_BYTES), 1)
                if (rec := parse_jsonl_line(path, lineno, line, with_image=True)) is not None)
     ids, cands, refs, images = _collect_unique(path, records)
     if not ids:
@@ -187,9 +176,11 @@ def read_csv(path: str | Path, delimiter: str | None = None):
 
 
 def _read_csv(path, delimiter: str | None = None):
+    from .doors import MAX_TABLE_BYTES, text_lines
+
     p = Path(path)
     ids, cands, refs, images = _collect_unique(
-        p, iter_csv(p, io.StringIO(read_text(p), newline=""), delimiter, with_image=True))
+        p, iter_csv(p, text_lines(p, "input file", MAX_TABLE_BYTES, newline=""), delimiter, with_image=True))
     if not ids:
         raise InputError(f"{p}: a header but no rows")
     return ids, cands, refs, images
@@ -201,7 +192,7 @@ def iter_csv(p: Path, stream, delimiter: str | None = None, with_image: bool = F
     ``with_image`` (the optional ``image`` column; None when absent or empty). Lazy, so the
     streaming reader shares it."""
     tsv = (delimiter == "\t") if delimiter is not None else p.suffix.lower() == ".tsv"
-    opts = dict(delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else dict(delimiter=delimiter or ",", strict=True)
+    opts: dict = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {"delimiter": delimiter or ",", "strict": True}
     kind = "TSV" if tsv else "CSV"
     reader = csv.reader(stream, **opts)
 
@@ -329,7 +320,7 @@ def write_result(result: Result, path: str | Path, ids: Sequence) -> None:
     file plus ``<name>.signatures.json``). Every file is written atomically (capeval.outputs):
     a failed write leaves the previous files, never a truncated one. Existing files are
     replaced; the command line refuses them unless --overwrite."""
-    from .outputs import atomic_open, atomic_path, atomic_write
+    from .outputs import atomic_write
 
     p = Path(path)
     _check_output_suffix(p)

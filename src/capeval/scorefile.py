@@ -7,15 +7,14 @@ a bad line, a duplicate id, a value that is not a finite number is an error nami
 from __future__ import annotations
 
 import csv
-import io
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .doors import MAX_SCORES_BYTES, loads_json, parse_id, parse_number, text_lines
 from .errors import InputError
 
 
@@ -36,32 +35,21 @@ class ScoresFile:
 
 
 def _number(path, where: str, value) -> float:
-    # JSON true/false would pass float(); "1e3" in a CSV cell is a number, "high" is not.
-    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
-        raise InputError(f"{path}:{where}: score {value!r} is not a number")
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{path}:{where}: score {value!r} is not a number") from None
-    if not math.isfinite(f):
-        raise InputError(f"{path}:{where}: score is {value!r}; scores must be finite (no NaN or inf)")
-    return f
+    # One parser for every number a user's file holds (capeval.doors): JSON true/false and
+    # null, "1_000", "٣" (float() would read both), NaN and inf are refused.
+    return parse_number(value, f"{path}:{where}")
 
 
 def _key(path, where: str, value) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-        raise InputError(f"{path}:{where}: id {value!r} must be a non-empty string (as `capeval data export` writes)")
-    return str(value)
+    return parse_id(value, f"{path}:{where}")
 
 
-def _rows_jsonl(path: Path, text: str):
-    for lineno, line in enumerate(text.split("\n"), 1):
+def _rows_jsonl(path: Path, lines):
+    for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line, parse_constant=lambda c: c)  # NaN/Infinity stay strings: refused below
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from None
+        # NaN/Infinity stay strings: parse_number refuses them as not finite
+        obj = loads_json(line, f"{path}:{lineno}", parse_constant=lambda c: c)
         if not isinstance(obj, dict) or "id" not in obj or "score" not in obj:
             raise InputError(f"{path}:{lineno}: expected an object with 'id' and 'score'")
         if isinstance(obj["score"], str):
@@ -70,9 +58,9 @@ def _rows_jsonl(path: Path, text: str):
         yield str(lineno), obj["id"], obj["score"]
 
 
-def _rows_csv(path: Path, text: str):
+def _rows_csv(path: Path, lines):
     tsv = path.suffix.lower() == ".tsv"
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if tsv else ",", strict=True)
+    reader = csv.reader(lines, delimiter="\t" if tsv else ",", strict=True)
     try:
         header = [h.strip().lower() for h in next(reader)]
     except StopIteration:
@@ -96,23 +84,23 @@ def _rows_csv(path: Path, text: str):
 
 
 def read_scores(path: str | Path) -> ScoresFile:
-    from .digests import sha256_file
+    """The scores of a regular file of at most :data:`capeval.doors.MAX_SCORES_BYTES`, read in
+    lines (never held whole) and hashed as it is read, so the digest is that of what was read."""
+    import hashlib
 
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError(f"scores file not found: {p}")
-    try:
-        text = p.read_bytes().decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{p}: not valid UTF-8 (byte {e.start}); re-encode the file as UTF-8") from None
     suffix = p.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        rows = _rows_jsonl(p, text)
+        reader, newline = _rows_jsonl, "\n"
     elif suffix in (".csv", ".tsv"):
-        rows = _rows_csv(p, text)
+        reader, newline = _rows_csv, ""
     else:
         raise InputError(f"{p}: unknown scores format {suffix!r}; use .jsonl ({{\"id\", \"score\"}} per line) "
                          "or .csv (header id,score)")
+    digest = hashlib.sha256()
+    rows = reader(p, text_lines(p, "scores file", MAX_SCORES_BYTES, newline=newline, hasher=digest))
     scores: dict[str, float] = {}
     first: dict[str, str] = {}
     for where, key, value in rows:
@@ -123,7 +111,7 @@ def read_scores(path: str | Path) -> ScoresFile:
         first[k] = where
     if not scores:
         raise InputError(f"{p}: no scores")
-    return ScoresFile(p, sha256_file(p), scores)
+    return ScoresFile(p, digest.hexdigest(), scores)
 
 
 def _some(ids: Sequence[str], k: int = 5) -> str:

@@ -88,4 +88,4 @@ def test_cider_df_with_an_astronomical_unit_count(rows, tmp_path):
     df.write_text('{"format": ' + json.dumps(FORMAT) + ', "n_units": 1' + "0" * 400 + ', "df": {"a": 1}}',
                   encoding="utf-8")
     _refused("score", "--input", str(rows), "-m", "cider_d", "--cider-df", str(df), "-q",
-             match="n_units must be an integer >= 2 and <= 2**53")
+             match="an integer of 401 digits; integers in capeval files are limited to 2**53")

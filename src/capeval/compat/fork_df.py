@@ -22,6 +22,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..doors import MAX_EXACT_INT, MAX_PICKLE_BYTES, prescan_pickle, read_regular
 from ..errors import InputError
 from ..metrics.cider import N_ORDER, DocumentFrequency
 from ._notices import user_stacklevel
@@ -77,10 +78,15 @@ def _check(obj, path: str, sha: str) -> ForkDf:
     if extra:
         raise InputError(f"{path}: unexpected key {extra[0]!r} beside 'document_frequency' and 'ref_len'")
     ref_len, raw = obj["ref_len"], obj["document_frequency"]
-    if isinstance(ref_len, bool) or not isinstance(ref_len, (int, float)) or not math.isfinite(ref_len) \
-            or ref_len != int(ref_len) or ref_len < 2:
+    # The limits --cider-df applies to n_units (capeval.dffile): a file converted here is one it
+    # reads. Compared as numbers, never converted first: float(10**400) overflows.
+    if isinstance(ref_len, bool) or not isinstance(ref_len, (int, float)) \
+            or (isinstance(ref_len, float) and not math.isfinite(ref_len)) \
+            or not 2 <= ref_len <= MAX_EXACT_INT or ref_len != int(ref_len):
+        shown = (f"an integer of {len(str(ref_len))} digits" if isinstance(ref_len, int) and ref_len > 10 ** 30
+                 else f"{ref_len!r:.80}")
         raise InputError(f"{path}: 'ref_len' (the number of reference sets the df was counted over) must be a "
-                         f"whole number >= 2, got {ref_len!r}")
+                         f"whole number >= 2 and <= 2**53 (as --cider-df reads n_units), got {shown}")
     n_units = int(ref_len)
     if not isinstance(raw, dict):
         raise InputError(f"{path}: 'document_frequency' must be a dict of n-gram tuples -> counts, "
@@ -108,11 +114,11 @@ def read_fork_df(path: str | Path, *, allow_pickle: bool = False) -> ForkDf:
     """The fork's df pickle at ``path``, read by the restricted unpickler; with ``allow_pickle``,
     by Python's own (after a warning saying what that risks)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read CIDEr df pickle {path}: {e.strerror or e}") from None
+    data = read_regular(path, "CIDEr df pickle", MAX_PICKLE_BYTES)
     sha = hashlib.sha256(data).hexdigest()
+    # Before anything is unpickled, even a trusted file: nesting (a 200,000-deep tuple key
+    # crashes the interpreter when it is hashed), strings counted per reference, integer sizes.
+    prescan_pickle(data, str(path))
     if allow_pickle:
         warnings.warn(f"allow_pickle=True: loading {path} with pickle; {PICKLE_RISK}", UserWarning,
                       stacklevel=user_stacklevel())
@@ -123,7 +129,9 @@ def read_fork_df(path: str | Path, *, allow_pickle: bool = False) -> ForkDf:
         obj = loader.load()
     except InputError:
         raise
-    except Exception as e:  # a truncated or foreign file: the unpickler's own error, named
+    except RecursionError:
+        raise InputError(f"{path}: the pickle nests objects too deeply to be read") from None
+    except Exception as e:  # noqa: BLE001 - a truncated or foreign file: the unpickler's own error, named
         raise InputError(f"{path}: not a readable pickle ({type(e).__name__}: {e})") from None
     return _check(obj, str(path), sha)
 
