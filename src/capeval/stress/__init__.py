@@ -1,0 +1,10 @@
+"""A stress test for caption metrics: which perturbations of a caption a metric notices, and which it
+wrongly ignores (docs/STRESS.md). ``capeval stress`` and :func:`capeval.stress` run it."""
+from __future__ import annotations
+
+from .items import SOURCES, StressItem
+from .rules import BY_NAME, PERTURBATIONS, Perturbation, Skip
+from .suite import DEFAULT_SEED, SUITE_VERSION, StressResult, stress
+
+__all__ = ["BY_NAME", "DEFAULT_SEED", "PERTURBATIONS", "Perturbation", "SOURCES", "SUITE_VERSION", "Skip",
+           "StressItem", "StressResult", "stress"]

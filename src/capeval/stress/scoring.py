@@ -1,0 +1,138 @@
+"""Scoring the control and the perturbed captions with :func:`capeval.score`.
+
+Each perturbation is scored in its own call over the same items, so every call sees the same
+references: a corpus-dependent metric (CIDEr-D's document frequencies come from the scored set's
+references) then scores a perturbed caption against the same statistics as its control. For such
+metrics (and the families that reuse their scores, ``learned``, with the metrics they read) the
+items a rule skipped keep their control caption in the call and their scores are not read; other
+metrics score only the applicable items. The control is one call with every metric on every
+item, which is exactly ``capeval.score`` on those rows.
+
+Scores files (``--scores NAME=FILE``) give one number per unit id (:func:`capeval.scorefile.unit_id`
+of the candidate, references and image name), as ``capeval stress --export`` writes the units.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..metrics.registry import family_for
+from .items import StressItem
+
+CONTROL = "control"
+
+
+@dataclass
+class Scored:
+    #: metric -> variant -> one score per item (NaN where the variant skipped the item)
+    scores: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    signatures: dict[str, str] = field(default_factory=dict)
+    #: family (or scores column) -> seconds spent scoring it, over all variants
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def full_row_metrics(metrics: Sequence[str], options: dict[str, dict[str, Any]] | None) -> set[str]:
+    """Metrics scored on every item in every call: corpus-dependent ones, families that reuse
+    other scores, and the requested metrics those read (so they are computed once, shared)."""
+    out: set[str] = set()
+    for m in metrics:
+        cls = family_for(m)
+        if whole_input(cls, (options or {}).get(cls.family) or {}):
+            out.add(m)
+            reads = set(cls.reads((options or {}).get(cls.family) or {}))
+            out.update(x for x in metrics if x in reads)
+    return out
+
+
+def whole_input(cls, options: dict[str, Any]) -> bool:
+    """Whether a family's score of a row may depend on the other rows of the call: a corpus
+    pre-pass (CIDEr's df), or scores built from other metrics (SPIDEr, ``learned``)."""
+    from ..metrics.base import Metric
+
+    return bool(getattr(cls, "corpus_dependent", False) or getattr(cls, "uses_df", False) or cls.reuses_scores
+                or getattr(cls, "prepass", None) is not getattr(Metric, "prepass", None) or cls.reads(options))
+
+
+def unit_ids(items: Sequence[StressItem], texts: Sequence[str]) -> list[str]:
+    from ..scorefile import unit_id
+
+    return [unit_id(t, list(it.references), it.image) for it, t in zip(items, texts)]
+
+
+def _timed_score(seconds: dict[str, float], cands, refs, metrics, **kw):
+    """``capeval.score``, adding each family's wall time to ``seconds`` (a family's time runs
+    from its progress call to the next one, or to the end of the call)."""
+    from ..api import score
+
+    marks: list[tuple[str, float]] = []
+    res = score(cands, refs, metrics, progress=lambda fam: marks.append((fam, time.perf_counter())), **kw)
+    end = time.perf_counter()
+    for (fam, t0), nxt in zip(marks, [*marks[1:], ("", end)]):
+        seconds[fam] = seconds.get(fam, 0.0) + nxt[1] - t0
+    return res
+
+
+def score_variants(
+    items: Sequence[StressItem],
+    variants: dict[str, list[str | None]],
+    metrics: Sequence[str],
+    *,
+    user: dict[str, Any] | None = None,
+    images: Sequence[str] | None = None,
+    options: dict[str, dict[str, Any]] | None = None,
+    tokenizer: str = "ptb",
+    progress: Callable[[str], None] | None = None,
+) -> Scored:
+    """Scores of every metric on every variant (``variants[name][i]`` is item i's perturbed text,
+    None where skipped; the control's texts are the candidates)."""
+    from ..scorefile import scores_for
+
+    say = progress or (lambda msg: None)
+    out = Scored()
+    refs = [list(it.references) for it in items]
+    n = len(items)
+    full = full_row_metrics(metrics, options)
+    part = [m for m in metrics if m not in full]
+    kw: dict[str, Any] = {"tokenizer": tokenizer, "options": options}
+    for m in [*metrics, *(user or {})]:
+        out.scores[m] = {}
+    for name, texts in variants.items():
+        say(f"scoring {name}")
+        applicable = [i for i, t in enumerate(texts) if t is not None]
+        filled = [t if t is not None else it.candidate for it, t in zip(items, texts)]
+        calls = [(metrics, list(range(n)))] if name == CONTROL else [(sorted(full, key=list(metrics).index),
+                                                                        list(range(n))), (part, applicable)]
+        for names, rows in calls:
+            if not names:
+                continue
+            vec = {m: np.full(n, np.nan) for m in names}
+            if rows:
+                extra = {"images": [images[i] for i in rows]} if images is not None else {}
+                res = _timed_score(out.seconds, [filled[i] for i in rows], [refs[i] for i in rows], list(names),
+                                   **kw, **extra)
+                for m in names:
+                    vec[m][rows] = res.per_caption[m]
+                    if name == CONTROL:
+                        out.signatures[m] = res.signatures[m]
+            for m in names:
+                if name != CONTROL:
+                    vec[m][[i for i in range(n) if texts[i] is None]] = np.nan
+                out.scores[m][name] = vec[m]
+        for col, sf in (user or {}).items():
+            t0 = time.perf_counter()
+            vec = np.full(n, np.nan)
+            if applicable:
+                sub = [items[i] for i in applicable]
+                ids = unit_ids(sub, [filled[i] for i in applicable])
+                vec[applicable] = scores_for(sf, ids, f"stress ({name})")
+            out.scores[col][name] = vec
+            out.seconds[col] = out.seconds.get(col, 0.0) + time.perf_counter() - t0
+    for col, sf in (user or {}).items():
+        from ..signature import Signature
+
+        out.signatures[col] = str(Signature.make(f"user:{col}", file=f"sha256:{sf.sha256}"))
+    return out

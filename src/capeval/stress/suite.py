@@ -1,0 +1,292 @@
+"""``capeval.stress``: items -> perturbations -> scores -> statistics, under one signature."""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..signature import Signature
+from ..stats.bootstrap import DEFAULT_RESAMPLES
+from . import rules as R
+from .items import StressItem, benchmark_items, input_items, source_label
+from .scoring import CONTROL, Scored, score_variants, unit_ids
+from .stats import CI_LEVEL, SAME_FRACTION, TIE_TOL, Cell, cell, same_tolerance
+
+#: Bump when a rule, a word list or a statistic changes what the suite reports.
+SUITE_VERSION = "1"
+DEFAULT_SEED = 12345
+
+
+def rule_digest() -> str:
+    """SHA-256 (12 hex digits) of the rule and word-list sources: any edit to a rule changes it."""
+    h = hashlib.sha256()
+    for mod in ("rules.py", "lexicon.py"):
+        h.update((Path(__file__).with_name(mod)).read_bytes())
+    return h.hexdigest()[:12]
+
+
+@dataclass
+class StressResult:
+    signature: str
+    source: str
+    seed: int
+    items: list[StressItem]
+    perturbations: list[str]
+    metrics: list[str]
+    #: metric -> perturbation -> statistics
+    results: dict[str, dict[str, Cell]]
+    metric_signatures: dict[str, str]
+    tolerances: dict[str, float]
+    #: perturbation -> reason -> items skipped for it
+    skip_reasons: dict[str, dict[str, int]]
+    #: perturbation -> (control, perturbed) of its first applicable item
+    examples: dict[str, tuple[str, str]]
+    #: perturbation -> one text per item (None where skipped)
+    texts: dict[str, list[str | None]] = field(repr=False, default_factory=dict)
+    #: metric -> variant ("control" or a perturbation) -> one score per item
+    scores: dict[str, dict[str, np.ndarray]] = field(repr=False, default_factory=dict)
+    higher_is_better: dict[str, bool] = field(default_factory=dict)
+    seconds: float = 0.0
+    family_seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature,
+            "source": self.source,
+            "n_items": len(self.items),
+            "perturbations": {p: {"expected": R.BY_NAME[p].expected, "change": R.BY_NAME[p].change,
+                                  "skip_reasons": self.skip_reasons.get(p, {}),
+                                  "example": list(self.examples[p]) if p in self.examples else None}
+                              for p in self.perturbations},
+            "tolerance": {"tie": TIE_TOL, "same_fraction_of_sd": SAME_FRACTION,
+                          "same": {m: self.tolerances[m] for m in self.results}, "ci_level": CI_LEVEL},
+            "metric_signatures": self.metric_signatures,
+            "results": {m: {p: c.as_dict() for p, c in by.items()} for m, by in self.results.items()},
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _items(source, input_path, items, n, seed, root) -> tuple[list[StressItem], str]:
+    given = [x is not None for x in (source, input_path, items)]
+    if sum(given) != 1:
+        raise InputError("give exactly one of: a source benchmark (coco, flickr30k, flickr8k), input=rows.jsonl, "
+                         "or items=[...]")
+    if source is not None:
+        return benchmark_items(source, root=root, n=n, seed=seed), str(source)
+    if input_path is not None:
+        return input_items(input_path, n=n), source_label(None, input_path)
+    out = []
+    for k, it in enumerate(items):
+        if isinstance(it, StressItem):
+            out.append(it)
+        elif isinstance(it, dict) and "candidate" in it and "references" in it:
+            out.append(StressItem(str(it.get("id", k)), it["candidate"], tuple(it["references"]), it.get("image")))
+        else:
+            raise InputError(f"item {k}: expected a StressItem or a dict with candidate and references, got {it!r}")
+    if n is not None:
+        out = out[:n]
+    blob = json.dumps([[i.key, i.candidate, list(i.references), i.image] for i in out], ensure_ascii=False)
+    return out, "items:sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _check_keys(items: Sequence[StressItem]) -> None:
+    if not items:
+        raise InputError("no items to perturb")
+    seen: dict[str, int] = {}
+    for k, it in enumerate(items):
+        if it.key in seen:
+            raise InputError(f"items {seen[it.key]} and {k} share the id {it.key!r}; ids seed the perturbations "
+                             "and must be unique")
+        seen[it.key] = k
+
+
+def perturb(items: Sequence[StressItem], names: Sequence[str], seed: int, *, parser=None, lexicon=None
+            ) -> tuple[dict[str, list[str | None]], dict[str, dict[str, int]]]:
+    """Each perturbation's text for each item (None where skipped) and the skip reasons."""
+    from .lexicon import WordNetLexicon
+
+    if parser is None:
+        from ..data.distractors import SpacyParser
+
+        parser = SpacyParser()
+    lexicon = lexicon if lexicon is not None else WordNetLexicon()
+    parses = parser([it.candidate for it in items])
+    donors = [(it.image, it.candidate) for it in items]
+    texts: dict[str, list[str | None]] = {p: [] for p in names}
+    reasons: dict[str, dict[str, int]] = {p: {} for p in names}
+    for it, parse in zip(items, parses):
+        ctx = R.Context(it.key, it.candidate, parse, it.references, it.image, donors, lexicon)
+        for p in names:
+            out = R.apply(p, ctx, seed)
+            if isinstance(out, R.Skip):
+                texts[p].append(None)
+                reasons[p][out.reason] = reasons[p].get(out.reason, 0) + 1
+            else:
+                texts[p].append(out)
+    return texts, reasons
+
+
+def _perturbation_names(perturbations) -> list[str]:
+    if perturbations is None:
+        return [p.name for p in R.PERTURBATIONS]
+    names = perturbations.split(",") if isinstance(perturbations, str) else list(perturbations)
+    names = [p.strip() for p in names if p.strip()]
+    unknown = [p for p in names if p not in R.BY_NAME]
+    if unknown or not names:
+        raise InputError(f"unknown perturbation(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+                         f"known: {', '.join(R.BY_NAME)}")
+    return list(dict.fromkeys(names))
+
+
+def _image_paths(items: Sequence[StressItem], metrics: Sequence[str], images_dir) -> list[str] | None:
+    """Image paths for the metrics that read images (one per item), or None when none does."""
+    from ..metrics.registry import family_for
+
+    fams = [family_for(m) for m in metrics]
+    if not any(c.needs_images or c.accepts_images for c in fams):
+        return None
+    names = [it.image for it in items]
+    if images_dir is not None:
+        from ..imagedir import ImageDir
+
+        return ImageDir(images_dir).resolve(names, "stress items")
+    if any(c.needs_images for c in fams):
+        if any(n is None for n in names):
+            k = names.index(None)
+            raise InputError(f"item {items[k].key!r} names no image, and "
+                             f"{', '.join(m for m, c in zip(metrics, fams) if c.needs_images)} read(s) images")
+        return [str(n) for n in names]  # an input file's image fields are paths
+    return None
+
+
+def export_units(path, items: Sequence[StressItem], texts: dict[str, list[str | None]]) -> int:
+    """Write every distinct unit (control and applicable perturbed captions) as JSONL for a
+    scores file to be made from; returns how many."""
+    from ..outputs import atomic_open
+
+    records: dict[str, dict[str, Any]] = {}
+    for name, col in [(CONTROL, [it.candidate for it in items]), *texts.items()]:
+        rows = [i for i, t in enumerate(col) if t is not None]
+        ids = unit_ids([items[i] for i in rows], [col[i] for i in rows])
+        for i, uid in zip(rows, ids):
+            rec = records.get(uid)
+            if rec is None:
+                rec = records[uid] = {"id": uid, "candidate": col[i], "references": list(items[i].references),
+                                      "image": items[i].image, "benchmark": "stress", "keys": []}
+            rec["keys"].append({"item": items[i].key, "perturbation": name})
+    with atomic_open(path) as fh:
+        for rec in records.values():
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return len(records)
+
+
+def _read_user(scores: dict | None, metrics: Sequence[str]) -> dict[str, Any]:
+    from ..errors import UnknownMetricError
+    from ..metrics.registry import family_for
+    from ..metrics.user import check_name
+    from ..scorefile import read_scores
+
+    out = {}
+    for col, path in (scores or {}).items():
+        check_name(col, "scores column name")
+        if col in metrics:
+            raise InputError(f"scores column {col!r} is also a requested metric; name the column differently")
+        try:
+            family_for(col)
+        except UnknownMetricError:
+            pass
+        else:
+            raise InputError(f"scores column {col!r} is the name of a registered metric; name it differently")
+        out[col] = read_scores(path)
+    return out
+
+
+def stress(
+    source: str | None = None,
+    metrics: Iterable | None = None,
+    *,
+    input: str | Path | None = None,  # noqa: A002 - the CLI's --input
+    items: Sequence[StressItem | dict] | None = None,
+    scores: dict[str, str | Path] | None = None,
+    n: int | None = None,
+    seed: int = DEFAULT_SEED,
+    perturbations: Sequence[str] | str | None = None,
+    images_dir: str | Path | None = None,
+    root: str | Path | None = None,
+    options: dict[str, dict[str, Any]] | None = None,
+    tokenizer: str = "ptb",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    export: str | Path | None = None,
+    parser: Callable | None = None,
+    lexicon=None,
+    progress: Callable[[str], None] | None = None,
+) -> StressResult:
+    """Stress-test caption metrics: perturb each item's candidate and report, per metric and
+    perturbation, how often the metric moved the way a good metric should (docs/STRESS.md).
+
+    The items come from exactly one of ``source`` (``coco``, ``flickr30k``, ``flickr8k``: one human
+    caption per image as the candidate, the others as references), ``input`` (a ``capeval score``
+    JSONL/CSV file) or ``items`` (``StressItem``s or dicts with ``candidate``, ``references``,
+    optional ``id`` and ``image``); ``n`` keeps the first n. ``metrics`` holds metric names,
+    ``UserMetric`` subclasses or callables; ``scores`` maps a column name to a scores file of the
+    units ``export`` writes. ``parser`` replaces spaCy (texts -> parses, see
+    :mod:`capeval.data.distractor_tasks`)."""
+    from ..metaeval.runner import check_metrics, higher_is_better
+
+    start = time.perf_counter()
+    if isinstance(metrics, str):
+        metrics = metrics.split(",")
+    names = check_metrics(list(metrics or []), scores) if (metrics or scores or export is None) else []
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"seed={seed!r} must be an integer")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise InputError(f"n_resamples={n_resamples!r} must be a positive integer")
+    perts = _perturbation_names(perturbations)
+    user = _read_user(scores, names)
+    chosen, label = _items(source, input, items, n, int(seed), root)
+    _check_keys(chosen)
+    images = _image_paths(chosen, names, images_dir) if names else None
+    say = progress or (lambda msg: None)
+    say(f"perturbing {len(chosen)} items")
+    texts, reasons = perturb(chosen, perts, int(seed), parser=parser, lexicon=lexicon)
+    if export is not None:
+        export_units(export, chosen, texts)
+    describe = getattr(parser, "describe", None) if parser is not None else None
+    if parser is None:
+        from ..data.distractors import SpacyParser
+
+        describe = SpacyParser().describe
+    sig = Signature.make("stress", suite=SUITE_VERSION, source=label, items=len(chosen), seed=int(seed),
+                         rules=rule_digest(), parser=describe() if callable(describe) else "injected",
+                         wordnet="3.0", tie=TIE_TOL, same=f"{SAME_FRACTION}sd", bs=n_resamples, ci=CI_LEVEL)
+    variants: dict[str, list[str | None]] = {CONTROL: [it.candidate for it in chosen], **texts}
+    scored = (score_variants(chosen, variants, names, user=user, images=images, options=options,
+                             tokenizer=tokenizer, progress=say)
+              if names or user else Scored())
+    hib = {m: higher_is_better(m) for m in names} | dict.fromkeys(user, True)
+    results: dict[str, dict[str, Cell]] = {}
+    tolerances: dict[str, float] = {}
+    for m in [*names, *user]:
+        control = scored.scores[m][CONTROL]
+        tolerances[m] = same_tolerance(control)
+        results[m] = {}
+        for p in perts:
+            applicable = np.array([t is not None for t in texts[p]], dtype=bool)
+            results[m][p] = cell(control, scored.scores[m][p], applicable, R.BY_NAME[p].expected,
+                                 higher_is_better=hib[m], tolerance=tolerances[m], n_resamples=n_resamples,
+                                 seed=int(seed))
+    examples = {}
+    for p in perts:
+        k = next((i for i, t in enumerate(texts[p]) if t is not None), None)
+        if k is not None:
+            examples[p] = (chosen[k].candidate, str(texts[p][k]))
+    return StressResult(str(sig), label, int(seed), chosen, perts, [*names, *user], results, scored.signatures,
+                        tolerances, reasons, examples, texts, scored.scores, hib, time.perf_counter() - start,
+                        scored.seconds)
