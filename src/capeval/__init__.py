@@ -4,7 +4,8 @@ from .api import score
 from .metrics.registry import list_metrics
 from .result import Result
 
-__all__ = ["__version__", "score", "score_stream", "list_metrics", "bench", "Result", "CiderDReward", "UserMetric"]
+__all__ = ["__version__", "score", "score_stream", "list_metrics", "bench", "stress", "Result", "CiderDReward",
+           "UserMetric"]
 
 
 def bench(name: str, metrics=None, **kwargs):
@@ -34,6 +35,12 @@ def __getattr__(name: str):
         from .reward import CiderDReward
 
         return CiderDReward
+    if name == "stress":
+        # The subpackage itself, callable as capeval.stress(...): a function of that name would be
+        # replaced by the subpackage as soon as it is imported.
+        import importlib
+
+        return importlib.import_module(f"{__name__}.stress")
     if name == "UserMetric":
         from .metrics.user import UserMetric
 

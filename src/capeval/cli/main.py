@@ -37,6 +37,10 @@ _load_commands()
 
 
 def main() -> None:
+    import capeval._process
+
+    # This process runs nothing but capeval (a user's program imports capeval, not this).
+    capeval._process.owns_interpreter = True
     app()
 
 

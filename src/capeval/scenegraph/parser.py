@@ -40,19 +40,23 @@ def load_spacy(model: str = DEFAULT_MODEL):
 
 
 def _import_spacy(torch_free: bool):
-    """spaCy; with ``torch_free``, imported so that its ML library, thinc, does not import
-    PyTorch. thinc imports torch whenever it is installed (1-2 s of a fresh process) though
-    the default pipeline's CNN runs on thinc's numpy ops, which do not use it. Done only when
-    neither thinc nor torch is loaded yet; torch imports normally afterwards, but thinc keeps
-    ``has_torch = False`` in this process (its PyTorch wrappers, which transformer pipelines
-    need, are then unavailable: such a pipeline is not the default and imports spaCy as usual
-    when loaded first). Not done while other threads run (they may import torch meanwhile)."""
+    """spaCy; with ``torch_free`` and in the ``capeval`` command's own process
+    (:data:`capeval._process.owns_interpreter`), imported so that its ML library, thinc, does not
+    import PyTorch, and without its command-line package. thinc imports torch whenever it is
+    installed (1-2 s of a fresh process) though the default pipeline's CNN runs on thinc's numpy
+    ops, which do not use it. This leaves thinc with ``has_torch = False`` for the rest of the
+    process (its PyTorch wrappers, which transformer pipelines need, are then unavailable), a
+    change a library must not make to its user's interpreter: in any other process spaCy is
+    imported as usual. Done only when neither thinc nor torch is loaded yet, and not while other
+    threads run (they may import torch meanwhile)."""
     import sys
+
+    from .. import _process
 
     # Only with this thread alone: another thread importing torch meanwhile would get the
     # ImportError meant for thinc.
-    block = (torch_free and "thinc" not in sys.modules and "torch" not in sys.modules
-             and threading.active_count() == 1)
+    block = (torch_free and _process.owns_interpreter and "thinc" not in sys.modules
+             and "torch" not in sys.modules and threading.active_count() == 1)
     stubs = _cli_stubs() if block and "spacy" not in sys.modules and "spacy.cli" not in sys.modules else {}
     if block:
         sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
