@@ -334,7 +334,9 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         (THING3, None, None, "[A-Za-z0-9]"),
         (DOLSIGN, None, None, "[A-Z$#]"),
         (DOLSIGN2, None, _norm_currency, DOLSIGN2),
-        (ACRONYM, f"{SP}+(?:{SENT_WORDS}|{SGML}){SPNL}", ACRO, "[A-Za-z]"),
+        # SPACENLS in 3.4.1: the space run may hold line breaks, so with -preserveLines a
+        # caption ending in "x." is split when the NEXT line starts with "The", "A", ...
+        (ACRONYM, f"{SPNL}+(?:{SENT_WORDS}|{SGML}){SPNL}", ACRO, "[A-Za-z]"),
         (ABBREV3, f"{SPNL}?{D}", None, "[A-Za-z]"),
         (ABBREV1, "(?s:..)", None, "[A-Za-z]"),
         (ABBREV1, None, None, "[A-Za-z]"),
@@ -435,20 +437,29 @@ _LETTER_RUN = re.compile(r"[A-Za-z]+(?= |\n\Z)")
 _SPLIT_RUNS = frozenset(("cannot", "gonna", "gotta", "lemme", "gimme", "wanna"))
 
 
-def lex(text: str, *, prefilter: bool = True, ascii_rules: bool = True, letter_runs: bool = True) -> list[str]:
+def lex(
+    text: str,
+    *,
+    following: str = "\n",
+    prefilter: bool = True,
+    ascii_rules: bool = True,
+    letter_runs: bool = True,
+) -> list[str]:
     """PTB tokens of one line, before lower-casing and the coco punctuation filter.
 
-    ``text`` is lexed as if followed by a newline, as every caption but the last of a batch
-    is in pycocoevalcap's input file (some trailing contexts look at that character).
+    ``following`` is what comes after ``text`` in the jar's input: by default a newline, as
+    after every caption but the last of a batch (some trailing contexts look at it); ``"\n"``
+    plus the next lines to reproduce a caption inside a batch exactly, ``""`` for the last
+    line of a file. No token reaches past ``text``: no rule consumes a line break.
     ``prefilter=False`` tries every rule at every position (a check on the first-character
     classes, used by the tests); ``letter_runs=False`` lexes letter runs by the rules too
     (a check on the shortcut described at ``_LETTER_RUN``).
     """
     # ASCII text is lexed with the rules compiled from ASCII classes (same matches, see
     # _ASCII_CLASSES); ascii_rules=False forces the full ones (the tests compare both).
-    ascii_only = ascii_rules and text.isascii()
+    s = text + following
+    ascii_only = ascii_rules and s.isascii()
     all_rules = _compiled(ascii_only)
-    s = text + "\n"
     n = len(text)
     pos = 0
     out: list[str] = []

@@ -160,13 +160,13 @@ def _fast_many(captions: list[str]) -> list[str | None]:
 # --- general path ------------------------------------------------------------------------------
 
 
-def _slow(caption: str) -> str:
+def _slow(caption: str, following: str = "\n") -> str:
     # The jar prints tokens separated by one space; the wrapper right-strips the line, splits
     # it on " " and drops the punctuation tokens. Lower-casing is Java's String.toLowerCase,
     # which Python's str.lower matches outside a few locale-specific letters.
     # Line breaks are read as spaces, as pycocoevalcap does for "\n" (the fast path's shape
     # admits no line break, so only this path sees them).
-    line = " ".join(_ptb_lexer.lex(space_line_breaks(caption))).lower().rstrip()
+    line = " ".join(_ptb_lexer.lex(space_line_breaks(caption), following=following)).lower().rstrip()
     return " ".join(t for t in line.split(" ") if t not in PUNCTUATIONS)
 
 
@@ -197,4 +197,43 @@ def tokenize(captions: Iterable[str]) -> list[str]:
         out = _fast_many(caps)
     for i in list(itertools.compress(range(len(out)), map(operator.is_, out, repeat(None)))):
         out[i] = _slow(caps[i])
+    return out
+
+
+# --- the jar's view of a whole batch -----------------------------------------------------------
+#: How much of the following lines a caption's context needs: the longest trailing context that
+#: reaches into the next line is ACRONYM's (spaces and line breaks, then one of 46 words or an
+#: SGML tag, then a space); 256 characters past the blank lines cover any caption-like tag.
+_CONTEXT_CHARS = 256
+_BLANK_PREFIX = re.compile("[ \t\u00A0\u2000-\u200A\u3000\n]*")
+
+
+def tokenize_lines(captions: Iterable[str]) -> list[str]:
+    """What pycocoevalcap's PTBTokenizer gives for ``captions`` as ONE batch: the captions
+    joined with ``"\n"`` into one file, as its wrapper writes the references (or the
+    candidates) of a whole evaluation.
+
+    In that file a caption's last token can depend on the next line, and the last caption is
+    followed by the end of the file (docs/TOKENIZER.md, "Context across lines"): ``"It is a
+    b."`` keeps ``b.`` before ``"a dog"`` but loses the period before ``"A dog"``.
+    :func:`tokenize` gives every caption the context of a caption followed by an empty line,
+    so that a caption's tokens never depend on its neighbours; this function reproduces the
+    batch instead (used to compare with the jar token for token, and by callers that must
+    equal one pycocoevalcap run on one batch).
+    """
+    caps = list(captions)
+    out = tokenize(caps)  # validates; the fast-path shapes are context-free (docs/TOKENIZER.md)
+    lines = [space_line_breaks(c) for c in caps]
+    n = len(lines)
+    for i, cap in enumerate(caps):
+        if _fast(cap) is not None:
+            continue
+        j = i + 1
+        following = ""
+        while j < n:
+            following += "\n" + lines[j]
+            j += 1
+            if len(following) - _BLANK_PREFIX.match(following).end() >= _CONTEXT_CHARS:
+                break
+        out[i] = _slow(cap, following)
     return out
