@@ -1,0 +1,92 @@
+"""The requirements of ``@pytest.mark.needs`` (tests/conftest.py): how each is checked, and the
+ones CI may lack.
+
+Every check is cheap and imports nothing heavy: a path, PATH, ``importlib.util.find_spec``, the
+resource resolver (which only looks for files). The checks run once per session, at collection.
+
+``data``                  the benchmark data (``CAPEVAL_DATA``, default ../shared/data)
+``data:REL``              that file or folder inside it
+``java``                  a java binary (``CAPEVAL_JAVA`` or PATH)
+``chromium``              a headless Chromium on PATH (the HTML report test)
+``compiled``              every compiled core (``compiled:speedups``, ``compiled:meteor``,
+                          ``compiled:paratable`` for one); none when ``CAPEVAL_PURE_PYTHON`` is set
+``extra:NAME``            the modules of capeval's extra NAME (:data:`capeval.extras.EXTRA_MODULES`)
+``model:RESOURCE``        a resource the resolver finds (``capeval models list`` names them), or
+                          ``model:spacy-sm``, SPICE-py's default spaCy pipeline (installed as a package)
+``module:NAME``           an importable module (an oracle the tests compare with)
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import shutil
+
+#: Requirements whose absence CAPEVAL_STRICT_SKIPS=1 accepts: the files no registry or apt
+#: package gives a machine (the user's own downloads), each with why. (QACE-Img's Visual-T5
+#: checkpoint is not here: no test needs it, they build a tiny reader instead.)
+ALLOWED_ABSENT: dict[str, str] = {
+    "model:clip-vit-b32": "OpenAI's CLIP ViT-B/32 weights: a file the user downloads",
+    "model:pacs-vit-b32": "the PAC-S checkpoint released with aimagelab/pacscore: a file the user downloads",
+    "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
+}
+
+COMPILED = {
+    "speedups": "capeval._speedups",
+    "meteor": "capeval._meteor_speedups",
+    "paratable": "capeval.metrics._meteor_native._paratable",
+}
+CHROMIUM = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@functools.cache
+def unmet(need: str) -> str | None:
+    """None when ``need`` is met on this machine, else why not (one line)."""
+    kind, _, name = need.partition(":")
+    if kind == "data":
+        from capeval.paths import data_root
+
+        root = data_root()
+        if root is None:
+            return "benchmark data not found: set CAPEVAL_DATA (default ../shared/data)"
+        return None if not name or (root / name).exists() else f"{root / name} not found"
+    if kind == "java" and not name:
+        return None if os.environ.get("CAPEVAL_JAVA") or shutil.which("java") else "Java not installed"
+    if kind == "chromium" and not name:
+        return None if any(shutil.which(b) for b in CHROMIUM) else "no chromium on PATH (apt-get install chromium)"
+    if kind == "compiled" and (not name or name in COMPILED):
+        if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
+            return "CAPEVAL_PURE_PYTHON is set"
+        absent = [m for k, m in COMPILED.items() if (not name or k == name) and not _importable(m)]
+        return f"not built: {', '.join(absent)}" if absent else None
+    if kind == "extra" and name:
+        from capeval.extras import EXTRA_MODULES, install_hint, missing_modules
+
+        if name not in EXTRA_MODULES:
+            raise ValueError(f"needs: unknown extra {name!r} (known: {', '.join(EXTRA_MODULES)})")
+        absent = missing_modules(name)
+        return f"{', '.join(absent)} missing: {install_hint([name])}" if absent else None
+    if kind == "module" and name:
+        return None if _importable(name) else f"{name} is not installed"
+    if kind == "model" and name == "spacy-sm":
+        from capeval.scenegraph.parser import DEFAULT_MODEL
+
+        return None if _importable(DEFAULT_MODEL) else f"spaCy pipeline {DEFAULT_MODEL} is not installed"
+    if kind == "model" and name:
+        from capeval.errors import ResourceNotFound
+        from capeval.resources.resolver import get_spec, resolve
+
+        get_spec(name)  # an unknown name is the test's mistake: raise
+        try:
+            resolve(name)
+        except ResourceNotFound as exc:
+            return str(exc)
+        return None
+    raise ValueError(f"needs: unknown requirement {need!r} (see tests/_needs.py)")
