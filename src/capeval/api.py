@@ -276,7 +276,11 @@ def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str):
         with reporting(chunk):
             # Only image families see images, so text families keep their two-argument compute.
             seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
-            out = metric.compute(*texts, **seen)
+            try:
+                out = metric.compute(*texts, **seen)
+            except (SystemExit, GeneratorExit) as e:  # a plug-in's; never end the run without its output
+                raise InputError(f"metric {cls.family!r} raised {type(e).__name__}({e}) while scoring; "
+                                 "a metric returns its scores or raises an exception") from None
     finally:
         metric.close()
     if chunk is not None:

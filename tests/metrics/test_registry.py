@@ -17,6 +17,13 @@ def test_table_matches_what_the_modules_register():
     assert registered == registry.OUTPUT_MODULES
 
 
+def test_builtin_family_table_matches_what_the_modules_register():
+    registry.list_metrics()
+    families = {fam for fam, cls in registry._FAMILIES.items()
+                if fam not in registry._USER and registry.plugin_origin(cls) is None}
+    assert families == registry.BUILTIN_FAMILIES
+
+
 def test_unknown_metric_names_the_known_ones():
     with pytest.raises(UnknownMetricError, match="unknown metric 'bleu5'.*bleu4"):
         registry.family_for("bleu5")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import threading
 
+from ..doors import contained
 from ..errors import InputError, UnknownMetricError
 from .base import Metric, OutputInfo
 
@@ -39,6 +40,15 @@ OUTPUT_MODULES: dict[str, str] = {
                      "qace_img", "qace_img_f1", "qace_img_bertscore", "qace_img_answerability"],
                     "capeval.qace.metric"),
 }
+
+#: Family names of the built-ins (a family may differ from its outputs: ``bleu`` has ``bleu1``..
+#: ``bleu4``). Plug-ins and user metrics may take none of them: a plug-in registered as ``bleu``
+#: would make the built-in's later import fail for the rest of the process.
+#: ``tests/metrics/test_registry.py`` checks it against what the modules register.
+BUILTIN_FAMILIES: frozenset[str] = frozenset({
+    "bertscore", "bleu", "bleu_smooth", "cider", "cider_d", "clip_s", "pac_s", "meteor", "rouge_l", "sentsim",
+    "spice", "spider", "ter", "wembsim", "wmd", "nneval", "learned", "qace_ref", "qace_img",
+})
 
 #: Named metric sets, the one home of every default list: ``coco`` is what pycocoevalcap's
 #: COCOEvalCap reports without SPICE (``capeval.score`` and ``capeval score``); ``ngram`` drops
@@ -86,8 +96,9 @@ def _check_metric_class(cls, what: str) -> None:
     for attr in ("family", "variant", "outputs"):
         if not hasattr(cls, attr):
             raise InputError(f"{what} ({cls.__name__}) does not define {attr!r}")
-    built_in = [o.name for o in cls.outputs if o.name in OUTPUT_MODULES or o.name in METRIC_SETS]
-    if built_in or cls.family in OUTPUT_MODULES:
+    taken = set(OUTPUT_MODULES) | set(METRIC_SETS) | BUILTIN_FAMILIES
+    built_in = [o.name for o in cls.outputs if o.name in taken]
+    if built_in or cls.family in taken:
         raise InputError(f"{what} ({cls.__name__}) uses the built-in name "
                                  f"{(built_in or [cls.family])[0]!r}; choose another name")
 
@@ -116,6 +127,14 @@ def register_user(cls: type[Metric]) -> type[Metric]:
     return cls
 
 
+def _load_plugin(ep, what: str) -> type[Metric]:
+    cls = ep.load()
+    _check_metric_class(cls, what)
+    with _discover_lock:
+        register(cls)
+    return cls
+
+
 def load_plugins() -> None:
     """Import every ``capeval.metrics`` entry point once (thread-safe). A plug-in that fails to
     load or clashes with a registered name is recorded (:func:`plugin_errors`) and named by
@@ -132,13 +151,11 @@ def load_plugins() -> None:
             dist = getattr(ep, "dist", None)
             origin = f"{dist.name}=={dist.version}" if dist is not None else "unknown"
             what = f"plug-in {ep.name!r} ({ep.value}, from {origin})"
-            try:
-                cls = ep.load()
-                _check_metric_class(cls, what)
-                with _discover_lock:
-                    register(cls)
-            except Exception as e:  # noqa: BLE001 - any import error of third-party code
-                _PLUGIN_ERRORS.append(f"{what}: {type(e).__name__}: {e}")
+            # Third-party code: SystemExit (even SystemExit(0)) at import must not end the
+            # process silently, with no output and status 0; only Ctrl-C passes (doors.contained).
+            cls, exc = contained(lambda ep=ep, what=what: _load_plugin(ep, what))
+            if exc is not None:
+                _PLUGIN_ERRORS.append(f"{what}: {type(exc).__name__}: {exc}")
                 continue
             _PLUGIN_ORIGIN[cls.family] = origin
         _plugins_loaded = True

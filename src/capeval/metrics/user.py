@@ -12,8 +12,10 @@ entry-point group (``capeval.metrics.registry``).
 from __future__ import annotations
 
 import math
+import numbers
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar
 
 import numpy as np
@@ -77,9 +79,13 @@ class UserMetric(Metric):
         return {}
 
     def compute(self, candidates, references, images=None) -> MetricScores:
-        values = checked_scores(self.score(list(candidates), [list(r) for r in references],
-                                           None if images is None else list(images)),
-                                len(candidates), self.name)
+        try:
+            raw = self.score(list(candidates), [list(r) for r in references],
+                             None if images is None else list(images))
+        except (SystemExit, GeneratorExit) as e:  # user code must not end a run silently
+            raise InputError(f"user metric {self.name!r} raised {type(e).__name__}({e}) while scoring; "
+                             "a metric returns its scores or raises an exception") from None
+        values = checked_scores(raw, len(candidates), self.name)
         return MetricScores(corpus={self.name: float(values.mean()) if len(values) else math.nan},
                             per_caption={self.name: values},
                             signature_fields={"mv": self.version, **self.signature_fields()})
@@ -95,20 +101,41 @@ class UserMetric(Metric):
 
 def checked_scores(values, n: int, name: str) -> np.ndarray:
     """A user metric's numbers as floats, one per candidate, all finite; else an error naming
-    the first bad item."""
-    try:
-        seq = list(values)
-    except TypeError:
-        raise InputError(f"user metric {name!r} returned {type(values).__name__}, not a sequence of numbers") from None
+    the first bad item. Only an ordered container of numbers is read: a list, a tuple, another
+    sequence, or a one-dimensional array (numpy, or anything with ``__array__``, such as a torch
+    tensor). A dict (whose iteration gives its keys), a set (hash order), a generator, a string
+    or a scalar is refused, naming its type, rather than scored in some order."""
+    if isinstance(values, (str, bytes, bytearray, Mapping, AbstractSet)) or not (
+            isinstance(values, Sequence) or hasattr(values, "__array__")):
+        raise InputError(f"user metric {name!r} returned a {type(values).__name__}; return a list, tuple or "
+                         "1-D array of numbers, one per candidate, in the candidates' order")
+    if not isinstance(values, Sequence):
+        try:
+            arr = np.asarray(values)
+        except Exception as e:  # noqa: BLE001 - a foreign array type
+            raise InputError(f"user metric {name!r} returned a {type(values).__name__} that is not readable as "
+                             f"an array ({type(e).__name__}: {e})") from None
+        if arr.ndim != 1:
+            raise InputError(f"user metric {name!r} returned a {type(values).__name__} of shape {arr.shape}; "
+                             "expected one dimension, one number per candidate")
+        if arr.dtype.kind not in "iuf":
+            raise InputError(f"user metric {name!r} returned a {type(values).__name__} of {arr.dtype}; "
+                             "expected real numbers")
+        values = arr.tolist()
+    seq = list(values)
     if len(seq) != n:
         raise InputError(f"user metric {name!r} returned {len(seq)} scores for {n} candidates")
     out = np.empty(n, dtype=float)
     for i, v in enumerate(seq):
-        if isinstance(v, (bool, str, bytes)) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise InputError(f"user metric {name!r}: score of candidate {i} is {v!r}, not a number")
-        out[i] = float(v)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise InputError(f"user metric {name!r}: score of candidate {i} is {v!r:.80} ({type(v).__name__}), "
+                             "not a real number")
+        try:
+            out[i] = float(v)
+        except OverflowError:
+            out[i] = math.inf
         if not math.isfinite(out[i]):
-            raise InputError(f"user metric {name!r}: score of candidate {i} is {v!r}; scores must be finite")
+            raise InputError(f"user metric {name!r}: score of candidate {i} is {v!r:.80}; scores must be finite")
     return out
 
 
