@@ -52,4 +52,7 @@ def toy_data(monkeypatch):
         return tables[name] if name in tables else real(name, root, **options)
 
     monkeypatch.setattr(capeval.data, "load", load)
+    # `capeval bench` checks every benchmark name before it scores anything
+    real_spec = capeval.data.registry.get_spec
+    monkeypatch.setattr(capeval.data.registry, "get_spec", lambda name: None if name in tables else real_spec(name))
     return tables

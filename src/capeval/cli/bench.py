@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -69,26 +70,88 @@ def bench_cmd(
 
     from ..metaeval.runner import resolve_names
     from ..metaeval.tables import print_rich
-    from ..outputs import check_outputs
     from ..service.cache import ScoreCache
 
     err = Console(stderr=True)
-    with _exit_on_error(err):  # before any work: a refused output means nothing is computed and nothing written
-        check_outputs([p for p in (json_out, markdown_out, latex_out, report_out) if p is not None],
-                      overwrite=overwrite)
     load_options = _load_options(err, data_option)
-    cache = ScoreCache(cache_dir, enabled=not no_cache)
     names = resolve_names(name)
+    outputs = [p for p in (json_out, markdown_out, latex_out, report_out) if p is not None]
+    with _exit_on_error(err):
+        from .score import parse_options
+
+        metric_options = parse_options(option)
+        score_files = _parse_scores(scores)
+        metric_names = (metrics.split(",") if metrics is not None
+                        else [] if score_files else list(METRIC_SETS["ngram"]))
+        # before any work: a run that cannot finish computes nothing and writes nothing
+        check_run(names, metric_names, outputs, overwrite=overwrite, report=report_out is not None, root=root,
+                  allow_modified_data=allow_modified_data)
+    cache = ScoreCache(cache_dir, enabled=not no_cache)
     run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
                        tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
                        allow_seen=allow_seen, allow_modified_data=allow_modified_data, images_dir=images,
                        line_breaks="refuse" if strict_line_breaks else "space")
     with _exit_on_error(err):
-        results = _run_benchmarks(err, names, metrics, scores, option, run_options)
+        results = _run_benchmarks(err, names, metric_names, metric_options, score_files, run_options)
     if not quiet:
         print_rich(results, Console(width=max(Console().width, 120)))
     with _exit_on_error(err):
         _write_outputs(results, json_out, markdown_out, latex_out, report_out)
+
+
+def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *, overwrite: bool, report: bool,
+              root: Path | None, allow_modified_data: bool) -> None:
+    """Everything a run needs that can be known before scoring, every problem named at once
+    (one :class:`~capeval.errors.InputError`): the benchmarks and their data root and files, the
+    metrics and the extras they and the report import, and outputs that can be written."""
+    from ..data.integrity import check_benchmark_data
+    from ..data.registry import get_spec
+    from ..errors import InputError, OutputError
+    from ..extras import require
+    from ..metrics.registry import family_for
+    from ..outputs import check_outputs
+
+    problems: list[str] = []
+
+    def note(e: CapevalError) -> None:
+        text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)  # KeyError's str() quotes
+        if text not in problems:
+            problems.append(text)
+
+    for n in names:
+        try:
+            get_spec(n)
+            check_benchmark_data(n, root, allow_modified=allow_modified_data)
+        except CapevalError as e:
+            note(e)
+    needs: dict[str, tuple[str, ...]] = {}
+    for m in dict.fromkeys(x.strip() for x in metric_names if x.strip()):
+        try:
+            extras = family_for(m).extras
+        except CapevalError as e:
+            note(e)
+            continue
+        if extras:
+            needs.setdefault(m, extras)
+    if report:
+        needs["--report (its figures)"] = ("report",)
+    try:
+        require(needs)  # one message and one install command for every missing extra
+    except CapevalError as e:
+        note(e)
+    try:
+        check_outputs(outputs, overwrite=overwrite)
+    except OutputError as e:
+        note(e)
+    for p in outputs:
+        folder = next((a for a in Path(p).absolute().parents if a.exists()), None)
+        if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
+            note(OutputError(f"cannot write {p}: {folder} is not writable"))
+    if len(problems) == 1:
+        raise InputError(problems[0])
+    if problems:
+        raise InputError(f"this run cannot complete; nothing was scored or written ({len(problems)} problems):\n"
+                         + "\n".join(f"- {p}" for p in problems))
 
 
 @contextmanager
@@ -113,21 +176,16 @@ def _load_options(err, items: list[str]) -> dict[str, str]:
     return load_options
 
 
-def _run_benchmarks(err, names: list[str], metrics: str | None, scores: list[str], option: list[str],
-                    run_options: dict) -> list:
+def _run_benchmarks(err, names: list[str], metric_names: list[str], metric_options: dict,
+                    score_files: dict[str, str], run_options: dict) -> list:
     """Each benchmark's result, with the status line following its steps."""
     from ..metaeval.runner import run_benchmark
     from ..progress import noting
-    from .score import parse_options
 
-    metric_options = parse_options(option)
-    score_files = _parse_scores(scores)
     if score_files and len(names) > 1:
         from ..errors import InputError
 
         raise InputError(f"--scores holds the units of one benchmark; run {', '.join(names)} one at a time")
-    metric_names = (metrics.split(",") if metrics is not None
-                    else [] if score_files else list(METRIC_SETS["ngram"]))
     results = []
     for n in names:
         # one-time steps (METEOR's conversion) say what they do in the status line
@@ -142,19 +200,33 @@ def _run_benchmarks(err, names: list[str], metrics: str | None, scores: list[str
 
 
 def _write_outputs(results, json_out, markdown_out, latex_out, report_out) -> None:
+    """Every output built first, then written: a failure (a figure, a full disk) leaves none of
+    this run's files, and a file it replaced (--overwrite) is already the new one or still the old."""
     from ..metaeval.tables import results_to_json, to_latex, to_markdown
     from ..outputs import atomic_write
 
+    texts: dict[Path, str] = {}
     if json_out is not None:
-        atomic_write(json_out, json.dumps(results_to_json(results), indent=1, ensure_ascii=False) + "\n")
+        texts[json_out] = json.dumps(results_to_json(results), indent=1, ensure_ascii=False) + "\n"
     if markdown_out is not None:
-        atomic_write(markdown_out, to_markdown(results))
+        texts[markdown_out] = to_markdown(results)
     if latex_out is not None:
-        atomic_write(latex_out, to_latex(results))
+        texts[latex_out] = to_latex(results)
     if report_out is not None:
-        from ..metaeval.report import write_report
+        from ..metaeval.report import build_report
 
-        write_report(results, report_out)
+        texts[report_out] = build_report(results)
+    new = [p for p in texts if not os.path.lexists(p)]
+    written: list[Path] = []
+    try:
+        for path, text in texts.items():
+            atomic_write(path, text)
+            written.append(path)
+    except BaseException:
+        for path in written:
+            if path in new:
+                path.unlink(missing_ok=True)
+        raise
 
 
 def _parse_scores(items: list[str]) -> dict[str, str]:
