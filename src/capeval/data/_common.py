@@ -65,24 +65,45 @@ def need(root: Path, rel: str, benchmark: str) -> Path:
     return p
 
 
+def read_text(path: Path) -> str:
+    """A data file's text. UTF-8; a byte-order mark opening the file (as Windows tools write
+    one) is not part of its first field. Bytes that are not UTF-8 are an error naming the file."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 ({e}); `capeval data verify` compares it with the packaged "
+                         "checksums.") from None
+
+
 def read_json(path: Path, benchmark: str):
     """A data file's JSON; a truncated or otherwise broken file is an error naming it."""
     import json
 
+    text = read_text(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError is a ValueError
+        return json.loads(text)
+    except ValueError as e:  # JSONDecodeError is a ValueError
         raise InputError(f"{benchmark}: {path} is not valid JSON ({e}); it may be truncated or edited. "
                          "`capeval data verify` compares it with the packaged checksums.") from None
+
+
+_WS_RUN = re.compile(r"\s+")
+
+
+def _one_space(run: re.Match) -> str:
+    brk = _LINE_BREAK.search(run.group())
+    return brk.group() if brk else " "
 
 
 def ws(text: str) -> str:
     """Whitespace normalisation of the CLIPScore loaders: ``" ".join(s.split())``.
 
-    ``split()`` would also swallow U+2028, VT, FF, …; a text holding one is returned as is so
-    that the table's validation refuses it, naming the row, instead of hiding file damage."""
+    ``split()`` also splits at line breaks (\\n, U+2028, …). Inside a text, a whitespace run
+    holding one is kept as that one character instead, so that the table counts it (and strict
+    mode refuses it); once the table reads it as a space the text equals ``" ".join(s.split())``.
+    At either end it is trailing whitespace, stripped like any other."""
     if _LINE_BREAK.search(text):
-        return text
+        return _WS_RUN.sub(_one_space, text.strip())
     return " ".join(text.split())
 
 
@@ -94,7 +115,7 @@ def loose_key(text: str) -> str:
 def read_lines(path: Path) -> list[str]:
     """Lines split on ``\\n`` only: ``splitlines`` also splits on U+2028, VT, FF, …, which
     would shift every later line of a line-aligned file. A final newline is optional."""
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]

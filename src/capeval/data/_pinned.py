@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from ..digests import sha256_file
 from ..errors import InputError
-from ._common import need
+from ._common import need, read_text
 from .checksums import folder_sums
 
 #: the suffixes an ``imgid`` may already carry; any other id is a bare name of a JPEG
@@ -42,19 +42,17 @@ def data_tag(tags: dict[str, str]) -> dict[str, str]:
 
 
 def read_json(path: Path, rel: str):
+    text = read_text(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        return json.loads(text)
+    except ValueError as exc:
         raise InputError(f"{rel}: not a readable JSON file ({exc})") from None
 
 
 def read_json_lines(path: Path, rel: str) -> list[tuple[int, dict]]:
     """``(line number, object)`` for every non-blank line of a JSON Lines file."""
     out = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{rel}: not UTF-8 ({exc})") from None
+    text = read_text(path)
     for i, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue

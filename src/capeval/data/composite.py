@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, loose_key, need, references_for, reject_unknown, ws
+from ._common import check_options, loose_key, need, read_text, references_for, reject_unknown, ws
 from .records import CorrelationTable
 
 JSONL = "composite/composite_umic_decoded.jsonl"
@@ -75,7 +75,7 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
 def _read_records(path: Path) -> list[tuple]:
     """(line number, subset, image, position, candidate, score, Flickr8k references) per record."""
     records = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
+    for i, line in enumerate(read_text(path).split("\n")):
         if not line.strip():
             continue
         try:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, flickr8k_captions, need, read_json, read_lines, reject_unknown, ws
+from ._common import check_options, flickr8k_captions, need, read_json, read_lines, read_text, reject_unknown, ws
 from .records import CorrelationTable
 
 EXPERT_JSON = "flickr8k/clipscore_format_EXPERT/flickr8k.json"
@@ -125,8 +126,7 @@ def _expert_from_raw(root: Path):
 def _elliott_keller(root: Path) -> CorrelationTable:
     """Elliott & Keller (2014): their line-aligned repackaging, nothing dropped."""
     base = need(root, EK_DIR, "flickr8k-expert")
-    with open(base / "judgements", newline="", encoding="utf-8") as fh:
-        judgements = list(csv.DictReader(fh))
+    judgements = list(csv.DictReader(io.StringIO(read_text(base / "judgements"), newline="")))
     cand_lines = read_lines(base / "candidates")
     ref_lines = [read_lines(base / f"ref-{k}") for k in range(5)]
     n = len(judgements)

@@ -10,13 +10,12 @@ with none are dropped and counted.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, need, reject_unknown, ws
+from ._common import check_options, need, read_json, reject_unknown, ws
 from .records import PairwiseTable
 
 SAMPLES = {"test": "foil_sample_only/sample_foil_test2017.json", "train": "foil_sample_only/sample_foil_train2017.json"}
@@ -39,7 +38,7 @@ def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_c
     check_options("foil-sample", "split", split, tuple(SAMPLES))
     check_options("foil-sample", "nrefs", str(nrefs), ("all", "1"))
     path = Path(file) if file is not None else need(root, SAMPLES[split], "foil-sample")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path, "foil-sample")
     anns = data.get("annotations")
     if not isinstance(anns, list):
         raise InputError(f"{path}: no 'annotations' list")
@@ -59,7 +58,7 @@ def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_c
 
     coco = None
     if coco_captions is not None:
-        cc = json.loads(Path(coco_captions).read_text(encoding="utf-8"))
+        cc = read_json(Path(coco_captions), "foil-sample")
         coco = {}
         for a in cc["annotations"]:
             coco.setdefault(a["image_id"], []).append(ws(a["caption"]))

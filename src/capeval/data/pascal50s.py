@@ -8,13 +8,12 @@ revised tables).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ._common import TIES, check_options, load_mat, majority_labels, need, reject_unknown, ws
+from ._common import TIES, check_options, load_mat, majority_labels, need, read_json, reject_unknown, ws
 from .records import PairwiseTable
 
 EXPERT_JSON = "pascal50s/EXPERT_processed/pascal_50s.json"
@@ -50,7 +49,7 @@ def _as_int(value, name: str):
 
 
 def _from_expert(root: Path) -> PairwiseTable:
-    data = json.loads(need(root, EXPERT_JSON, "pascal50s").read_text(encoding="utf-8"))
+    data = read_json(need(root, EXPERT_JSON, "pascal50s"), "pascal50s")
     missing = [c for c in CATEGORIES if c not in data]
     if missing:
         raise InputError(f"{EXPERT_JSON}: categories {missing} missing")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, reject_unknown
+from ._common import check_options, read_text, reject_unknown
 from ._pinned import checked_file, data_tag, image_name, read_json, reference_list, score_field, scored_items
 from .records import CorrelationTable
 
@@ -61,10 +61,7 @@ def load_polaris(root: Path, split: str = "test", **options) -> CorrelationTable
 
 
 def _csv_items(path: Path, rel: str) -> list[dict]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{rel}: not UTF-8 ({exc})") from None
+    text = read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:

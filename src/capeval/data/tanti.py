@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import (TANTI_RESULTS, check_options, image_list, loose_key, need, read_lines,
+from ._common import (TANTI_RESULTS, check_options, image_list, loose_key, need, read_lines, read_text,
                       references_for, reject_unknown, ws)
 from .records import CorrelationTable, SystemTable
 
@@ -99,7 +99,7 @@ def _unquote(s: str) -> str:
 
 def _humaneval_questions(root: Path) -> dict[str, dict[str, str]]:
     rel = f"{HUMANEVAL}/data.sql"
-    text = need(root, rel, "tanti-human200").read_text(encoding="utf-8")
+    text = read_text(need(root, rel, "tanti-human200"))
     values = [_unquote(m) for m in _SQL_STRING.findall(text)]
     if len(values) % len(_SQL_COLUMNS):
         raise InputError(f"{rel}: {len(values)} quoted values is not a multiple of {len(_SQL_COLUMNS)} columns")
