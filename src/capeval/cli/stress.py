@@ -45,7 +45,7 @@ def stress_cmd(
     perturbation, how often the metric moved the way a good metric should."""
     from rich.console import Console
 
-    from ..outputs import check_outputs, atomic_write
+    from ..outputs import atomic_write, check_outputs
 
     err = Console(stderr=True)
     try:

@@ -9,8 +9,18 @@ from .items import SOURCES, StressItem
 from .rules import BY_NAME, PERTURBATIONS, Perturbation, Skip
 from .suite import DEFAULT_SEED, SUITE_VERSION, StressResult, stress
 
-__all__ = ["BY_NAME", "DEFAULT_SEED", "PERTURBATIONS", "Perturbation", "SOURCES", "SUITE_VERSION", "Skip",
-           "StressItem", "StressResult", "stress"]
+__all__ = [
+    "BY_NAME",
+    "DEFAULT_SEED",
+    "PERTURBATIONS",
+    "SOURCES",
+    "SUITE_VERSION",
+    "Perturbation",
+    "Skip",
+    "StressItem",
+    "StressResult",
+    "stress",
+]
 
 
 class _CallableModule(types.ModuleType):

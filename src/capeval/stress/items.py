@@ -39,7 +39,14 @@ def _check_n(n: int | None) -> None:
 def benchmark_items(source: str, *, root=None, n: int | None = None, seed: int = 0) -> list[StressItem]:
     """The first ``n`` images of ``source`` (file order) as items; which caption is the
     candidate is drawn per image from ``seed``."""
-    from ..data._common import flickr8k_captions, karpathy_references, need, read_lines, resolve_root, ws
+    from ..data._common import (
+        flickr8k_captions,
+        karpathy_references,
+        need,
+        read_lines,
+        resolve_root,
+        ws,
+    )
 
     if source not in SOURCES:
         raise InputError(f"unknown stress source {source!r}; known: {', '.join(SOURCES)} (or --input rows.jsonl)")

@@ -7,7 +7,7 @@ Part of the suite's rule digest: editing a list changes the signature of every n
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 COLOURS = ("black", "white", "red", "blue", "green", "yellow", "brown", "orange", "pink", "purple", "gray", "grey")
 #: Size adjectives in two opposite groups: a size word is replaced by one of the other group, so
@@ -47,10 +47,17 @@ ADD_OBJECTS = ("car", "umbrella", "bicycle", "dog", "chair", "horse", "suitcase"
 #: Nouns that head a relation rather than name an object ("the side of", "the top of") and
 #: nouns too generic to swap meaningfully: never object-swapped.
 RELATIONAL_NOUNS = frozenset(
-    "front middle side top edge bottom back end center centre corner base foot lot couple pair group "
-    "bunch number piece view picture image photo photograph kind sort type way thing something area "
-    "background foreground part other one".split()
+    ["front", "middle", "side", "top", "edge", "bottom", "back", "end", "center", "centre", "corner", "base", "foot", "lot", "couple", "pair", "group", "bunch", "number", "piece", "view", "picture", "image", "photo", "photograph", "kind", "sort", "type", "way", "thing", "something", "area", "background", "foreground", "part", "other", "one"]
 )
+#: People: WordNet's co-hyponyms of "man" or "girl" are near-synonyms ("chap") or slurs, so a
+#: person noun (by lemma) is swapped from this table instead.
+PERSON_SWAPS = {
+    "man": ("woman", "girl"), "woman": ("man", "boy"), "boy": ("girl", "woman"), "girl": ("boy", "man"),
+    "guy": ("woman", "girl"), "lady": ("man", "boy"), "child": ("man", "woman"), "kid": ("man", "woman"),
+    "gentleman": ("woman", "girl"), "player": ("dog", "robot"), "person": ("dog", "robot"),
+}
+#: Never introduced by a rule: informal near-synonyms and offensive words WordNet lists.
+BLOCKED = frozenset(["bloke", "chap", "fella", "fellow", "lad", "gent", "guy", "dude", "prostitute", "whore", "mantrap", "coquette", "bitch"])
 ARTICLES = ("a", "an", "the")
 NEGATION_WORDS = frozenset({"not", "n't", "no", "never", "nobody", "nothing"})
 
@@ -113,11 +120,15 @@ class WordNetLexicon:
             self._reader = load_wordnet()
         return self._reader
 
-    @lru_cache(maxsize=None)  # noqa: B019 - one lexicon per run; the cache is its purpose
+    @cache  # noqa: B019 - one lexicon per run; the cache is its purpose
     def co_hyponyms(self, lemma: str) -> tuple[str, ...]:
         """Other hyponyms of the hypernyms of ``lemma``'s first noun sense that people use
-        (SemCor count >= 1), single or two words, neither the word nor one of its synonyms,
-        hypernyms or hyponyms; sorted."""
+        (SemCor count >= 1) and whose own first sense is that sibling (so a reader takes the new
+        word in that sense: not "head" for a head of cattle), single or two words, and neither
+        the word, one of its synonyms, nor a kind of it or something it is a kind of (not
+        "bloke" for "man"); sorted."""
+        if lemma in PERSON_SWAPS:
+            return PERSON_SWAPS[lemma]
         synsets = self.wn.synsets(lemma, "n")
         if not synsets:
             return ()
@@ -131,11 +142,17 @@ class WordNetLexicon:
                     continue
                 for lem in sib.lemmas():
                     text = _clean(lem.name())
-                    if text is not None and text not in own and lem.count() >= 1:
-                        out.add(text)
+                    if text is None or text in own or text in BLOCKED or lem.count() < 1:
+                        continue
+                    first = self.wn.synsets(lem.name(), "n")[0]
+                    if first != sib or sense in first.closure(lambda s: s.hypernyms()):
+                        continue
+                    if first in sense.closure(lambda s: s.hypernyms()):
+                        continue
+                    out.add(text)
         return tuple(sorted(out))
 
-    @lru_cache(maxsize=None)  # noqa: B019
+    @cache  # noqa: B019
     def synonyms(self, lemma: str, pos: str) -> tuple[str, ...]:
         """Other lemma names of ``lemma``'s first synset of part of speech ``pos`` ("n" or "a")
         that people use in that sense (SemCor count >= 1: car -> automobile, not -> motorcar),
@@ -146,6 +163,6 @@ class WordNetLexicon:
         out = set()
         for lem in synsets[0].lemmas():
             text = _clean(lem.name())
-            if text is not None and text != lemma.lower() and lem.count() >= 1:
+            if text is not None and text != lemma.lower() and text not in BLOCKED and lem.count() >= 1:
                 out.add(text)
         return tuple(sorted(out))

@@ -215,7 +215,8 @@ def count_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
 
 def _relations(parse: Parse) -> list[tuple[int, int, str]]:
     """(first token, one past the last, key) of each spatial relation, multi-word ones first."""
-    out, taken = [], set()
+    out: list[tuple[int, int, str]] = []
+    taken: set[int] = set()
     keys = sorted(lx.RELATIONS, key=lambda k: -len(k.split()))
     for key in keys:
         k = len(key.split())
@@ -281,7 +282,8 @@ def role_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
     dog"): the verb's subject (or, in a caption without a finite verb, the noun the verb
     modifies) and its direct object, else the object of its first preposition."""
     parse = ctx.parse
-    direct, oblique = [], []
+    direct: list[tuple[int, int]] = []
+    oblique: list[tuple[int, int]] = []
     for v, t in enumerate(parse):
         if t.pos not in ("VERB", "AUX"):
             continue
@@ -292,7 +294,7 @@ def role_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
         objs = [c for c in kids if parse[c].dep == "dobj"]
         preps = [c for c in kids if parse[c].dep == "prep"]
         pobjs = [c for p in preps[:1] for c in _children(parse, p) if parse[c].dep == "pobj"]
-        agents, objs, pobjs = ([e for e in map(lambda k: _entity(parse, k), group) if e is not None]
+        agents, objs, pobjs = ([e for e in (_entity(parse, k) for k in group) if e is not None]
                                for group in (agents, objs, pobjs))
         for a in agents:
             direct.extend((a, o) for o in objs)
@@ -336,8 +338,8 @@ def _negate_verb(ctx: Context, v: int) -> str | None:
         end = t.idx + len(t.text)
         return _apply(ctx.text, [(end, end, " not")])
     if t.tag in _DO:  # "rides" -> "does not ride"
-        return _apply(ctx.text, [(t.idx, t.idx + len(t.text), f"{lx.same_case(t.text, _DO[t.tag])} not "
-                                  f"{(t.lemma or t.text).lower()}")])
+        new = f"{lx.same_case(t.text, _DO[t.tag])} not {(t.lemma or t.text).lower()}"
+        return _apply(ctx.text, [(t.idx, t.idx + len(t.text), new)])
     if t.tag in ("VBG", "VBN", "VB"):  # "a man riding" -> "a man not riding"
         new = f"Not {t.text[:1].lower()}{t.text[1:]}" if t.idx == 0 else f"not {t.text}"
         return _apply(ctx.text, [(t.idx, t.idx + len(t.text), new)])

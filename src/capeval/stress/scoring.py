@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..metrics.registry import family_for
 from .items import StressItem
 
@@ -100,6 +101,21 @@ def score_variants(
     kw: dict[str, Any] = {"tokenizer": tokenizer, "options": options}
     for m in [*metrics, *(user or {})]:
         out.scores[m] = {}
+    ids: dict[str, list[str | None]] = {}
+    if user:
+        for name, texts in variants.items():
+            rows = [i for i, t in enumerate(texts) if t is not None]
+            got = unit_ids([items[i] for i in rows], [str(texts[i]) for i in rows])
+            ids[name] = [None] * n
+            for i, u in zip(rows, got):
+                ids[name][i] = u
+        union = list(dict.fromkeys(u for col in ids.values() for u in col if u is not None))
+        for sf in user.values():
+            try:
+                scores_for(sf, union, "stress")  # the file holds exactly the exported units
+            except InputError as e:
+                raise InputError(f"{e}. For capeval stress, score the units `capeval stress ... --export FILE` "
+                                 "writes with the same source, --n, --seed and perturbations") from None
     for name, texts in variants.items():
         say(f"scoring {name}")
         applicable = [i for i, t in enumerate(texts) if t is not None]
@@ -124,12 +140,8 @@ def score_variants(
                 out.scores[m][name] = vec[m]
         for col, sf in (user or {}).items():
             t0 = time.perf_counter()
-            vec = np.full(n, np.nan)
-            if applicable:
-                sub = [items[i] for i in applicable]
-                ids = unit_ids(sub, [filled[i] for i in applicable])
-                vec[applicable] = scores_for(sf, ids, f"stress ({name})")
-            out.scores[col][name] = vec
+            out.scores[col][name] = np.array([np.nan if u is None else sf.scores[u] for u in ids[name]],
+                                             dtype=float)
             out.seconds[col] = out.seconds.get(col, 0.0) + time.perf_counter() - t0
     for col, sf in (user or {}).items():
         from ..signature import Signature

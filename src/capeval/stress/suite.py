@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,9 +172,10 @@ def export_units(path, items: Sequence[StressItem], texts: dict[str, list[str | 
     from ..outputs import atomic_open
 
     records: dict[str, dict[str, Any]] = {}
-    for name, col in [(CONTROL, [it.candidate for it in items]), *texts.items()]:
+    columns: list[tuple[str, list[str | None]]] = [(CONTROL, [it.candidate for it in items]), *texts.items()]
+    for name, col in columns:
         rows = [i for i, t in enumerate(col) if t is not None]
-        ids = unit_ids([items[i] for i in rows], [col[i] for i in rows])
+        ids = unit_ids([items[i] for i in rows], [str(col[i]) for i in rows])
         for i, uid in zip(rows, ids):
             rec = records.get(uid)
             if rec is None:
@@ -187,7 +188,7 @@ def export_units(path, items: Sequence[StressItem], texts: dict[str, list[str | 
     return len(records)
 
 
-def _read_user(scores: dict | None, metrics: Sequence[str]) -> dict[str, Any]:
+def _read_user(scores: Mapping | None, metrics: Sequence[str]) -> dict[str, Any]:
     from ..errors import UnknownMetricError
     from ..metrics.registry import family_for
     from ..metrics.user import check_name
@@ -212,9 +213,9 @@ def stress(
     source: str | None = None,
     metrics: Iterable | None = None,
     *,
-    input: str | Path | None = None,  # noqa: A002 - the CLI's --input
+    input: str | Path | None = None,
     items: Sequence[StressItem | dict] | None = None,
-    scores: dict[str, str | Path] | None = None,
+    scores: Mapping[str, str | Path] | None = None,
     n: int | None = None,
     seed: int = DEFAULT_SEED,
     perturbations: Sequence[str] | str | None = None,
@@ -243,7 +244,7 @@ def stress(
     start = time.perf_counter()
     if isinstance(metrics, str):
         metrics = metrics.split(",")
-    names = check_metrics(list(metrics or []), scores) if (metrics or scores or export is None) else []
+    names = check_metrics(list(metrics or []), dict(scores or {})) if (metrics or scores or export is None) else []
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"seed={seed!r} must be an integer")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
