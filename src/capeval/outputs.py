@@ -16,7 +16,10 @@ refused command writes nothing:
   every such file and the output it belongs to;
 - an output that is not a regular file (a character or block device such as ``/dev/null``, a
   FIFO, a socket) is refused, with ``--overwrite`` too: the rename would replace the device
-  node itself with a regular file. :func:`atomic_path` refuses them as well, for API callers.
+  node itself with a regular file. :func:`atomic_path` refuses them as well, for API callers;
+- an output whose folder does not exist is refused unless ``--mkdirs``: a typo in a path
+  (``-o /reslts/x.json``) must not create folders silently. The error names every such folder
+  and the output it was meant for.
 
 A streamed run (``capeval score`` with row-file output) assembles its output only at the end; a
 run killed midway leaves no output and its resumable run folder ``<output>.capeval-run``, so the
@@ -141,16 +144,43 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     return a.resolve() == b.resolve()
 
 
+def missing_folders(outputs: Iterable[Path], out_dirs: Iterable[Path] = ()) -> dict[Path, Path]:
+    """``{folder: output}`` for each output whose folder does not exist (the first output named
+    for a folder). A folder in ``out_dirs`` is itself an output the command creates: only its
+    parent must exist."""
+    made = {Path(d).absolute() for d in out_dirs}
+    out: dict[Path, Path] = {}
+    for o in outputs:
+        folder = Path(o).absolute().parent
+        if folder in made:
+            folder = folder.parent
+        if not folder.is_dir():
+            out.setdefault(folder, Path(o))
+    return out
+
+
 def check_outputs(outputs: Iterable[Path | tuple[Path, Path | None]], inputs: Iterable[Path | None] = (),
-                  overwrite: bool = False, flag: str = "--overwrite") -> None:
+                  overwrite: bool = False, flag: str = "--overwrite", mkdirs: bool = False,
+                  mkdirs_flag: str | None = None, out_dirs: Iterable[Path] = ()) -> None:
     """Apply the overwrite policy (module docstring) before a command does any work.
 
     ``outputs`` are the files the command will write: a path named on the command line, or a
     pair ``(file, output it is written beside)`` for a file such as a sidecar. ``inputs`` are
-    the files the command reads (None entries are ignored). Raises :class:`OutputError`.
+    the files the command reads (None entries are ignored). A missing folder is refused unless
+    ``mkdirs`` (the command's option ``mkdirs_flag``, None when it has none); ``out_dirs`` are
+    folders the command is asked to create (``--out-dir``), whose parent must exist. Raises
+    :class:`OutputError`.
     """
     outs = [(Path(o[0]), o[1]) if isinstance(o, tuple) else (Path(o), None) for o in outputs]
     ins = [Path(i) for i in inputs if i is not None]
+    if not mkdirs:
+        gone = missing_folders([o for o, _ in outs], out_dirs)
+        if gone:
+            where = "; ".join(f"{folder} (for {o})" for folder, o in gone.items())
+            them = "them" if len(gone) > 1 else "it"
+            how = f"create {them} first" + (f", or pass {mkdirs_flag} to create {them}" if mkdirs_flag else "")
+            raise OutputError(f"output folder{'s' if len(gone) > 1 else ''} not found: {where}. "
+                              f"Check the path; {how}")
 
     def name(o: Path, owner) -> str:
         return f"{o} (written beside {owner})" if owner is not None else str(o)
@@ -174,4 +204,5 @@ def check_outputs(outputs: Iterable[Path | tuple[Path, Path | None]], inputs: It
                           "or choose another output name")
 
 
-__all__ = ["atomic_path", "atomic_open", "atomic_write", "check_outputs", "same_file", "special_file", "temp_path"]
+__all__ = ["atomic_path", "atomic_open", "atomic_write", "check_outputs", "missing_folders", "same_file", "special_file",
+           "temp_path"]

@@ -1,5 +1,6 @@
 """User and exception text is printed as written by every command, never read as Rich markup:
-square brackets survive ("[b]x", "capeval[bertscore]") and "[/b]" raises no MarkupError."""
+square brackets survive ("[b]x", the extra in "pip install -e '.[ray]'") and "[/b]" raises no
+MarkupError."""
 from __future__ import annotations
 
 import json
@@ -56,8 +57,8 @@ def test_score_paths_options_and_titles(tmp_path, mark):
     p = _jsonl(d / f"c{mark}.jsonl", [{"id": "1", "candidate": f"a dog {mark}", "references": [f"a dog {mark}"]}])
     res = _run(["score", "--input", str(p), "-m", "bleu1", "-O", f"{mark}=1"])
     assert res.exit_code == 2 and f"{mark}=1" in _flat(res.output)
-    out = d / f"o{mark}.json"
-    res = _run(["score", "--input", str(p), "-m", "bleu1", "-o", str(out)])
+    out = d / f"o{mark}.json"  # "[/b]": a file "b].json" in a folder "o[" that --mkdirs creates
+    res = _run(["score", "--input", str(p), "-m", "bleu1", "-o", str(out), "--mkdirs"])
     assert res.exit_code == 0, res.output
     flat = _flat(res.output)
     assert f"({p.name})" in flat  # the table title
@@ -66,7 +67,7 @@ def test_score_paths_options_and_titles(tmp_path, mark):
 
 def test_help_and_metrics_print_brackets():
     res = _run(["score", "--help"])
-    assert "capeval[ray]" in _flat(res.output)
+    assert "pip install -e '.[ray]'" in _flat(res.output)
     res = _run(["metrics"])
     assert res.exit_code == 0
     assert "[0, 1]" in res.output

@@ -1,7 +1,7 @@
 """Printing through Rich without reading user text as markup.
 
 Ids, paths, captions, option values and exception messages may hold square brackets (``[b]x``,
-``capeval[bertscore]``, ``[/b]``); Rich would take them for markup, dropping them or raising
+an extra in ``pip install -e '.[bertscore]'``, ``[/b]``); Rich would take them for markup, dropping them or raising
 MarkupError. Every message a command prints goes through these helpers, which hand Rich
 ``Text`` objects (never parsed) or escaped strings.
 """

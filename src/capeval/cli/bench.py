@@ -61,6 +61,7 @@ def bench_cmd(
                                              "the benchmark signature then says data:modified."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing --json/--markdown/--latex/"
                                    "--report files (refused by default)."),
+    mkdirs: bool = typer.Option(False, "--mkdirs", help="Create missing folders of the output paths (refused by default: a mistyped path must not create folders)."),
     strict_line_breaks: bool = typer.Option(False, "--strict-line-breaks", help="Refuse a benchmark whose captions "
                                             "hold a line break (\\n, \\r, U+2028, ...) instead of reading each as a "
                                             "space (default, as `capeval score` does; the signature counts them)."),
@@ -85,7 +86,7 @@ def bench_cmd(
                         else [] if score_files else list(METRIC_SETS["ngram"]))
         # before any work: a run that cannot finish computes nothing and writes nothing
         check_run(names, metric_names, outputs, overwrite=overwrite, report=report_out is not None, root=root,
-                  allow_modified_data=allow_modified_data)
+                  allow_modified_data=allow_modified_data, mkdirs=mkdirs)
     cache = ScoreCache(cache_dir, enabled=not no_cache)
     run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
                        tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
@@ -100,7 +101,7 @@ def bench_cmd(
 
 
 def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *, overwrite: bool, report: bool,
-              root: Path | None, allow_modified_data: bool) -> None:
+              root: Path | None, allow_modified_data: bool, mkdirs: bool = False) -> None:
     """Everything a run needs that can be known before scoring, every problem named at once
     (one :class:`~capeval.errors.InputError`): the benchmarks and their data root and files, the
     metrics and the extras they and the report import, and outputs that can be written."""
@@ -140,7 +141,7 @@ def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *,
     except CapevalError as e:
         note(e)
     try:
-        check_outputs(outputs, overwrite=overwrite)
+        check_outputs(outputs, overwrite=overwrite, mkdirs=mkdirs, mkdirs_flag="--mkdirs")
     except OutputError as e:
         note(e)
     for p in outputs:
@@ -257,6 +258,7 @@ def combine_cmd(
     tokenizer: str = typer.Option("ptb", "--tokenizer"),
     root: Path | None = typer.Option(None, "--root"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --json file."),
+    mkdirs: bool = typer.Option(False, "--mkdirs", help="Create the missing folders of --json (refused by default)."),
 ) -> None:
     """Search normalised sums of 2–3 metrics; Williams-test each against the best single metric."""
     from rich.console import Console
@@ -270,7 +272,8 @@ def combine_cmd(
 
     err = Console(stderr=True)
     try:
-        check_outputs([json_out] if json_out is not None else [], overwrite=overwrite)
+        check_outputs([json_out] if json_out is not None else [], overwrite=overwrite, mkdirs=mkdirs,
+                      mkdirs_flag="--mkdirs")
         size_list = [int(x) for x in sizes.split(",") if x.strip()]
         run = run_combination(name, metrics.split(","), sizes=size_list, method=norm, statistic=statistic, df=df,
                               root=root, cache=ScoreCache(cache_dir, enabled=not no_cache), tokenizer=tokenizer)

@@ -16,6 +16,7 @@ def convert_cider_df(
                                "{n-gram tuple: count}, 'ref_len': N})."),
     dest: Path = typer.Argument(..., help="The capeval df file to write (JSON, capeval-cider-df/1)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace DEST if it exists."),
+    mkdirs: bool = typer.Option(False, "--mkdirs", help="Create DEST's missing folders (refused by default)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable summary."),
 ) -> None:
     """Read the pickle without running it (only dicts, tuples, strings and numbers, and
@@ -26,7 +27,7 @@ def convert_cider_df(
     from capeval.outputs import check_outputs
 
     try:
-        check_outputs([dest], [src], overwrite=overwrite)
+        check_outputs([dest], [src], overwrite=overwrite, mkdirs=mkdirs, mkdirs_flag="--mkdirs")
         summary = convert_fork_df(src, dest)
     except CapevalError as exc:
         typer.echo(f"error: {exc}", err=True)

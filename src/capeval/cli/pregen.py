@@ -28,6 +28,7 @@ def score_cmd(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write all values: .json (values + signature) or .csv (name, value, signature)."),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated pre-gen names (default: all 504)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file (refused by default)."),
+    mkdirs: bool = typer.Option(False, "--mkdirs", help="Create missing folders of the output paths (refused by default: a mistyped path must not create folders)."),
 ) -> None:
     """Compute the pre-gen metrics (Tanti et al. 2018) from per-token (probability, rank) arrays."""
     from ..pregen.signed_values import score
@@ -37,7 +38,8 @@ def score_cmd(
     from ..outputs import atomic_open, atomic_write, check_outputs
 
     try:
-        check_outputs([output] if output is not None else [], [probs], overwrite=overwrite)
+        check_outputs([output] if output is not None else [], [probs], overwrite=overwrite, mkdirs=mkdirs,
+                      mkdirs_flag="--mkdirs")
         ts = TokenScores.load_npz(probs)
         names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
         result = score(ts, names)
@@ -86,6 +88,8 @@ def analyse_cmd(
     by: str = typer.Option("all", "--by", help="Group that ranks the top-k table."),
     plot: bool = typer.Option(False, "--plot", help="Scatter of the best column vs each post-gen metric (needs matplotlib and --out-dir)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing files in --out-dir (refused by default)."),
+    mkdirs: bool = typer.Option(False, "--mkdirs", help="Create the missing folders above --out-dir (by default only "
+                                "--out-dir itself is created: a mistyped path must not create folders)."),
 ) -> None:
     """R² of every pre-gen column against each post-gen metric, with the reference drop rule."""
     from ..pregen.analysis import correlate, scatter_plot, write_correlations
@@ -126,7 +130,8 @@ def analyse_cmd(
 
             files = [out_dir / f"correlations_{m}.txt" for m in corrs] + [out_dir / "summary.json"]
             files += [out_dir / f"scatter_{m}.png" for m in corrs] if plot else []
-            check_outputs(files, [results], overwrite=overwrite)
+            check_outputs(files, [results], overwrite=overwrite, mkdirs=mkdirs, mkdirs_flag="--mkdirs",
+                          out_dirs=[out_dir])
             out_dir.mkdir(parents=True, exist_ok=True)
             for m, c in corrs.items():
                 write_correlations(out_dir / f"correlations_{m}.txt", c)

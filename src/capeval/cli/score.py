@@ -93,19 +93,20 @@ def score_cmd(
                                             "as given (as pycocoevalcap), with a warning when they mix NFC and NFD."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr); with spice in a run scored in memory, SPICE-py's parse processes."),
-    engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs capeval[ray])."),
+    engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs the ray extra: pip install -e '.[ray]')."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
     chunk_size: Optional[int] = typer.Option(None, "--chunk-size", min=1, help="Rows per streamed chunk (default 10000)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (-o, its "
                                    "<name>.signatures.json, --save-cider-df); refused by default. An output "
                                    "that is an input file is always refused."),
+    mkdirs: bool = typer.Option(False, "--mkdirs", help="Create missing folders of the output paths (refused by default: a mistyped path must not create folders)."),
 ) -> None:
     """Score candidate captions against references; print corpus scores with signatures."""
     from ..inputs import write_result
 
     try:
         # Before any work: a refused output means nothing is scored and nothing written.
-        _check_score_outputs(input, annotations, output, cider_df, save_cider_df, overwrite)
+        _check_score_outputs(input, annotations, output, cider_df, save_cider_df, overwrite, mkdirs)
         names = _parse_metrics(metrics if metrics is not None else ",".join(METRIC_SETS["coco"]))
         asked = names if metrics is not None else None  # None: the default set, which may skip
         line_breaks = "refuse" if strict_line_breaks else "space"
@@ -141,14 +142,14 @@ def score_cmd(
         say(console, f"per-caption scores written to {output}")
 
 
-def _check_score_outputs(input, annotations, output, cider_df, save_cider_df, overwrite: bool) -> None:
+def _check_score_outputs(input, annotations, output, cider_df, save_cider_df, overwrite: bool, mkdirs: bool) -> None:
     from ..inputs import output_files
     from ..outputs import check_outputs
 
     outs = output_files(output) if output is not None else []
     if save_cider_df is not None:
         outs.append((save_cider_df, None))
-    check_outputs(outs, [input, annotations, cider_df], overwrite=overwrite)
+    check_outputs(outs, [input, annotations, cider_df], overwrite=overwrite, mkdirs=mkdirs, mkdirs_flag="--mkdirs")
 
 
 def _family_options(names: list[str], cider_df, save_cider_df, user_options: dict) -> tuple[list[str], dict]:
@@ -251,36 +252,85 @@ def _read_with_images(input: Path, annotations, images: Path | None, names: list
     return ids, cands, refs, [str(base / img) for img in found]
 
 
-def metrics_cmd() -> None:
-    """List every registered metric with its variant and range."""
+def _metric_rows() -> list[dict]:
+    """One dict per registered output: what ``capeval metrics`` prints, and its ``--json``."""
+    import math
     import warnings
 
     from rich.markup import escape
 
-    from ..metrics.registry import list_metrics, plugin_errors
+    from ..extras import missing_extras
+    from ..metrics.registry import family_for, list_metrics, plugin_errors
 
-    from ..extras import install_hint, missing_extras
-    from ..metrics.registry import family_for
-
-    table = Table(title="capeval metrics")
-    for col in ("name", "family", "variant", "range", "better", "extras", "ready", "description"):
-        table.add_column(col, overflow="fold")
     with warnings.catch_warnings():  # named below, one line each
         warnings.simplefilter("ignore")
-        rows = list_metrics()
+        metrics = list_metrics()
     for problem in plugin_errors():
         err.print(f"[yellow]plug-in not loaded:[/yellow] {escape(problem)}", soft_wrap=True, highlight=False)
-    lacking: list[str] = []
-    for m in rows:
-        extras = family_for(m.name).extras
-        miss = missing_extras(extras)
-        lacking += [e for e in miss if e not in lacking]
-        table.add_row(*map(literal, (m.name, m.family, m.variant, f"[{m.range[0]:g}, {m.range[1]:g}]",
-                                     "higher" if m.higher_is_better else "lower", ", ".join(extras) or "-",
-                                     "no: " + ", ".join(miss) if miss else "yes", m.description)))
-    console.print(table)
+    rows = []
+    for m in metrics:
+        extras = list(family_for(m.name).extras)
+        rows.append(dict(name=m.name, family=m.family, variant=m.variant,
+                         # JSON has no infinity: an unbounded end is null
+                         range=[None if math.isinf(v) else v for v in m.range],
+                         higher_is_better=m.higher_is_better, extras=extras,
+                         missing_extras=missing_extras(extras), description=m.description))
+    return rows
+
+
+def _fit_line(cells, widths: list[int], cols: int) -> str:
+    """``cells`` in columns of ``widths`` (the last cell unpadded), two spaces apart; a row
+    longer than ``cols`` gives up padding, rightmost first (the columns before stay aligned),
+    rather than wrap."""
+    pads = [w - len(c) for c, w in zip(cells[:-1], widths)]
+    excess = sum(map(len, cells)) + sum(pads) + 2 * (len(cells) - 1) - cols
+    for i in reversed(range(len(pads))):
+        take = min(pads[i], max(excess, 0))
+        pads[i] -= take
+        excess -= take
+    return "  ".join([*(c + " " * p for c, p in zip(cells[:-1], pads)), cells[-1]])
+
+
+def _range_text(r: list) -> str:
+    lo = "-inf" if r[0] is None else f"{r[0]:g}"
+    hi = "inf" if r[1] is None else f"{r[1]:g}"
+    return f"[{lo}, {hi}]"
+
+
+def metrics_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Every output as JSON: name, family, variant, range "
+                                 "(null: unbounded), higher_is_better, extras, missing_extras, description."),
+) -> None:
+    """List every registered metric output: one line each with its variant, range and the extras
+    it needs (and whether they are installed)."""
+    import json
+
+    from ..extras import install_hint
+
+    rows = _metric_rows()
+    if as_json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    lacking = list(dict.fromkeys(e for r in rows for e in r["missing_extras"]))
+
+    def needs(r: dict) -> str:  # an extra that is not installed is starred
+        return ",".join(e + "*" * (e in r["missing_extras"]) for e in r["extras"]) or "-"
+
+    # Plain lines, never wrapped or folded by a table: one output per line, so a pipe (grep,
+    # awk) sees whole names and an 80-column terminal splits no word.
+    import shutil
+
+    cols = shutil.get_terminal_size().columns  # $COLUMNS, else the terminal, else 80
+    table = [("name", "variant", "range", "needs"),
+             *((r["name"], r["variant"], _range_text(r["range"]), needs(r)) for r in rows)]
+    widths = [max(len(row[k]) for row in table) for k in range(3)]
+    for row in table:
+        typer.echo(_fit_line(row, widths, cols))
+    lower = [r["name"] for r in rows if not r["higher_is_better"]]
+    typer.echo(f"{len(rows)} outputs; higher is better" + (f" except for {', '.join(lower)}" if lower else "") + ".")
+    typer.echo("Descriptions and families: capeval metrics --json; docs/METRICS.md.")
     if lacking:
-        say(console, f"not ready: extras {', '.join(lacking)} missing; {install_hint(lacking)}", soft_wrap=True)
+        typer.echo(f"* not installed: extras {', '.join(lacking)}; {install_hint(lacking)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -55,13 +55,14 @@ def train_cmd(
                                        "(searched recursively by file name), for features that read images (an "
                                        "image metric or a user metric)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused by default)."),
+    mkdirs: bool = typer.Option(False, "--mkdirs", help="Create missing folders of the output paths (refused by default: a mistyped path must not create folders)."),
 ) -> None:
     """Train a learned metric: nneval/lceval/linear on Tanti et al.'s machine vs human captions
     (evaluation images held out); learned on human quality judgments."""
     from ..outputs import check_outputs
 
     try:  # before training: a refused output means nothing is trained and nothing written
-        check_outputs([out], overwrite=overwrite)
+        check_outputs([out], overwrite=overwrite, mkdirs=mkdirs, mkdirs_flag="--mkdirs")
     except CapevalError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None

@@ -210,7 +210,7 @@ def print_rich(results: Sequence[BenchResult], console=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    # Text objects, never markup: names, signatures and notes hold user text ("[b]x", "capeval[...]").
+    # Text objects, never markup: names, signatures and notes hold user text ("[b]x", ".[semantic]").
     console = console or Console()
     for r in results:
         t = build_table(r)
