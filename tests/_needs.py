@@ -31,6 +31,22 @@ ALLOWED_ABSENT: dict[str, str] = {
     "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
 }
 
+#: What SPICE-py's pieces need: spaCy and its default pipeline; WordNet 3.0 read through NLTK;
+#: both (the scorer).
+SPACY = ("extra:semantic", "model:spacy-sm")
+WORDNET = ("extra:semantic", "model:wordnet")
+SPICE_PY = (*SPACY, "model:wordnet")
+
+
+def requires(*needs: str):
+    """The requirements of a fixture: every test using it (directly or through other fixtures)
+    needs them. Put it below ``@pytest.fixture``, on the function itself."""
+    def mark(fn):
+        fn.capeval_needs = needs
+        return fn
+    return mark
+
+
 COMPILED = {
     "speedups": "capeval._speedups",
     "meteor": "capeval._meteor_speedups",

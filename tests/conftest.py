@@ -5,8 +5,9 @@ what a test needs beyond ``pip install -e '.[test]'``; each requirement is check
 session by a cheap look (a path, PATH, ``importlib.util.find_spec``, the resource resolver),
 never by importing the library behind it, and a test with an unmet one is skipped at
 collection, naming every unmet one. A test body never turns ``ResourceNotFound`` into a skip:
-a regression raising it fails. Tests using the ``data_dir`` or ``java`` fixture need "data" or
-"java" without saying so.
+a regression raising it fails. A fixture states its own requirements with
+``@requires(...)`` (tests/_needs.py), and every test using it has them: ``data_dir`` needs
+"data", ``java`` needs "java".
 
 With ``CAPEVAL_STRICT_SKIPS=1`` (CI's main run, where everything that can be present is) the
 session fails on any skip but one whose unmet requirements are all in :data:`ALLOWED_ABSENT`."""
@@ -19,7 +20,7 @@ import pytest
 from hypothesis import settings
 
 from capeval.paths import data_root
-from tests._needs import ALLOWED_ABSENT, unmet
+from tests._needs import ALLOWED_ABSENT, requires, unmet
 
 # Hypothesis profiles. "ci", the default everywhere: derandomized, a fixed count per test, no
 # example database, so every run on every machine tries the same examples (a failure seen once
@@ -53,8 +54,9 @@ def pytest_collection_modifyitems(config, items):
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.fuzz)
         needs = [n for mark in item.iter_markers("needs") for n in mark.args]
-        fixtures = getattr(item, "fixturenames", ())
-        needs += [need for fixture, need in (("data_dir", "data"), ("java", "java")) if fixture in fixtures]
+        fixture_info = getattr(item, "_fixtureinfo", None)
+        for defs in (fixture_info.name2fixturedefs.values() if fixture_info else ()):
+            needs += [n for d in defs for n in getattr(d.func, "capeval_needs", ())]
         missing = [(n, why) for n in dict.fromkeys(needs) if (why := unmet(n)) is not None]
         if missing:
             _SKIPPED_FOR[item.nodeid] = tuple(n for n, _ in missing)
@@ -99,18 +101,19 @@ def pytest_terminal_summary(terminalreporter):
 
 
 @pytest.fixture(scope="session")
+@requires("data")
 def data_dir():
     root = data_root()
-    if root is None:
-        pytest.skip("benchmark data not found: set CAPEVAL_DATA (default ../shared/data)")
+    assert root is not None, "checked at collection (tests/_needs.py)"
     return root
 
 
 @pytest.fixture(scope="session")
+@requires("java")
 def java():
-    if shutil.which("java") is None:
-        pytest.skip("Java not installed")
-    return shutil.which("java")
+    found = os.environ.get("CAPEVAL_JAVA") or shutil.which("java")
+    assert found, "checked at collection (tests/_needs.py)"
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from capeval.errors import ResourceNotFound
+from tests._needs import SPACY
 
-pytest.importorskip("spacy")
+pytestmark = pytest.mark.needs(*SPACY)
 
 TEXTS = [
     "a man riding a horse on the beach",
@@ -29,10 +29,7 @@ TEXTS = [
 def nlp():
     from capeval.scenegraph.parser import load_spacy
 
-    try:
-        return load_spacy()
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    return load_spacy()
 
 
 def _whole_pipeline(nlp, texts, lemma_fix=None):

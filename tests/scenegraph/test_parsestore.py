@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from capeval.errors import ResourceNotFound
 from capeval.scenegraph.parsestore import DiskStore, store_key
+from tests._needs import SPACY, SPICE_PY, requires
 
 TEXTS = ["a man riding a horse on the beach", "two dogs play in the grass", "a black dog runs",
          "a woman is hoping to ride the wooded trail", "a couple of kids sitting next to a red car",
@@ -42,18 +42,11 @@ def test_an_unwritable_cache_is_reported_and_scoring_goes_on(tmp_path):
 
 
 @pytest.fixture(scope="module")
+@requires(*SPICE_PY)
 def scorer_factory():
-    pytest.importorskip("spacy")
-    pytest.importorskip("nltk")
     from capeval.scenegraph.scorer import PySpiceScorer
 
-    def make(**kw):
-        try:
-            return PySpiceScorer(**kw)
-        except ResourceNotFound as exc:
-            pytest.skip(str(exc))
-
-    return make
+    return PySpiceScorer
 
 
 def test_second_scorer_reads_parses_and_words_from_disk(tmp_path, scorer_factory):
@@ -199,13 +192,12 @@ def test_forked_workers_read_wordnet_through_their_own_files(tmp_path, scorer_fa
     assert reader._reader._data_file_map == {} and reader._reader._data_file_map is not before
 
 
+@pytest.mark.needs(*SPACY)
 def test_pipeline_identity_from_its_files_equals_the_loaded_pipelines():
-    pytest.importorskip("spacy")
     from capeval.scenegraph.parser import DEFAULT_MODEL, load_spacy, loaded_identity, package_identity
 
-    predicted = package_identity(DEFAULT_MODEL)
-    if predicted is None:
-        pytest.skip("the default spaCy pipeline is not installed as a package")
+    predicted = package_identity(DEFAULT_MODEL)  # model:spacy-sm: installed as a package
+    assert predicted is not None
     assert predicted == loaded_identity(load_spacy(DEFAULT_MODEL), DEFAULT_MODEL)
     assert package_identity("some_other_pipeline") is None
 
@@ -214,8 +206,7 @@ def test_a_pipeline_unlike_its_files_is_refused(scorer_factory, monkeypatch):
     import capeval.scenegraph.parser as parser_mod
 
     sc = scorer_factory(parse_cache=False)
-    if sc.parser._nlp is not None:
-        pytest.skip("the default spaCy pipeline is not installed as a package")
+    assert sc.parser._nlp is None  # identity read from the package's files, pipeline not loaded
     monkeypatch.setitem(sc.parser._identity, "pipes", ["tagger"])
     with pytest.raises(RuntimeError, match="parse store keys"):
         sc.parser.parse(["a dog runs"])

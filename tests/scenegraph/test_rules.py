@@ -7,6 +7,7 @@ import pytest
 from capeval.scenegraph.depgraph import from_rows
 from capeval.scenegraph.lemmas import repair_verb_lemma
 from capeval.scenegraph.rules import extract
+from tests._needs import SPACY, requires
 
 
 def rows(spec: str):
@@ -155,15 +156,11 @@ def test_spacy_rides_is_ride(parser):
 
 
 @pytest.fixture(scope="module")
+@requires(*SPACY)
 def parser():
-    pytest.importorskip("spacy")
-    from capeval.errors import ResourceNotFound
     from capeval.scenegraph.parser import TupleParser
 
-    try:
-        return TupleParser(is_verb={"ride", "hope"}.__contains__)
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    return TupleParser(is_verb={"ride", "hope"}.__contains__)
 
 
 @pytest.mark.parametrize("caption, expected", [

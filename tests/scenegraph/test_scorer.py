@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from capeval.errors import ResourceNotFound
+from tests._needs import SPICE_PY
 
-pytest.importorskip("spacy")
+pytestmark = pytest.mark.needs(*SPICE_PY)
 
 
 def _scorer(synonyms: bool):
     from capeval.scenegraph.scorer import PySpiceScorer
 
-    try:
-        return PySpiceScorer(synonyms=synonyms)
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    return PySpiceScorer(synonyms=synonyms)
 
 
 def test_references_merge_through_synonyms():

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from capeval.errors import ResourceNotFound
 from capeval.resources import wordnet as wnres
+from tests._needs import WORDNET
 
-pytest.importorskip("nltk")
+pytestmark = pytest.mark.needs(*WORDNET)
 
 # Inflections, exceptions, satellites, collocations, capitals, non-words, empty.
 WORDS = ["dog", "dogs", "riding", "rides", "ride", "rid", "geese", "mice", "wooded", "woode",
@@ -19,10 +19,7 @@ WORDS = ["dog", "dogs", "riding", "rides", "ride", "rid", "geese", "mice", "wood
 
 @pytest.fixture(scope="module")
 def both():
-    try:
-        nltk_reader = wnres.load_wordnet()
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    nltk_reader = wnres.load_wordnet()
     from capeval.scenegraph.wnfacts import WordNetFiles
 
     return WordNetFiles(wnres.prepare_nltk_data() / "corpora" / "wordnet"), nltk_reader

@@ -9,6 +9,7 @@ import pytest
 
 from capeval.errors import ResourceNotFound
 from capeval.resources import wordnet as wnres
+from tests._needs import WORDNET, requires
 
 
 def test_lexnames_matches_the_wordnet_30_layout():
@@ -30,12 +31,9 @@ def test_missing_database_names_the_apt_packages(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
+@requires(*WORDNET)
 def wn():
-    pytest.importorskip("nltk")
-    try:
-        return wnres.load_wordnet()
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    return wnres.load_wordnet()
 
 
 def test_prepared_copy_is_outside_the_repo_and_complete(wn):
