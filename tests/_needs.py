@@ -36,6 +36,8 @@ ALLOWED_ABSENT: dict[str, str] = {
 SPACY = ("extra:semantic", "model:spacy-sm")
 WORDNET = ("extra:semantic", "model:wordnet")
 SPICE_PY = (*SPACY, "model:wordnet")
+#: QACE-Ref's offline backend: SPICE-py's parser and WordNet, BERTScore with the packaged MiniLM.
+QACE_REF = (*SPICE_PY, "extra:bertscore", "model:encoder-minilm-l6")
 
 
 def requires(*needs: str):

@@ -1,19 +1,18 @@
 """The 20 hand-picked captions: each explanation flags the wrong part, and only it."""
 import pytest
 
+from tests._needs import QACE_REF
+
 from .cases import CASES
+
+pytestmark = pytest.mark.needs(*QACE_REF)
 
 
 @pytest.fixture(scope="module")
 def result():
-    pytest.importorskip("spacy")
     import capeval
-    from capeval.errors import ResourceNotFound
 
-    try:
-        return capeval.score([c[1] for c in CASES], [c[2] for c in CASES], ["qace_ref"])
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    return capeval.score([c[1] for c in CASES], [c[2] for c in CASES], ["qace_ref"])
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=[f"{c[0]}:{c[1]}" for c in CASES])

@@ -12,6 +12,7 @@ from capeval.qace.hf import (QA_TEMPLATE, QG_TEMPLATE, HFQuestionAnswerer, HFQue
                              VisualT5Answerer, answerability_from_logits, unanswerable_id)
 from capeval.qace.pipeline import QacePipeline  # noqa: E402
 from capeval.qace.types import Question  # noqa: E402
+from tests._needs import QACE_REF  # noqa: E402
 
 WORDS = ("<pad> </s> <unk> answer: context: question: visual unanswerable a the dog man black ball "
          "catches riding horse what is who two men horses on beach ? . visual").split()
@@ -135,8 +136,8 @@ def test_visual_t5_inputs_and_pipeline():
         QacePipeline(QG(), ImageQA(vqa, regions), lambda p: np.zeros(len(p))).run(["a man"], [["img2"]])
 
 
+@pytest.mark.needs(*QACE_REF, "extra:image")
 def test_qace_img_metric_through_capeval_score():
-    pytest.importorskip("spacy")
     import capeval
     from capeval.errors import InputError, ResourceNotFound
 
@@ -146,11 +147,8 @@ def test_qace_img_metric_through_capeval_score():
     vqa = VisualT5Answerer(model, tok, torch.nn.Linear(10, 16), text_len=6, prefix_ids=(3, 4),
                            unanswerable_id=7, max_length=5, name="tiny-visual-t5")
     images = {"img1": np.ones((4, 10), dtype=np.float32), "img2": np.zeros((4, 10), dtype=np.float32)}
-    try:
-        r = capeval.score(["A man is riding a horse.", "A black dog."], [["img1"], ["img2"]], ["qace_img", "qace_img_answerability"],
-                          options={"qace_img": {"reader": vqa, "images": images}})
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    r = capeval.score(["A man is riding a horse.", "A black dog."], [["img1"], ["img2"]], ["qace_img", "qace_img_answerability"],
+                      options={"qace_img": {"reader": vqa, "images": images}})
     exp = r.explanations["qace_img"]
     assert len(exp) == 2 and exp[0].rows and exp[0].contexts == ["img1"]
     for e, ans in zip(exp, r.per_caption["qace_img_answerability"]):
@@ -163,8 +161,8 @@ def test_qace_img_metric_through_capeval_score():
         capeval.score(["a dog"], [["img1", "img2"]], ["qace_img"], options={"qace_img": {"reader": vqa, "images": images}})
 
 
+@pytest.mark.needs(*QACE_REF)
 def test_qace_ref_hf_variant_loads_models_from_a_local_path(tmp_path):
-    pytest.importorskip("spacy")
     import capeval
     from capeval.errors import ResourceNotFound
 
@@ -173,11 +171,8 @@ def test_qace_ref_hf_variant_loads_models_from_a_local_path(tmp_path):
     model.save_pretrained(tmp_path / "t5")
     tok.save_pretrained(tmp_path / "t5")
     path = str(tmp_path / "t5")
-    try:
-        r = capeval.score(["A man is riding a horse.", "A dog."], [["a man riding a horse", "a man"], ["the dog"]],
-                          ["qace_ref", "qace_ref_answerability"], options={"qace_ref": {"qg": path, "qa": path}})
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    r = capeval.score(["A man is riding a horse.", "A dog."], [["a man riding a horse", "a man"], ["the dog"]],
+                      ["qace_ref", "qace_ref_answerability"], options={"qace_ref": {"qg": path, "qa": path}})
     sig = r.signatures["qace_ref"]
     assert sig.startswith("qace_ref_hf|") and f"qg:{path}" in sig and f"qa:{path}" in sig
     exp = r.explanations["qace_ref"][0]

@@ -7,18 +7,15 @@ import pytest
 from capeval.qace.graphqa import Context, SceneGraphReader, WordMatcher
 from capeval.qace.types import Question
 from capeval.scenegraph.synonyms import table_synsets
+from tests._needs import SPACY, requires
 
 
 @pytest.fixture(scope="module")
+@requires(*SPACY)
 def nlp():
-    pytest.importorskip("spacy")
-    from capeval.errors import ResourceNotFound
     from capeval.scenegraph.parser import load_spacy
 
-    try:
-        return load_spacy()
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    return load_spacy()
 
 
 def _fix(word, lemma, tag):

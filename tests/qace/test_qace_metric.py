@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import capeval
-from capeval.errors import InputError, ResourceNotFound
+from capeval.errors import InputError
 from capeval.metrics.registry import family_for
+from tests._needs import QACE_REF, requires
 
 CANDS = ["A black dog is catching a frisbee.", "Two men ride horses on the beach."]
 REFS = [["A brown dog catches a ball.", "A dog is catching a red ball in the air."],
@@ -17,13 +18,10 @@ ALL = ["qace_ref", "qace_ref_f1", "qace_ref_bertscore", "qace_ref_answerability"
 
 
 @pytest.fixture(scope="module")
+@requires(*QACE_REF)
 def results():
-    pytest.importorskip("spacy")
-    try:
-        return {red: capeval.score(CANDS, REFS, ALL, options={"qace_ref": {"reduction": red}})
-                for red in ("mean", "max", "merged")}
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    return {red: capeval.score(CANDS, REFS, ALL, options={"qace_ref": {"reduction": red}})
+            for red in ("mean", "max", "merged")}
 
 
 def test_registered_outputs():
