@@ -23,7 +23,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: list[tuple[str, ...]] = [
     ("cli",),
     ("compat", "integrations"),
-    ("metaeval",),
+    ("metaeval", "stress"),
     ("learn", "pregen", "stream", "qace"),
     ("stats",),
     ("data",),

@@ -45,25 +45,15 @@ def stress_cmd(
     perturbation, how often the metric moved the way a good metric should."""
     from rich.console import Console
 
-    from ..outputs import atomic_write, check_outputs
+    from ..outputs import check_outputs
 
     err = Console(stderr=True)
     try:
         outs = [p for p in (json_out, markdown_out, report_out, export) if p is not None]
         check_outputs(outs, inputs=[input_file], overwrite=overwrite)
-        from .bench import _parse_scores
         from .score import parse_options
 
-        score_files = _parse_scores(scores)
-        if source is not None and input_file is not None:
-            from ..errors import InputError
-
-            raise InputError("give SOURCE or --input, not both")
-        if metrics is None and not score_files and export is None:
-            from ..errors import InputError
-
-            raise InputError("name the metrics to stress with -m (e.g. -m bleu4,cider_d,spice), or --scores, "
-                             "or --export the units")
+        score_files = _check_args(source, input_file, metrics, scores, export)
         from ..progress import noting
         from ..stress import stress
 
@@ -81,17 +71,50 @@ def stress_cmd(
 
             print_rich(res, Console(width=max(Console().width, 140)))
         say(err, f"{res.seconds:.1f}s", style="dim")
-        from ..stress.report import to_markdown, write_html
-
-        if json_out is not None:
-            atomic_write(json_out, json.dumps(res.to_json(), indent=1, ensure_ascii=False) + "\n")
-        if markdown_out is not None:
-            atomic_write(markdown_out, to_markdown(res))
-        if report_out is not None:
-            write_html(res, report_out)
+        _write_outputs(res, json_out, markdown_out, report_out)
     except CapevalError as e:
         error(err, e)
         raise typer.Exit(2) from None
+
+
+def _check_args(source, input_file, metrics, scores: list[str], export) -> dict[str, str]:
+    """The --scores files; refuses a command that names no source or nothing to do."""
+    from ..errors import InputError
+
+    score_files = parse_scores(scores)
+    if source is not None and input_file is not None:
+        raise InputError("give SOURCE or --input, not both")
+    if metrics is None and not score_files and export is None:
+        raise InputError("name the metrics to stress with -m (e.g. -m bleu4,cider_d,spice), or --scores, "
+                         "or --export the units")
+    return score_files
+
+
+def _write_outputs(res, json_out, markdown_out, report_out) -> None:
+    from ..outputs import atomic_write
+    from ..stress.report import to_markdown, write_html
+
+    if json_out is not None:
+        atomic_write(json_out, json.dumps(res.to_json(), indent=1, ensure_ascii=False) + "\n")
+    if markdown_out is not None:
+        atomic_write(markdown_out, to_markdown(res))
+    if report_out is not None:
+        write_html(res, report_out)
+
+
+def parse_scores(items: list[str]) -> dict[str, str]:
+    """``--scores NAME=FILE`` items as ``{NAME: FILE}``."""
+    from ..errors import InputError
+
+    out: dict[str, str] = {}
+    for item in items:
+        col, sep, path = item.partition("=")
+        if not sep or not col.strip() or not path.strip():
+            raise InputError(f"--scores {item!r}: expected NAME=FILE (e.g. mymetric=scored.jsonl)")
+        if col.strip() in out:
+            raise InputError(f"--scores: column {col.strip()!r} given twice")
+        out[col.strip()] = path.strip()
+    return out
 
 
 def register(app: typer.Typer) -> None:

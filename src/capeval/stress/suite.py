@@ -239,16 +239,9 @@ def stress(
     ``UserMetric`` subclasses or callables; ``scores`` maps a column name to a scores file of the
     units ``export`` writes. ``parser`` replaces spaCy (texts -> parses, see
     :mod:`capeval.data.distractor_tasks`)."""
-    from ..metaeval.runner import check_metrics, higher_is_better
-
     start = time.perf_counter()
-    if isinstance(metrics, str):
-        metrics = metrics.split(",")
-    names = check_metrics(list(metrics or []), dict(scores or {})) if (metrics or scores or export is None) else []
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InputError(f"seed={seed!r} must be an integer")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise InputError(f"n_resamples={n_resamples!r} must be a positive integer")
+    names, families = _metric_names(metrics, scores, export)
+    _check_numbers(seed, n_resamples)
     perts = _perturbation_names(perturbations)
     user = _read_user(scores, names)
     chosen, label = _items(source, input, items, n, int(seed), root)
@@ -259,35 +252,68 @@ def stress(
     texts, reasons = perturb(chosen, perts, int(seed), parser=parser, lexicon=lexicon)
     if export is not None:
         export_units(export, chosen, texts)
-    describe = getattr(parser, "describe", None) if parser is not None else None
-    if parser is None:
-        from ..data.distractors import SpacyParser
-
-        describe = SpacyParser().describe
-    sig = Signature.make("stress", suite=SUITE_VERSION, source=label, items=len(chosen), seed=int(seed),
-                         rules=rule_digest(), parser=describe() if callable(describe) else "injected",
-                         wordnet="3.0", tie=TIE_TOL, same=f"{SAME_FRACTION}sd", bs=n_resamples, ci=CI_LEVEL)
+    sig = _signature(label, len(chosen), int(seed), parser, n_resamples)
     variants: dict[str, list[str | None]] = {CONTROL: [it.candidate for it in chosen], **texts}
     scored = (score_variants(chosen, variants, names, user=user, images=images, options=options,
                              tokenizer=tokenizer, progress=say)
               if names or user else Scored())
-    hib = {m: higher_is_better(m) for m in names} | dict.fromkeys(user, True)
+    hib = {m: next(o.higher_is_better for o in families[m].outputs if o.name == m) for m in names}
+    hib |= dict.fromkeys(user, True)
+    results, tolerances = _statistics(scored, texts, perts, hib, n_resamples, int(seed))
+    examples = {}
+    for p in perts:
+        k = next((i for i, t in enumerate(texts[p]) if t is not None), None)
+        if k is not None:
+            examples[p] = (chosen[k].candidate, str(texts[p][k]))
+    return StressResult(sig, label, int(seed), chosen, perts, [*names, *user], results, scored.signatures,
+                        tolerances, reasons, examples, texts, scored.scores, hib, time.perf_counter() - start,
+                        scored.seconds)
+
+
+def _metric_names(metrics, scores, export) -> tuple[list[str], dict[str, Any]]:
+    """The requested output names (a user's metric registered under its name) and their families."""
+    from ..metrics.registry import family_for
+    from ..metrics.user import as_metric_name
+
+    if isinstance(metrics, str):
+        metrics = metrics.split(",")
+    names = list(dict.fromkeys(as_metric_name(m).strip() for m in (metrics or [])
+                               if not isinstance(m, str) or m.strip()))
+    if not names and not scores and export is None:
+        raise InputError("no metrics requested")
+    return names, {m: family_for(m) for m in names}  # an unknown name raises, listing the known ones
+
+
+def _check_numbers(seed, n_resamples) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"seed={seed!r} must be an integer")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise InputError(f"n_resamples={n_resamples!r} must be a positive integer")
+
+
+def _signature(label: str, n_items: int, seed: int, parser, n_resamples: int) -> str:
+    """The suite's signature: what every number of the run depends on besides the metric."""
+    if parser is None:
+        from ..data.distractors import SpacyParser
+
+        parser = SpacyParser()
+    describe = getattr(parser, "describe", None)
+    return str(Signature.make("stress", suite=SUITE_VERSION, source=label, items=n_items, seed=seed,
+                              rules=rule_digest(), parser=describe() if callable(describe) else "injected",
+                              wordnet="3.0", tie=TIE_TOL, same=f"{SAME_FRACTION}sd", bs=n_resamples, ci=CI_LEVEL))
+
+
+def _statistics(scored: Scored, texts: dict[str, list[str | None]], perts: list[str], hib: dict[str, bool],
+                n_resamples: int, seed: int) -> tuple[dict[str, dict[str, Cell]], dict[str, float]]:
     results: dict[str, dict[str, Cell]] = {}
     tolerances: dict[str, float] = {}
-    for m in [*names, *user]:
+    for m, better in hib.items():
         control = scored.scores[m][CONTROL]
         tolerances[m] = same_tolerance(control)
         results[m] = {}
         for p in perts:
             applicable = np.array([t is not None for t in texts[p]], dtype=bool)
             results[m][p] = cell(control, scored.scores[m][p], applicable, R.BY_NAME[p].expected,
-                                 higher_is_better=hib[m], tolerance=tolerances[m], n_resamples=n_resamples,
-                                 seed=int(seed))
-    examples = {}
-    for p in perts:
-        k = next((i for i, t in enumerate(texts[p]) if t is not None), None)
-        if k is not None:
-            examples[p] = (chosen[k].candidate, str(texts[p][k]))
-    return StressResult(str(sig), label, int(seed), chosen, perts, [*names, *user], results, scored.signatures,
-                        tolerances, reasons, examples, texts, scored.scores, hib, time.perf_counter() - start,
-                        scored.seconds)
+                                 higher_is_better=better, tolerance=tolerances[m], n_resamples=n_resamples,
+                                 seed=seed)
+    return results, tolerances
