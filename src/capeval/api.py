@@ -128,6 +128,7 @@ def score(
     images: Sequence[str] | None = None,
     normalize: str | None = None,
     _tokens: tuple[list[str], list[list[str]]] | None = None,
+    _statistics: bool = False,
 ) -> Result:
     """Score candidates against their references.
 
@@ -174,6 +175,10 @@ def score(
     _tokens : internal
         The validated texts already tokenized by ``tokenizer`` (``tokenize_corpus``), as the
         streamed score pass has them from its df pass; not checked against the texts.
+    _statistics : internal
+        Score every family through its statistics (``Metric.statistics``) and return them in
+        ``details["statistics"]`` (family -> ``Statistics``), for the streamed score pass to
+        merge.
 
     Returns
     -------
@@ -211,7 +216,9 @@ def score(
                 metric.close()
                 merged.skipped.update(dict.fromkeys(names, why))
                 continue
-        out = _compute(cls, metric, texts, images, on_chunk, merged.shared, tokenizer)
+        out = _compute(cls, metric, texts, images, on_chunk, merged.shared, tokenizer, _statistics)
+        if _statistics:
+            merged.statistics[cls.family], out = out, out.scores()
         tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
         merged.add(cls, names, metric, out, tok_field, options.get(cls.family))
     return merged.result(metrics, emptied, len(cands))
@@ -262,8 +269,9 @@ def _check_requirements(groups, images, n: int, ids):
     return images
 
 
-def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str):
-    """One family's ``MetricScores``, reporting its progress; the metric is closed afterwards."""
+def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, statistics: bool = False):
+    """One family's ``MetricScores`` (its ``Statistics`` with ``statistics``), reporting its
+    progress; the metric is closed afterwards."""
     n = len(texts[0])
     chunk = None
     if on_chunk is not None:
@@ -277,7 +285,7 @@ def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str):
             # Only image families see images, so text families keep their two-argument compute.
             seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
             try:
-                out = metric.compute(*texts, **seen)
+                out = (metric.statistics if statistics else metric.compute)(*texts, **seen)
             except (SystemExit, GeneratorExit) as e:  # a plug-in's; never end the run without its output
                 raise InputError(f"metric {cls.family!r} raised {type(e).__name__}({e}) while scoring; "
                                  "a metric returns its scores or raises an exception") from None
@@ -299,6 +307,7 @@ class _Merged:
         self.details: dict[str, Any] = {}
         self.skipped: dict[str, str] = {}
         self.shared: dict[str, tuple[np.ndarray, float, str]] = {}
+        self.statistics: dict[str, Any] = {}
 
     def add(self, cls, names, metric, out, tok_field: str, family_options) -> None:
         for name in out.per_caption:
@@ -316,6 +325,8 @@ class _Merged:
 
     def result(self, metrics: list[str], emptied: dict[str, int], n: int) -> Result:
         details = self.details
+        if self.statistics:
+            details["statistics"] = self.statistics
         if emptied:
             details["input"] = {"empty_after_tokenization": emptied}
         if self.skipped:

@@ -16,10 +16,15 @@ def _built_in(families):
 
 
 def test_capabilities_default_to_false_and_are_declared_on_the_families():
-    for cap in ("streamable", "uses_df", "is_learned", "needs_images"):
+    for cap in ("uses_df", "is_learned", "needs_images"):
         assert getattr(Metric, cap) is False
     assert Metric.needs_references is True
-    assert _built_in(families_with("streamable")) == ["bleu", "cider", "cider_d", "rouge_l"]
+    # every family streams through its statistics, but those whose rows depend on the whole
+    # input with no pre-pass for it
+    assert Metric.streamable is True
+    never = {get_family(f).family for f in _built_in(get_family(f).family for f in
+                                                     ("spider", "learned", "nneval", "qace_ref", "qace_img"))}
+    assert set(_built_in(families_with("streamable"))) == {family_for(o).family for o in OUTPUT_MODULES} - never
     assert _built_in(families_with("uses_df")) == ["cider", "cider_d"]
     assert _built_in(families_with("is_learned")) == ["learned", "nneval"]
     assert get_family("learned").provenance({}) is not None  # learned families say what they saw
@@ -31,10 +36,12 @@ def test_unknown_capability_is_an_error():
 
 
 def test_streaming_reads_the_capabilities():
-    assert streamable(["bleu4", "rouge_l", "cider_d", "cider"])
-    assert not streamable(["bleu4", "meteor"])
-    with pytest.raises(InputError, match=r"meteor cannot be streamed \(streamed families: bleu, cider, cider_d, "):
-        _settings(["bleu4", "meteor"], "ptb", False, "space", None, None)
+    assert streamable(["bleu4", "rouge_l", "cider_d", "cider", "meteor", "ter", "spice"])
+    assert not streamable(["bleu4", "spider"])
+    # an option decides it: a model family streams when each text runs alone
+    assert not streamable(["sentsim_max"]) and streamable(["sentsim_max"], {"sentsim": {"batch_size": 1}})
+    with pytest.raises(InputError, match=r"spider cannot be streamed: spider's per-row scores depend on the whole input"):
+        _settings(["bleu4", "spider"], "ptb", False, "space", None, None)
     _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)
     assert needs_df is False
     _, needs_df, _ = _settings(["bleu4", "cider"], "ptb", False, "space", None, None)

@@ -21,7 +21,7 @@ def test_registration_and_what_it_reads():
     assert set(cls.reads({})) == {"spice", "cider_d"}
     # its cache keys follow SPICE's resources; CIDEr-D reads none
     assert cls.cache_resources == get_family("spice").cache_resources
-    assert cls.corpus_dependent and not cls.streamable and not cls.uses_df
+    assert not cls.streamable and cls.cannot_stream({}) and not cls.uses_df
 
 
 def test_spider_is_the_mean_of_its_parts(ready):

@@ -161,8 +161,10 @@ def test_duplicate_id_across_chunks_named_with_lines(tmp_path, metrics, ints):
 def test_refusals(tmp_path):
     p = tmp_path / "in.jsonl"
     write_jsonl(p, make_rows(20))
-    with pytest.raises(InputError, match="meteor cannot be streamed"):
-        score_stream(p, ["bleu4", "meteor"])
+    with pytest.raises(InputError, match="spider cannot be streamed: spider's per-row scores depend on the whole"):
+        score_stream(p, ["bleu4", "spider"])
+    with pytest.raises(InputError, match=r"bertscore_f cannot be streamed: .*batch_size=1 \(CLI: -O bertscore.batch_size=1\)"):
+        score_stream(p, ["bertscore_f"])
     with pytest.raises(InputError, match="overwrite the input"):
         score_stream(p, ["bleu4"], output=p)
     with pytest.raises(InputError, match="streamed output is .jsonl"):

@@ -72,7 +72,8 @@ class Learned(Metric):
         ),
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
-    corpus_dependent = True
+    # features such as CIDEr-D take df from the scored set: a row depends on the whole input
+    streamable = False
     is_learned = True
     #: ``capeval.score`` runs this family last and hands it the scores it already computed.
     reuses_scores = True

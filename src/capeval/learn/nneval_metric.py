@@ -65,7 +65,8 @@ class NNEval(Metric):
         ),
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
-    corpus_dependent = True
+    # its CIDEr-D feature takes df from the scored set: a row depends on the whole input
+    streamable = False
     is_learned = True
 
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None):

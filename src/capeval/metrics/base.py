@@ -12,10 +12,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from ..result import MetricScores
 from ..signature import Signature
+from .statistics import Aggregate, RowMean, Statistics, from_scores
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,6 @@ class Metric(ABC):
     text_input : {"tokenized", "raw"}
         ``"tokenized"``: receives PTB-tokenized (or user-chosen tokenizer) text, as
         pycocoevalcap does. ``"raw"``: receives the validated original text (model metrics).
-    corpus_dependent : bool
-        True when a caption's score depends on the other captions scored with it (CIDEr's df).
     aggregates_statistics : bool
         True when ``compute`` returns per-row sufficient statistics in ``details["stats"]`` and
         :meth:`evaluate` scores any subset of those rows from them (METEOR's corpus score comes
@@ -60,10 +59,11 @@ class Metric(ABC):
         True for a family built on other metrics' scores (``learned``): ``capeval.score`` runs
         it last and hands it, through :meth:`reuse`, the scores already computed in that call.
     streamable : bool
-        True when ``capeval.score_stream`` may score this family chunk by chunk with the same
-        numbers: a caption's score depends only on its own row (and, with :attr:`uses_df`, on
-        the corpus df), and the corpus score is the mean of the per-caption scores (BLEU's is
-        rebuilt from its summed statistics).
+        True (the default) when ``capeval.score_stream`` may score this family chunk by chunk
+        through its statistics (:meth:`statistics`) with the same numbers: a row's statistics
+        depend only on that row and the pre-pass state (:meth:`prepass`). False for a family
+        whose rows depend on the whole input in a way it has no pre-pass for; one whose
+        options decide it says so in :meth:`cannot_stream`.
     uses_df : bool
         True for a family that takes a document-frequency table (options ``df`` and
         ``save_df``: CIDEr, CIDEr-D): a streamed run counts it over the whole input first and
@@ -97,10 +97,9 @@ class Metric(ABC):
     variant: ClassVar[str]
     outputs: ClassVar[tuple[OutputInfo, ...]]
     text_input: ClassVar[Literal["tokenized", "raw"]] = "tokenized"
-    corpus_dependent: ClassVar[bool] = False
     aggregates_statistics: ClassVar[bool] = False
     reuses_scores: ClassVar[bool] = False
-    streamable: ClassVar[bool] = False
+    streamable: ClassVar[bool] = True
     uses_df: ClassVar[bool] = False
     is_learned: ClassVar[bool] = False
     needs_images: ClassVar[bool] = False
@@ -124,6 +123,40 @@ class Metric(ABC):
         self, candidates: Sequence[str], references: Sequence[Sequence[str]]
     ) -> MetricScores:
         """Score aligned candidates and reference lists (already validated)."""
+
+    # -- the statistics contract (capeval.metrics.statistics) ---------------------------------
+    def prepass(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> Any | None:
+        """(a) This batch's part of the corpus pre-pass state, or None when this instance's rows
+        need none (the default; CIDEr with a df file). Parts merge with ``+``, associatively."""
+        return None
+
+    @classmethod
+    def prepass_options(cls, state: Any) -> dict[str, Any]:
+        """The options that make an instance score with ``state``, the merged pre-pass state of
+        the whole input (CIDEr: ``{"df": state}``)."""
+        raise NotImplementedError(f"{cls.family} has no corpus pre-pass")
+
+    def statistics(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
+                   **kw: Any) -> Statistics:
+        """(b) Per-row sufficient statistics of a batch, given the pre-pass state this instance
+        was built with. Default: the per-row values of :meth:`compute` (keyword ``images`` as
+        there), with :meth:`aggregate`'s rule (the mean)."""
+        out = self.compute(candidates, references, **kw)
+        return from_scores(out, len(candidates), self.aggregate(tuple(out.per_caption)))
+
+    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
+        """(c) How this instance's scores follow from the per-row values of :meth:`statistics`'
+        default: per-caption = the values, corpus = their mean. A family with another corpus
+        rule returns its own :class:`~capeval.metrics.statistics.Aggregate`."""
+        return RowMean(outputs)
+
+    @classmethod
+    def cannot_stream(cls, options: dict) -> str | None:
+        """Why this family with ``options`` cannot be scored chunk by chunk with unchanged
+        numbers, or None when it can (see :attr:`streamable`)."""
+        if cls.streamable:
+            return None
+        return f"{cls.family}'s per-row scores depend on the whole input, and it has no pre-pass for that yet"
 
     def evaluate(self, stats: Sequence) -> tuple[Sequence[float], float]:
         """Per-row and corpus scores of the rows whose statistics are ``stats`` (families with

@@ -19,10 +19,12 @@ weighted sums per pair and pick, per flattened position, the one bert_score's ba
 
 Where bert_score repeats work and we do not (numbers agree to float32 rounding, ≤ 1e-6):
 
-* each distinct sentence is tokenized (one batched call) and encoded once, in batches of one
-  token length (no padding positions); the model runs only its first L blocks; on CPU the
-  batches go to ``torch.get_num_threads()`` workers that each run torch single-threaded, so
-  the numbers do not depend on the thread count;
+* each distinct sentence is tokenized (one batched call) and encoded once, through the torch
+  runner (``capeval.resources.torch_runner``): batches of a fixed shape, 8 sentences of one
+  token length (no padding positions), on threads with one intra-op thread each, at most
+  ``torch.get_num_threads()`` at once, so a sentence's embeddings depend on its tokens alone,
+  not on the thread count, other threads or the rest of the corpus; the model runs only its
+  first L blocks;
 * greedy matching runs once per distinct (candidate, reference) pair (Flickr8k-Expert: 84,960
   flattened pairs, 28,308 distinct) in batches of one (candidate, reference) length, so
   without padding or masks, on the same workers;
@@ -86,9 +88,9 @@ class BERTScore(Metric):
     baseline : str or Path, optional
         A bert_score-format baseline file (implies rescaling).
     batch_size : int
-        bert_score's ``batch_size`` (default 64, as there). It bounds the encoder batch (in
-        sentences) and, with ``padding_floor``, sets which pairs bert_score matches together
-        (see below).
+        bert_score's ``batch_size`` (default 64, as there). With ``padding_floor`` it sets
+        which pairs bert_score matches together (see below); the encoder's batches have the
+        torch runner's fixed shape whatever it is (``capeval.resources.torch_runner``).
     padding_floor : bool
         Default True: reproduce bert_score exactly. bert_score matches ``batch_size``
         consecutive (candidate, reference) pairs in one zero-padded matrix, so a token whose
@@ -111,7 +113,15 @@ class BERTScore(Metric):
         )
     )
     text_input = "raw"
-    corpus_dependent = False  # per instance: True when idf is on (IDF comes from the references)
+
+    @classmethod
+    def cannot_stream(cls, options: dict) -> str | None:
+        from .statistics import batch_rounding
+
+        if options.get("idf"):
+            return ("bertscore with idf weights tokens by the references of the whole input, which "
+                    "has no pre-pass yet")
+        return batch_rounding(cls.family, options)
 
     @classmethod
     def resources_for(cls, options: dict) -> tuple[str, ...]:
@@ -151,7 +161,6 @@ class BERTScore(Metric):
             raise InputError(f"bertscore: num_layers must be a non-negative integer, got {num_layers!r}")
         self.num_layers = num_layers
         self.idf = idf
-        self.corpus_dependent = idf
         self.rescale = bool(rescale_with_baseline or baseline is not None)
         self.baseline_path = baseline
         self.batch_size = batch_size

@@ -20,6 +20,7 @@ from ._ngrams import (MAX_ORDER, NgramIndex, bit_length, candidate_sids, core_fo
                       refset_matrix, searchsorted_many)
 from ..units import dedupe
 from .base import Metric, OutputInfo
+from .statistics import Aggregate, Statistics
 from .registry import register
 
 TINY = 1e-15   # added to clipped counts so a zero order does not zero the geometric mean
@@ -140,6 +141,36 @@ def bleu_from_stats(s: BleuStats, n: int = 4) -> list[float]:
     return out
 
 
+_STATS = ("testlen", "reflen", "guess", "correct")
+
+
+class BleuAggregate(Aggregate):
+    """BLEU-1..n of each row from its own counts; corpus BLEU from the counts summed over rows
+    (integers: any grouping gives the same sums)."""
+
+    def __init__(self, n: int = 4):
+        self.n = n
+
+    def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
+        per = bleu_from_arrays(st.rows, self.n)
+        return {f"bleu{k + 1}": per[:, k] for k in range(self.n)}
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        t = {k: st.total(k) for k in _STATS}
+        total = BleuStats(int(t["testlen"]), int(t["reflen"]), tuple(int(x) for x in t["guess"]),
+                          tuple(int(x) for x in t["correct"]))
+        return {f"bleu{k + 1}": v for k, v in enumerate(bleu_from_stats(total, self.n))}
+
+    def details(self, st: Statistics) -> dict:
+        t = {k: st.total(k) for k in _STATS}
+        return {"testlen": int(t["testlen"]), "reflen": int(t["reflen"]), "guess": [int(x) for x in t["guess"]],
+                "correct": [int(x) for x in t["correct"]]}
+
+    def reduce(self, st: Statistics) -> Statistics:
+        return Statistics(st.n, self, {}, {k: np.asarray(st.total(k), dtype=np.int64) for k in _STATS},
+                          dict(st.fields))
+
+
 @register
 class BleuCoco(Metric):
     """BLEU-1..4 exactly as pycocoevalcap computes them.
@@ -152,7 +183,6 @@ class BleuCoco(Metric):
 
     family = "bleu"
     cache_resources = ()  # pure computation on the tokenized text
-    streamable = True  # the streamed corpus score comes from the chunks' summed counts
     variant = "bleu_coco"
     outputs = tuple(
         OutputInfo(f"bleu{k}", "bleu", "bleu_coco", (0.0, 1.0), True,
@@ -164,6 +194,19 @@ class BleuCoco(Metric):
         if n != 4:
             raise ValueError("bleu_coco computes orders 1..4 (n=4), as pycocoevalcap does")
         self.n = n
+
+    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
+        return BleuAggregate(self.n)
+
+    def statistics(self, candidates, references, **kw) -> Statistics:
+        """Each row's ``testlen``, closest ``reflen``, ``guess`` and ``correct`` counts (int64)."""
+        units = dedupe(candidates, references)
+        st = unit_statistics(units, index_for(units.cands, units.refsets), self.n)
+        rows = {k: np.ascontiguousarray(st[k][units.row_unit]) for k in _STATS}
+        return Statistics(len(candidates), BleuAggregate(self.n), rows, {}, self._fields())
+
+    def _fields(self) -> dict[str, object]:
+        return {"n": self.n, "eff": "closest", "smooth": "coco-1e-15/1e-9", "corpus": "summed-stats"}
 
     def compute(self, candidates, references) -> MetricScores:
         units = dedupe(candidates, references)
@@ -181,6 +224,6 @@ class BleuCoco(Metric):
         return MetricScores(
             corpus={names[k]: corpus[k] for k in range(self.n)},
             per_caption={names[k]: per_row[:, k] for k in range(self.n)},
-            signature_fields={"n": self.n, "eff": "closest", "smooth": "coco-1e-15/1e-9", "corpus": "summed-stats"},
+            signature_fields=self._fields(),
             details={"testlen": testlen, "reflen": reflen, "guess": guess, "correct": correct},
         )

@@ -88,7 +88,6 @@ class BleuSmooth(Metric):
         for k in range(1, MAX_N + 1)
     )
     text_input = "tokenized"
-    corpus_dependent = False
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
         units = dedupe(candidates, references)

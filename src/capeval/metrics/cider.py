@@ -55,6 +55,17 @@ class DocumentFrequency:
         df = dict(zip(index.gram_strings(gram), df_val.astype(np.float64).tolist()))
         return cls(df, n_units, f"corpus:{n_units}")
 
+    def __add__(self, other: DocumentFrequency) -> DocumentFrequency:
+        """The df of both parts' units (counts are integers: any grouping gives equal sums);
+        the merge of CIDEr's corpus pre-pass."""
+        if not isinstance(other, DocumentFrequency):
+            return NotImplemented
+        df = dict(self.df)
+        for g, c in other.df.items():
+            df[g] = df.get(g, 0.0) + c
+        n = self.n_units + other.n_units
+        return DocumentFrequency(df, n, f"corpus:{n}")
+
     def lookup(self, grams: Sequence[str]) -> np.ndarray:
         """df of each n-gram (0.0 when absent) as float64. A subclass may store df another way
         (capeval.stream keeps hashed arrays) by overriding this."""
@@ -343,9 +354,9 @@ def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: 
 
 
 class _CiderBase(Metric):
-    corpus_dependent = True
+    # The df is the corpus pre-pass (Metric.prepass): a streamed run counts it over the whole
+    # input first and hands it to every chunk.
     uses_df = True
-    streamable = True  # with the df of the whole input, counted in a first pass
     # 1: squares as the reference computes them (pow(v, 2)), which moved some scores in the last bit.
     cache_revision = 1
     cache_resources = ()  # pure computation on the tokenized text (a df file is an option)
@@ -374,6 +385,17 @@ class _CiderBase(Metric):
         return (f"{self.family}: with df from the scored set, {n} unit gives ln(1) = 0 and every "
                 "score 0 (CIDEr depends on the set scored together). Score more captions at once, "
                 "or pass a saved df file (options={'%s': {'df': 'df.json'}}; CLI --cider-df)." % self.family)
+
+    def prepass(self, candidates, references) -> DocumentFrequency | None:
+        """This batch's df counts, or None with a df file (nothing to count)."""
+        if self._given_df is not None:
+            return None
+        units = dedupe(candidates, references)
+        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())
+
+    @classmethod
+    def prepass_options(cls, state: DocumentFrequency) -> dict:
+        return {"df": state}
 
     def cannot_score(self, candidates, references) -> str | None:
         if self._given_df is not None or not len(candidates):

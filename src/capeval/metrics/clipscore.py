@@ -138,6 +138,12 @@ class _ClipFamily(Metric):
             return None
         return token
 
+    @classmethod
+    def cannot_stream(cls, options: dict) -> str | None:
+        from .statistics import batch_rounding
+
+        return batch_rounding(cls.family, options)
+
     def __init__(
         self,
         model: str | Path | None = None,

@@ -58,7 +58,9 @@ from ._meteor_jvm import JVMCrashed, MeteorProcess, default_workers
 from ._meteor_native import NativeMeteor, score_rows
 from ._meteor_native.score import corpus_score as native_corpus_score
 from ._meteor_native.score import scores as native_scores
+from ._meteor_native.score import aggregate as native_aggregate
 from .base import Metric, OutputInfo
+from .statistics import Aggregate, Statistics
 from .registry import register
 
 #: What the jar prints as "Eval ID" for ``-l en -norm`` with default parameters. Verified by
@@ -187,6 +189,48 @@ def eval_line(stats: Sequence[str]) -> str:
     return "EVAL" + "".join(SEP + st for st in stats)
 
 
+class MeteorNativeAggregate(Aggregate):
+    """Native backend. Per row: the jar's 23 statistics (integer counts). Corpus: the jar's
+    aggregate (``addStats``: the counts summed, chunks only of the rows that are not a perfect
+    single-chunk match), which reduces to one summed row: exact in any grouping."""
+
+    def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
+        return {"meteor": native_scores(st.rows["stats"])}
+
+    def _summed(self, st: Statistics) -> np.ndarray:
+        parts = [st.totals["aggregate"]] if "aggregate" in st.totals else []
+        if "stats" in st.rows and len(st.rows["stats"]):
+            parts.append(native_aggregate(st.rows["stats"]))
+        return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        return {"meteor": float(native_scores(self._summed(st)[None, :])[0])}
+
+    def reduce(self, st: Statistics) -> Statistics:
+        return Statistics(st.n, self, {}, {"aggregate": self._summed(st)}, dict(st.fields))
+
+
+class MeteorJarAggregate(Aggregate):
+    """Jar backend. Per row: the jar's statistics line and its score. Corpus: one EVAL of the
+    distinct lines (their repeats folded, as :meth:`Meteor.compute` sends them) in a JVM
+    started with ``options``."""
+
+    def __init__(self, options: dict):
+        self.options = dict(options)
+
+    def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
+        return {"meteor": st.rows["meteor"]}
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        index: dict[str, int] = {}
+        row_unit = [index.setdefault(line, len(index)) for line in st.rows["lines"].tolist()]
+        distinct = list(index)
+        counts = np.bincount(np.asarray(row_unit, dtype=np.int64), minlength=len(distinct)).tolist()
+        with Meteor(backend="jar", **self.options) as m:
+            _per, corpus = m.evaluate(distinct + fold_remainders(distinct, counts))
+        return {"meteor": corpus}
+
+
 @register
 class Meteor(Metric):
     """METEOR 1.5 as computed by pycocoevalcap (coco's jar, ``-l en -norm``).
@@ -226,7 +270,6 @@ class Meteor(Metric):
         ),
     )
     text_input = "tokenized"
-    corpus_dependent = False
     aggregates_statistics = True  # compute's details["stats"] + evaluate(): the jar's EVAL
 
     @classmethod
@@ -394,6 +437,30 @@ class Meteor(Metric):
         per = np.array([_parse_float(a, f"EVAL answer {i}", proc) for i, a in enumerate(answers[:-1])])
         return per, _parse_float(answers[-1], "the EVAL aggregate", proc)
 
+    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
+        if self.backend == "native":
+            return MeteorNativeAggregate()
+        return MeteorJarAggregate({"jar": self._jar_arg, "java": self._java_arg, "max_heap": self.max_heap,
+                                   "timeout": self.timeout, "startup_timeout": self.startup_timeout})
+
+    def statistics(self, candidates, references, **kw) -> Statistics:
+        if self.backend == "native":
+            self._check_batch(candidates, references)
+            unit_stats, row_unit, fields = self._native_units(candidates, references)
+            rows = {"stats": np.asarray(unit_stats, dtype=np.float64)[row_unit]}
+        else:
+            out = self.compute(candidates, references)
+            fields = out.signature_fields
+            rows = {"lines": np.array(out.details["stats"], dtype=object), "meteor": out.per_caption["meteor"]}
+        return Statistics(len(candidates), self.aggregate(("meteor",)), rows, {}, dict(fields))
+
+    @staticmethod
+    def _check_batch(candidates, references) -> None:
+        if len(candidates) != len(references):
+            raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
+        if not candidates:
+            raise InputError("no candidates to score")
+
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
         if len(candidates) != len(references):
             raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
@@ -426,6 +493,18 @@ class Meteor(Metric):
         )
 
     def _compute_native(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        unit_stats, row_unit, fields = self._native_units(candidates, references)
+        per_unit, corpus = score_rows(unit_stats, row_unit)
+        row_lines = [stats_line(row) for row in unit_stats.tolist()]
+        return MetricScores(
+            corpus={"meteor": corpus},
+            per_caption={"meteor": per_unit[row_unit]},
+            signature_fields=fields,
+            details={"distinct_units": len(unit_stats), "stats": [row_lines[u] for u in row_unit.tolist()]},
+        )
+
+    def _native_units(self, candidates: Sequence[str], references: Sequence[Sequence[str]]):
+        """Statistics of the distinct units, each row's unit, and the signature fields."""
         check_lengths("METEOR", candidates, references, METEOR_MAX_WORDS,
                       "its matching and alignment grow with the square of the length")
         # A unit is what the jar would receive: the wrapper-cleaned hypothesis and the references.
@@ -438,22 +517,16 @@ class Meteor(Metric):
             self._native = NativeMeteor(self._jar_arg)
         units = list(index)
         unit_stats = self._native.unit_stats([h for h, _ in units], [list(r) for _, r in units])
-        per_unit, corpus = score_rows(unit_stats, row_unit)
-        row_lines = [stats_line(row) for row in unit_stats.tolist()]
         identity = self._native.resources.identity
-        return MetricScores(
-            corpus={"meteor": corpus},
-            per_caption={"meteor": per_unit[row_unit]},
-            signature_fields={
-                "eval_id": EVAL_ID,
-                "jar_sha256": identity["jar_sha256"][:12],
-                "norm": True,
-                "lang": "en",
-                "corpus": "jar-aggregate",
-                "backend": "native",
-            },
-            details={"distinct_units": len(units), "stats": [row_lines[u] for u in row_unit.tolist()]},
-        )
+        fields = {
+            "eval_id": EVAL_ID,
+            "jar_sha256": identity["jar_sha256"][:12],
+            "norm": True,
+            "lang": "en",
+            "corpus": "jar-aggregate",
+            "backend": "native",
+        }
+        return unit_stats, row_unit, fields
 
     def close(self) -> None:
         for p in self._procs:

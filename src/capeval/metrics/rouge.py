@@ -174,7 +174,6 @@ class RougeLCoco(Metric):
 
     family = "rouge_l"
     cache_resources = ()  # pure computation on the tokenized text
-    streamable = True
     variant = "rouge_l_coco"
     outputs = (
         OutputInfo("rouge_l", "rouge_l", "rouge_l_coco", (0.0, 1.0), True,

@@ -103,6 +103,12 @@ class SentenceSimilarity(Metric):
         name = encoder_resource(options.get("model"))
         return (name,) if name else ()
 
+    @classmethod
+    def cannot_stream(cls, options: dict) -> str | None:
+        from .statistics import batch_rounding
+
+        return batch_rounding(cls.family, options)
+
     def __init__(self, model=None, batch_size: int = 128) -> None:
         from ..resources.encoders import resolve_encoder
 

@@ -31,6 +31,7 @@ from ..result import MetricScores
 from ._limits import SPICE_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
 from .registry import register
+from .statistics import Aggregate, Statistics
 
 CITATION = "Anderson et al., ECCV 2016 (SPICE)"
 VARIANT_PY = "spice_py_spacy"
@@ -75,6 +76,20 @@ def _mean(x: np.ndarray, skip_nan: bool) -> float:
     return float(np.mean(x))
 
 
+class SpiceAggregate(Aggregate):
+    """Per-row F-scores; corpus = their mean, the categories' over the rows where they are
+    defined (not NaN)."""
+
+    def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
+        return dict(st.rows)
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        corpus = {"spice": _mean(st.rows["spice"], skip_nan=False)}
+        for _, name, _what in _CATEGORY_OUTPUTS:
+            corpus[name] = _mean(st.rows[name], skip_nan=True)
+        return corpus
+
+
 @register
 class Spice(Metric):
     """SPICE F-score over scene-graph tuples.
@@ -107,7 +122,6 @@ class Spice(Metric):
     cache_resources = ("wordnet", "spice-jar", "corenlp-3.6.0")  # py backend: WordNet; jar backend: jars
     variant = VARIANT_PY
     text_input = "tokenized"
-    corpus_dependent = False
     outputs = (
         OutputInfo("spice", "spice", VARIANT_PY, (0.0, 1.0), True,
                    "F-score of scene-graph tuples (objects, attributes, relations) vs the merged "
@@ -190,10 +204,10 @@ class Spice(Metric):
             arrays, fields, details = self._compute_py(candidates, references)
         else:
             arrays, fields, details = self._compute_jar(candidates, references)
-        corpus = {"spice": _mean(arrays["all"], skip_nan=False)}
         per_caption = {"spice": arrays["all"]}
         for cat, name, _ in _CATEGORY_OUTPUTS:
-            corpus[name] = _mean(arrays[cat], skip_nan=True)
             per_caption[name] = arrays[cat]
-        return MetricScores(corpus=corpus, per_caption=per_caption, signature_fields=fields,
-                            details=details)
+        return Statistics(len(candidates), SpiceAggregate(), per_caption, {}, fields).scores(details)
+
+    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
+        return SpiceAggregate()

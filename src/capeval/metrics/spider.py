@@ -36,7 +36,8 @@ class Spider(Metric):
     cache_resources = ("wordnet", "spice-jar", "corenlp-3.6.0")  # SPICE's; CIDEr-D needs none
     variant = "spider"
     text_input = "tokenized"
-    corpus_dependent = True
+    # its CIDEr-D half takes df from the scored set: a row depends on the whole input
+    streamable = False
     outputs = (
         OutputInfo("spider", "spider", "spider", (0.0, 5.5), True,
                    "(CIDEr-D + SPICE) / 2", CITATION),

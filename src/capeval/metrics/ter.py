@@ -37,6 +37,7 @@ from ..units import dedupe
 from ._limits import TER_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
 from .registry import register
+from .statistics import Aggregate, Statistics
 
 VARIANT = "ter_sacrebleu"
 MAX_SHIFT_SIZE = 10          # longest block Tercom will move
@@ -262,6 +263,27 @@ def ter_from_stats(edits: float, ref_len: float) -> float:
     return 1.0 if edits > 0 else 0.0
 
 
+class TerAggregate(Aggregate):
+    """Per row: the fewest edits (int) and the average reference length (float). Corpus: summed
+    edits over summed lengths, the lengths added in row order as sacrebleu adds them (so they
+    stay a per-row column; the edits reduce to their integer total)."""
+
+    def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
+        return {"ter": np.array([ter_from_stats(e, ln) for e, ln in zip(st.rows["edits"].tolist(),
+                                                                        st.rows["ref_length"].tolist())],
+                                dtype=float)}
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        len_sum = 0.0
+        for ln in st.rows["ref_length"].tolist():
+            len_sum += ln
+        return {"ter": ter_from_stats(int(st.total("edits")), len_sum)}
+
+    def reduce(self, st: Statistics) -> Statistics:
+        return Statistics(st.n, self, {"ref_length": st.rows["ref_length"]},
+                          {"edits": np.asarray(st.total("edits"), dtype=np.int64)}, dict(st.fields))
+
+
 @register
 class Ter(Metric):
     """TER as sacrebleu computes it (sentence and corpus level, multiple references).
@@ -285,13 +307,24 @@ class Ter(Metric):
         ),
     )
     text_input = "tokenized"
-    corpus_dependent = False
 
     def __init__(self, lowercase: bool = False) -> None:
         self.lowercase = lowercase
 
     def _words(self, text: str) -> tuple[str, ...]:
         return tuple((text.lower() if self.lowercase else text).split())
+
+    def _fields(self) -> dict[str, object]:
+        return {"case": "lc" if self.lowercase else "mixed", "refs": "min-edits/avg-len",
+                "shift": f"{MAX_SHIFT_SIZE}/{MAX_SHIFT_DIST}", "beam": BEAM_WIDTH, "corpus": "summed-stats"}
+
+    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
+        return TerAggregate()
+
+    def statistics(self, candidates, references, **kw) -> Statistics:
+        d = self.compute(candidates, references).details
+        return Statistics(len(candidates), TerAggregate(),
+                          {"edits": d["sentence_edits"], "ref_length": d["sentence_ref_length"]}, {}, self._fields())
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
         check_lengths("TER", candidates, references, TER_MAX_WORDS,
@@ -321,13 +354,7 @@ class Ter(Metric):
         return MetricScores(
             corpus={"ter": ter_from_stats(edits_sum, len_sum)},
             per_caption={"ter": per},
-            signature_fields={
-                "case": "lc" if self.lowercase else "mixed",
-                "refs": "min-edits/avg-len",
-                "shift": f"{MAX_SHIFT_SIZE}/{MAX_SHIFT_DIST}",
-                "beam": BEAM_WIDTH,
-                "corpus": "summed-stats",
-            },
+            signature_fields=self._fields(),
             details={
                 "edits": edits_sum,
                 "ref_length": len_sum,

@@ -56,6 +56,9 @@ class QaceRef(Metric):
     """
 
     family = "qace_ref"
+    # its question generation, answering and BERTScore run models over batches whose float32
+    # rounding depends on the batch's other texts: chunks would change its numbers
+    streamable = False
     extras = ("semantic", "bertscore")
     variant = VARIANT_OFFLINE
     text_input = "raw"
@@ -142,6 +145,9 @@ class QaceImg(Metric):
     """
 
     family = "qace_img"
+    # its question generation, answering and BERTScore run models over batches whose float32
+    # rounding depends on the batch's other texts: chunks would change its numbers
+    streamable = False
     extras = ("semantic", "bertscore", "image")
     variant = "qace_img"
     text_input = "raw"

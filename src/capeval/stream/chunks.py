@@ -1,9 +1,11 @@
 """The two chunk functions every engine runs: the df pass and the score pass.
 
 Both are pure functions of their arguments (no files written, nothing printed), picklable for
-worker processes and Ray tasks. A chunk is scored by :func:`capeval.score` itself, with CIDEr
-given the df of the whole input, so every per-caption number is the in-memory one: each is a
-function of its own row plus the corpus df and row count, which the df handle carries.
+worker processes and Ray tasks. A chunk is scored by :func:`capeval.score` itself through each
+family's statistics (``Metric.statistics``), with CIDEr given the df of the whole input (its
+corpus pre-pass), so every per-caption number is the in-memory one: each is a function of its
+own row plus the pre-pass state, which the df handle carries. The chunk returns its statistics
+reduced to what the corpus scores read (``Statistics.reduced``); the run merges them.
 
 The df pass tokenizes the chunk as :func:`capeval.score` does (validation, then
 ``tokenize_corpus`` of the validated texts) and can return those tokens, so that the score
@@ -19,10 +21,11 @@ import numpy as np
 
 from .. import rowfiles
 from ..errors import InputError
+from ..metrics.statistics import Statistics
 from .readers import Chunk
 
 # Which families stream, and which of them take the corpus df, are their ``Metric.streamable``
-# and ``Metric.uses_df``.
+# (``Metric.cannot_stream``) and ``Metric.uses_df``.
 DEFAULT_CHUNK = rowfiles.DEFAULT_CHUNK
 
 
@@ -35,9 +38,32 @@ class Settings:
     #: Per-family options without the CIDEr ``df`` (given to chunks as a :class:`DfHandle`).
     options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     output_format: str | None = None     # "jsonl", "csv", "parquet" or None (no fragment)
+    #: ``family:version`` of the metrics registered at run time in the calling process (part of
+    #: the run's fingerprint), and those classes pickled (by value when pickle cannot name
+    #: them), registered in each worker before its first chunk.
+    user_ids: tuple[str, ...] = ()
+    user_classes: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
 
     def options_dict(self) -> dict[str, dict[str, Any]]:
         return {fam: dict(kv) for fam, kv in self.options}
+
+
+_registered: set[bytes] = set()
+
+
+def register_user_classes(settings: Settings) -> None:
+    """Make the caller's run-time metrics known in this process (a worker's registry starts
+    with the built-ins and plug-ins only); once per class and process."""
+    import pickle
+
+    from ..metrics.registry import register_user
+
+    for blob in settings.user_classes:
+        if blob in _registered:
+            continue
+        cls = pickle.loads(blob)  # noqa: S301 - pickled by the calling process of this run
+        register_user(cls)
+        _registered.add(blob)
 
 
 @dataclass(frozen=True)
@@ -97,6 +123,7 @@ def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False):
     from ..validation import validate_corpus
     from .dfstore import chunk_df
 
+    register_user_classes(settings)
     try:
         cands, refs = validate_corpus(chunk.cands, chunk.refs, ids=chunk.ids, allow_empty=settings.allow_empty,
                                       line_breaks=settings.line_breaks)
@@ -118,7 +145,8 @@ class ChunkResult:
     n: int
     per_caption: dict[str, np.ndarray]
     signatures: dict[str, str]
-    bleu: dict[str, Any] | None            # summed BLEU statistics of the chunk
+    #: family -> the chunk's statistics, reduced to what the corpus scores read
+    stats: dict[str, Statistics]
     nrefs: frozenset[int]
     line_break: bool
     emptied: dict[str, int]
@@ -128,7 +156,8 @@ class ChunkResult:
 
 
 def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkResult:
-    """Score one chunk with :func:`capeval.score` (CIDEr with the corpus df of ``df``)."""
+    """Score one chunk with :func:`capeval.score` through the families' statistics (CIDEr with
+    the corpus df of ``df``)."""
     from ..api import score
     from ..metrics._ngrams import clear_cache
     from ..metrics.registry import family_for
@@ -136,6 +165,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
     from ..rowfiles import fragment
     from ..text.unicode_forms import form_counts
 
+    register_user_classes(settings)
     options = settings.options_dict()
     dfo = resolve_df(df)
     if dfo is not None:
@@ -149,18 +179,17 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
             warnings.simplefilter("ignore")  # the stream warns once, with totals
             res = score(chunk.cands, chunk.refs, list(settings.metrics), tokenizer=settings.tokenizer,
                         ids=chunk.ids, allow_empty=settings.allow_empty, line_breaks=settings.line_breaks,
-                        options=options, _tokens=chunk.tokens)
+                        options=options, _tokens=chunk.tokens, _statistics=True)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
     finally:
         clear_cache()
-    bleu = res.details.get("bleu")
     out = ChunkResult(
         index=chunk.index,
         n=len(chunk),
         per_caption={k: np.asarray(v, dtype=np.float64) for k, v in res.per_caption.items()},
         signatures=dict(res.signatures),
-        bleu=None if bleu is None else {k: bleu[k] for k in ("testlen", "reflen", "guess", "correct")},
+        stats={fam: st.reduced() for fam, st in res.details["statistics"].items()},
         nrefs=frozenset(len(r) for r in chunk.refs),
         line_break=settings.line_breaks == "space" and has_line_break(chunk.cands, chunk.refs),
         emptied=dict(res.details.get("input", {}).get("empty_after_tokenization", {})),

@@ -8,9 +8,11 @@
    local engines the chunks come from the run folder as the df pass validated and tokenized
    them (:class:`_Prepared`), so the input is read, parsed and tokenized once.
 3. assembly: chunk results are read back in input order into the output file (written under a
-   temporary name and renamed), and the corpus scores come from their summed statistics: BLEU's
-   integer counts, and the mean of the per-row ROUGE-L and CIDEr scores taken with numpy over the
-   whole column, as the in-memory path takes it (8 bytes per row and metric).
+   temporary name and renamed), and the corpus scores come from each family's merged statistics
+   (``capeval.metrics.statistics``): integer totals (BLEU's counts, METEOR's summed statistics,
+   TER's edits) and the per-row columns a corpus rule sums in order (a mean, taken with numpy
+   over the whole column as the in-memory path takes it; TER's reference lengths): 8 bytes per
+   row and column.
 
 Every number equals :func:`capeval.score` on the same rows (tests compare with ``==``).
 """
@@ -31,6 +33,7 @@ import numpy as np
 from .._version import __version__
 from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
+from ..metrics.statistics import Statistics
 from ..result import Result
 from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, score_pass
 from .readers import Chunk, chunks, open_rows
@@ -39,19 +42,50 @@ from ..rowfiles import RowFileWriter, row_format
 
 
 
-def streamable(metrics: Iterable[str]) -> bool:
-    """Whether every metric can be streamed (its family's ``Metric.streamable``)."""
+def streamable(metrics: Iterable[str], options: dict[str, dict] | None = None) -> bool:
+    """Whether every metric can be streamed with ``options`` (its family's
+    ``Metric.cannot_stream``)."""
     from ..metrics.registry import family_for
 
+    options = options or {}
     try:
-        return all(family_for(m).streamable for m in metrics)
+        return all(family_for(m).cannot_stream(options.get(family_for(m).family) or {}) is None for m in metrics)
     except Exception:
         return False
 
 
+def _user_classes(classes) -> tuple[tuple[str, ...], tuple[bytes, ...]]:
+    """The families registered at run time in this process (neither built in nor a plug-in),
+    pickled for the workers: by reference when pickle can name the class, else by value
+    (cloudpickle, as Ray ships functions)."""
+    import pickle
+
+    from ..metrics.registry import OUTPUT_MODULES, plugin_origin
+
+    ids, blobs = [], []
+    for cls in classes:
+        if plugin_origin(cls) is not None or any(o in OUTPUT_MODULES for o in cls.output_names()):
+            continue
+        try:
+            blob = pickle.dumps(cls)
+            if pickle.loads(blob) is not cls:  # noqa: S301 - our own bytes
+                raise pickle.PicklingError("another class of that name")
+        except (pickle.PicklingError, AttributeError, TypeError):
+            try:
+                import cloudpickle
+            except ImportError:
+                raise InputError(f"metric {cls.family!r} was defined at run time where pickle cannot name it; "
+                                 "define it in an importable module, install cloudpickle, or stream it with "
+                                 "jobs=1") from None
+            blob = cloudpickle.dumps(cls)
+        ids.append(f"{cls.family}:{getattr(cls, 'version', '')}")
+        blobs.append(blob)
+    return tuple(ids), tuple(blobs)
+
+
 def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_format):
-    from ..api import group_by_family, check_option_names
-    from ..metrics.registry import families_with, get_family
+    from ..api import check_option_names, group_by_family
+    from ..metrics.registry import get_family
     from ..text import tokenizer_id
     from ..validation import check_line_break_policy
 
@@ -59,11 +93,12 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
     if not metrics:
         raise InputError("no metrics requested")
     groups = group_by_family(metrics)
-    bad = [m for cls, names in groups.items() if not cls.streamable for m in names]
+    reasons = {cls.family: cls.cannot_stream(dict((options or {}).get(cls.family) or {})) for cls in groups}
+    bad = [m for cls, names in groups.items() if reasons[cls.family] is not None for m in names]
     if bad:
-        raise InputError(f"metric(s) {', '.join(bad)} cannot be streamed (streamed families: "
-                         f"{', '.join(families_with('streamable'))}); score them with capeval.score (CLI: without "
-                         "--jobs/--engine/--chunk-size)")
+        why = "; ".join(r for r in dict.fromkeys(reasons.values()) if r is not None)
+        raise InputError(f"metric(s) {', '.join(bad)} cannot be streamed: {why}. Score them with capeval.score "
+                         "(CLI: without --jobs/--engine/--chunk-size)")
     tokenizer_id(tokenizer)
     check_line_break_policy(line_breaks)
     options = {fam: dict(opt or {}) for fam, opt in (options or {}).items()}
@@ -82,7 +117,9 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
                     raise InputError("cider and cider_d were given different df files; stream them separately")
                 df_source = src
     frozen = tuple(sorted((f, tuple(sorted(o.items()))) for f, o in options.items()))
-    settings = Settings(tuple(metrics), tokenizer, bool(allow_empty), line_breaks, frozen, output_format)
+    user_ids, user_classes = _user_classes(groups)
+    settings = Settings(tuple(metrics), tokenizer, bool(allow_empty), line_breaks, frozen, output_format,
+                        user_ids, user_classes)
     needs_df = any(cls.uses_df for cls in groups)
     return settings, needs_df, df_source
 
@@ -133,6 +170,15 @@ def _duplicate_error(source, rows: Iterable[tuple], suspects: set[int]) -> Input
             return InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
         seen[key] = where
     return None
+
+
+def _merged(family: str, parts: list[Statistics]) -> Statistics:
+    """One family's statistics of the whole input from its chunks'. Parts that disagree (a
+    signature field that depends on the chunk) are a bug in that family's contract."""
+    try:
+        return Statistics.merge(parts)
+    except ValueError as e:
+        raise RuntimeError(f"{family}: the chunks' statistics do not merge ({e})") from None
 
 
 def _merge_signature(sig: str, tok: str, nrefs: str) -> str:
@@ -284,7 +330,6 @@ def score_stream(
         How often the df pass saves its counts so far (a killed df pass resumes from there).
     tokenizer, allow_empty, line_breaks, options : as :func:`capeval.score`.
     """
-    from ..metrics.bleu import BleuCoco, BleuStats, bleu_from_stats
     from ..metrics.registry import family_for
     from ..text import tokenizer_id
     from ..validation import LINE_BREAK_TAG
@@ -405,8 +450,7 @@ def score_stream(
         # Assembly, in input order.
         writer = RowFileWriter(out_path, fmt, metrics) if out_path is not None else None
         per_caption: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
-        mean_metrics = [m for m in metrics if family_for(m) is not BleuCoco]  # BLEU's from summed counts
-        bleu_tot = {"testlen": 0, "reflen": 0, "guess": [0] * 4, "correct": [0] * 4}
+        stats: dict[str, list[Statistics]] = {}
         nrefs: set[int] = set()
         line_break = False
         emptied: dict[str, int] = {}
@@ -420,15 +464,11 @@ def score_stream(
                 if writer is not None:
                     rids = r.ids if r.ids is not None else list(range(i * chunk_size, i * chunk_size + r.n))
                     writer.write(r.fragment, rids, r.per_caption)
-                for m in metrics:
-                    if keep_per_caption or m in mean_metrics:
+                if keep_per_caption:
+                    for m in metrics:
                         per_caption[m].append(r.per_caption[m])
-                if r.bleu is not None:
-                    bleu_tot["testlen"] += r.bleu["testlen"]
-                    bleu_tot["reflen"] += r.bleu["reflen"]
-                    for k in range(4):
-                        bleu_tot["guess"][k] += r.bleu["guess"][k]
-                        bleu_tot["correct"][k] += r.bleu["correct"][k]
+                for fam, st in r.stats.items():
+                    stats.setdefault(fam, []).append(st)
                 nrefs |= r.nrefs
                 line_break |= r.line_break
                 for k, v in r.emptied.items():
@@ -442,25 +482,16 @@ def score_stream(
             raw_tok = "none" + (LINE_BREAK_TAG if line_break else "")  # families given the untokenized text
             signatures = {m: _merge_signature(signatures[m], tok if family_for(m).text_input == "tokenized" else raw_tok,
                                               nrefs_s) for m in metrics}
-            corpus: dict[str, float] = {}
-            bleu = None
-            if len(mean_metrics) < len(metrics):
-                total = BleuStats(bleu_tot["testlen"], bleu_tot["reflen"], tuple(bleu_tot["guess"]),
-                                  tuple(bleu_tot["correct"]))
-                bleu = bleu_from_stats(total, 4)
+            merged = {fam: _merged(fam, parts) for fam, parts in stats.items()}
+            corpus = {m: float(merged[family_for(m).family].corpus()[m]) for m in metrics}
             arrays = {m: np.concatenate(v) if v else np.zeros(0) for m, v in per_caption.items()}
-            for m in metrics:
-                corpus[m] = float(bleu[int(m[4:]) - 1]) if m not in mean_metrics else float(np.mean(arrays[m]))
             if writer is not None:
                 writer.commit(corpus, signatures)  # rows and signatures as a pair (rowfiles.commit_pair)
                 writer = None
         finally:
             if writer is not None:
                 writer.abort()
-        details: dict[str, Any] = {}
-        if bleu is not None:
-            details["bleu"] = {"testlen": bleu_tot["testlen"], "reflen": bleu_tot["reflen"],
-                               "guess": bleu_tot["guess"], "correct": bleu_tot["correct"]}
+        details: dict[str, Any] = {fam: d for fam, st in merged.items() if (d := st.aggregate.details(st))}
         if emptied:
             details["input"] = {"empty_after_tokenization": emptied}
             warnings.warn(f"{', '.join(f'{v} {k}' for k, v in emptied.items())} empty after the {tokenizer} "

@@ -1,0 +1,160 @@
+"""The statistics contract (``capeval.metrics.statistics``): for every family that runs here, the
+per-caption and corpus scores of the whole input equal (``==``, NaN where NaN) those from the
+merged statistics of chunks of it, for chunk sizes 1, 7, 1000 and a random split, with the
+corpus pre-pass (CIDEr's df) merged from the chunks too and the statistics merged in a random
+grouping."""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from functools import reduce
+
+import numpy as np
+import pytest
+
+from capeval.errors import ExternalToolError, ResourceNotFound
+from capeval.extras import missing_extras
+from capeval.metrics.base import Metric
+from capeval.metrics.registry import get_family
+from capeval.metrics.statistics import RowMean, Statistics
+from capeval.text import tokenize_corpus
+
+CAPS = "references_karpathy_test/coco_precomp/testall_caps.txt"
+
+#: (family, options, rows): the heavy families on fewer rows
+CASES = [
+    ("bleu", {}, 120),
+    ("bleu_smooth", {}, 120),
+    ("rouge_l", {}, 120),
+    ("cider_d", {}, 120),
+    ("cider", {}, 120),
+    ("meteor", {"backend": "native"}, 60),
+    ("ter", {}, 60),
+    ("wmd", {}, 40),
+    ("wembsim", {}, 40),
+    ("spice", {}, 16),
+    ("bertscore", {"batch_size": 1}, 8),
+    ("sentsim", {"batch_size": 1}, 8),
+]
+
+
+def _rows(data_dir, n: int):
+    """Real COCO captions: each image's first caption scored against the other four. Two rows
+    repeat earlier ones (a repeated unit is counted per row by every corpus rule)."""
+    lines = (data_dir / CAPS).read_text(encoding="utf-8").splitlines()
+    cands = [lines[5 * i] for i in range(n)]
+    refs = [lines[5 * i + 1: 5 * i + 5] for i in range(n)]
+    for i in (3, n - 2):
+        cands[i], refs[i] = cands[1], refs[1]
+    return cands, refs
+
+
+def _cuts(n: int, how, rng: random.Random) -> list[tuple[int, int]]:
+    if how == "random":
+        points = sorted(rng.sample(range(1, n), k=min(5, n - 1)))
+    else:
+        points = list(range(how, n, how))
+    bounds = [0, *points, n]
+    return list(itertools.pairwise(bounds))
+
+
+def _merge_randomly(parts: list[Statistics], rng: random.Random) -> Statistics:
+    """Merge neighbours in a random order: any grouping of associative merges."""
+    parts = list(parts)
+    while len(parts) > 1:
+        i = rng.randrange(len(parts) - 1)
+        parts[i: i + 2] = [Statistics.merge(parts[i: i + 2])]
+    return parts[0]
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+
+
+def _metric(cls, options):
+    try:
+        return cls(**options)
+    except (ResourceNotFound, ExternalToolError) as e:
+        pytest.skip(f"{cls.family}: {e}")
+
+
+@pytest.mark.parametrize("family,options,n", CASES, ids=[c[0] for c in CASES])
+def test_chunked_statistics_equal_the_whole(family, options, n, data_dir):
+    cls = get_family(family)
+    absent = missing_extras(cls.extras)
+    if absent:
+        pytest.skip(f"{family} needs the extra(s) {', '.join(absent)}")
+    cands, refs = _rows(data_dir, n)
+    if cls.text_input == "tokenized":
+        cands, refs = tokenize_corpus(cands, refs, "ptb")
+    with _metric(cls, options) as m:
+        whole = m.compute(cands, refs)
+        assert m.aggregate(tuple(whole.per_caption)) == m.aggregate(tuple(whole.per_caption))
+    rng = random.Random(34)
+    for how in (1, 7, 1000, "random"):
+        cuts = _cuts(n, how, rng)
+        chunks = [(cands[a:b], refs[a:b]) for a, b in cuts]
+        opts = dict(options)
+        with _metric(cls, options) as m:
+            states = [m.prepass(c, r) for c, r in chunks]
+        if states[0] is not None:  # the pre-pass state of the whole input, merged from the chunks
+            opts.update(cls.prepass_options(reduce(lambda x, y: x + y, states)))
+        with _metric(cls, opts) as m:
+            parts = [m.statistics(c, r) for c, r in chunks]
+        assert sum(p.n for p in parts) == n
+        merged = _merge_randomly(parts, rng)
+        reduced = _merge_randomly([p.reduced() for p in parts], rng)
+        got = merged.scores()
+        for name, per in whole.per_caption.items():
+            chunked = np.concatenate([p.per_caption()[name] for p in parts])
+            assert _same(chunked, per), f"{family} {name}: per-caption scores of chunks of {how}"
+            assert _same(got.per_caption[name], per), f"{family} {name}: per-caption from merged statistics"
+            for corpus in (got.corpus[name], reduced.corpus()[name]):
+                want = whole.corpus[name]
+                assert corpus == want or (math.isnan(corpus) and math.isnan(want)), \
+                    f"{family} {name}: corpus {corpus!r} != {want!r} with chunks of {how}"
+        assert got.signature_fields == whole.signature_fields
+
+
+def test_reduce_keeps_only_what_the_corpus_reads():
+    """BLEU's and native METEOR's statistics reduce to totals (no per-row memory in a streamed
+    run); a mean keeps its column, which numpy sums pairwise over the whole input."""
+    from capeval.metrics.bleu import BleuAggregate
+
+    rows = {"testlen": np.array([3, 4]), "reflen": np.array([3, 5]),
+            "guess": np.array([[3, 2, 1, 0], [4, 3, 2, 1]]), "correct": np.array([[2, 1, 0, 0], [4, 3, 2, 1]])}
+    st = Statistics(2, BleuAggregate(4), rows)
+    red = st.reduced()
+    assert red.rows == {} and red.totals["guess"].tolist() == [7, 5, 3, 1]
+    assert red.corpus() == st.corpus()
+    mean = Statistics(3, RowMean(("x",)), {"x": np.array([0.1, 0.2, 0.3])})
+    assert mean.reduced() is mean and mean.corpus() == {"x": float(np.mean([0.1, 0.2, 0.3]))}
+
+
+def test_merge_refuses_mismatched_parts():
+    a = Statistics(1, RowMean(("x",)), {"x": np.array([1.0])}, fields={"v": 1})
+    with pytest.raises(ValueError, match="signature fields"):
+        Statistics.merge([a, Statistics(1, RowMean(("x",)), {"x": np.array([1.0])}, fields={"v": 2})])
+    with pytest.raises(ValueError, match="different rules"):
+        Statistics.merge([a, Statistics(1, RowMean(("y",)), {"y": np.array([1.0])}, fields={"v": 1})])
+
+
+def test_the_default_contract_is_the_per_row_value_and_its_mean():
+    class Length(Metric):
+        family, variant = "toy_len", "toy_len"
+        outputs = ()
+
+        def compute(self, candidates, references):
+            from capeval.result import MetricScores
+
+            per = np.array([len(c) for c in candidates], dtype=float)
+            return MetricScores(corpus={"toy_len": float(np.mean(per))}, per_caption={"toy_len": per})
+
+    m = Length()
+    parts = [m.statistics(["ab", "c"], [["x"], ["y"]]), m.statistics(["defg"], [["z"]])]
+    merged = Statistics.merge(parts)
+    assert merged.corpus() == m.compute(["ab", "c", "defg"], [["x"], ["y"], ["z"]]).corpus
+    assert merged.per_caption()["toy_len"].tolist() == [2.0, 1.0, 4.0]
+    assert Length.prepass is Metric.prepass and m.prepass(["a"], [["b"]]) is None
