@@ -8,6 +8,7 @@ import pytest
 
 import capeval
 from capeval import progress
+from tests._needs import SPACY
 
 
 def test_report_goes_to_the_installed_callback_only():
@@ -119,15 +120,11 @@ def test_cli_bar_has_one_task_per_family_with_eta(monkeypatch):
     assert ("update", 512, 2000) in calls
 
 
+@pytest.mark.needs(*SPACY)
 def test_spice_parser_reports_every_parse_batch():
-    pytest.importorskip("spacy")
-    from capeval.errors import ResourceNotFound
     from capeval.scenegraph.parser import TupleParser
 
-    try:
-        parser = TupleParser(batch_size=2)
-    except ResourceNotFound as e:
-        pytest.skip(str(e))
+    parser = TupleParser(batch_size=2)
     seen = []
     texts = [f"a dog number {i} runs" for i in range(5)] + ["a dog number 0 runs"]
     with progress.reporting(lambda d, t: seen.append((d, t))):

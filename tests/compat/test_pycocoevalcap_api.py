@@ -18,6 +18,7 @@ from capeval.compat.pycocoevalcap.bleu.bleu import Bleu
 from capeval.compat.pycocoevalcap.cider.cider import Cider
 from capeval.compat.pycocoevalcap.rouge.rouge import Rouge
 from capeval.compat.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+from tests._needs import SPICE_PY, requires
 from capeval.errors import InputError
 
 from ._same import assert_same
@@ -138,15 +139,11 @@ def test_spice_key_order_is_the_jars_json_order():
 
 
 @pytest.fixture(scope="module")
+@requires(*SPICE_PY)
 def spice_py():
-    pytest.importorskip("spacy")
-    from capeval.errors import ResourceNotFound
     from capeval.metrics.spice import Spice as Family
 
-    try:
-        Family().compute(["a dog"], [["a dog"]])
-    except (ResourceNotFound, OSError) as e:
-        pytest.skip(f"SPICE-py resources missing: {e}")
+    Family().compute(["a dog"], [["a dog"]])
 
 
 def test_spice_returns_the_jars_format(spice_py):

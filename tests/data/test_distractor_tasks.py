@@ -6,6 +6,7 @@ import pytest
 
 from capeval.data import distractor_tasks as D
 from capeval.errors import InputError
+from tests._needs import SPACY, requires
 
 
 def P(caption: str, spec: str) -> D.Parse:
@@ -163,6 +164,8 @@ def test_replace_scene_and_share_tasks():
 def test_just_shuffle_and_object_list():
     images = toy_images()
     items = D.generate(images, toy_parse_all, tasks=["just-person", "just-scene", "shuffle", "object-list"])
+    # Every toy image has a person, a scene and nouns: one item per image and task.
+    assert sorted(it.task for it in items) == sorted(["just-person", "just-scene", "shuffle", "object-list"] * len(images))
     for it in items:
         if it.task == "just-person":
             assert it.correct.startswith(it.distractor + " ")
@@ -214,16 +217,12 @@ def test_input_errors_name_the_item():
 # ---- the rules on real spaCy parses ---------------------------------------------------------------
 
 @pytest.fixture(scope="module")
+@requires(*SPACY)
 def spacy_parse():
-    pytest.importorskip("spacy")
     from capeval.data.distractors import SpacyParser
-    from capeval.errors import ResourceNotFound
 
     parser = SpacyParser(cache=False)
-    try:
-        parser.nlp
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    parser.nlp  # noqa: B018 - loads the pipeline here, not inside the first test
     return parser
 
 

@@ -9,19 +9,17 @@ import pytest
 from capeval import data
 from capeval.data.distractor_tasks import TASKS
 from capeval.data.distractors import SpacyParser, load_distractors
-from capeval.errors import InputError, ResourceNotFound
+from capeval.errors import InputError
+from tests._needs import SPACY, requires
 
 LIMIT = 12  # images per dataset: enough for every task, a few seconds of parsing
 
 
 @pytest.fixture(scope="module")
+@requires(*SPACY)
 def parser():
-    pytest.importorskip("spacy")
     p = SpacyParser()
-    try:
-        p.nlp
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    p.nlp  # noqa: B018 - loads the pipeline here, not inside the first test
     return p
 
 

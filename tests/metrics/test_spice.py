@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 
 import numpy as np
 import pytest
@@ -12,23 +11,16 @@ import capeval
 from capeval.errors import ExternalToolError, InputError, ResourceNotFound
 from capeval.metrics.registry import family_for, get_family
 from capeval.metrics.spice import PY_REVISION
-
-
-def _ready():
-    pytest.importorskip("spacy")
-    pytest.importorskip("nltk")
-    from capeval.metrics.spice import _py_scorer
-    from capeval.scenegraph.parser import DEFAULT_MODEL
-
-    try:
-        _py_scorer(DEFAULT_MODEL, True, None, 512, 1)
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+from tests._needs import SPICE_PY, requires
 
 
 @pytest.fixture(scope="module")
+@requires(*SPICE_PY)
 def ready():
-    _ready()
+    from capeval.metrics.spice import _py_scorer
+    from capeval.scenegraph.parser import DEFAULT_MODEL
+
+    _py_scorer(DEFAULT_MODEL, True, None, 512, 1)
 
 
 CANDS = ["a man riding a horse on the beach", "two dogs play in the grass", "a black dog runs"]
@@ -168,15 +160,8 @@ def test_corenlp_missing_is_a_clear_error(tmp_path, monkeypatch):
 
 
 @pytest.mark.java
+@pytest.mark.needs("model:corenlp-3.6.0", "model:spice-jar")
 def test_jar_backend_end_to_end(java):
-    from capeval.scenegraph.jar import corenlp_dir
-
-    try:
-        corenlp_dir()
-    except ResourceNotFound as exc:
-        pytest.skip(f"original SPICE needs Stanford CoreNLP 3.6.0, absent here: {exc}")
-    if shutil.which("java") is None:
-        pytest.skip("Java not installed")
     res = capeval.score(CANDS, REFS, metrics=["spice"], options={"spice": {"backend": "jar"}})
     assert res.signatures["spice"].startswith("spice_1.0_jar|")
     assert np.all((res.per_caption["spice"] >= 0) & (res.per_caption["spice"] <= 1))
@@ -187,12 +172,11 @@ def test_jar_backend_end_to_end(java):
 
 @pytest.mark.data
 @pytest.mark.slow
+@pytest.mark.needs("data:flickr8k/clipscore_format_EXPERT/flickr8k.json")
 def test_flickr8k_expert_sample_correlates(ready, data_dir):
     from scipy.stats import kendalltau
 
     path = data_dir / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
     data = json.loads(path.read_text())
     cands, refs, ratings = [], [], []
     for key in sorted(data)[:80]:
