@@ -51,7 +51,7 @@ def parse_options(items: list[str]) -> dict[str, dict]:
 def _score_with_progress(score, families: list[str], cands, refs, names, **kwargs):
     """Run ``score`` under a progress bar: one bar per metric family that advances per chunk
     (capeval.progress) with elapsed time and an ETA from the chunk rate."""
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -62,7 +62,7 @@ def _score_with_progress(score, families: list[str], cands, refs, names, **kwarg
 
     with Progress(*columns, console=err, transient=True) as prog, \
             noting(lambda msg: prog.console.print(f"[dim]{escape(msg)}[/dim]")):
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def on_chunk(family: str, done: int, total: int) -> None:
             if family not in tasks:
@@ -177,17 +177,19 @@ def _why_not_streamed(input, annotations, output, names, save_cider_df, images, 
     """Why the run is scored in memory (None: it streams), and the streamed worker count. In
     memory, ``--jobs`` with spice sets SPICE-py's parse processes (in ``options``); the other
     streaming options are refused."""
+    from ..metrics.registry import get_family
     from ._stream import stream_reason
 
-    why_not = stream_reason(input, annotations, output, names, save_cider_df)
+    why_not = stream_reason(input, annotations, output, names, save_cider_df, options)
     if why_not is None and images is not None:
         why_not = "--images is given (streamed runs score text metrics only)"
     if why_not is None and normalize is not None:
         why_not = "--normalize is given (streamed runs score the text as it is)"
-    if why_not is not None and jobs != 1 and "spice" in families and engine == "local" \
-            and not address and chunk_size is None:
-        # Scored in memory: --jobs is the number of SPICE-py's parse processes.
-        options.setdefault("spice", {}).setdefault("n_process", jobs)
+    parallel = [cls for cls in map(get_family, families) if cls.jobs_option is not None]
+    if why_not is not None and jobs != 1 and parallel and engine == "local" and not address and chunk_size is None:
+        # Scored in memory: --jobs is the process count of the families that have one (SPICE-py's parses).
+        for cls in parallel:
+            options.setdefault(cls.family, {}).setdefault(cls.jobs_option, jobs)
         jobs = 1
     if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
         from ..errors import InputError
