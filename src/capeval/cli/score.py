@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import CapevalError
+from ..extras import install_command
 from ..metrics.registry import METRIC_SETS
 from ._console import error, literal, say
 
@@ -93,7 +94,7 @@ def score_cmd(
                                             "as given (as pycocoevalcap), with a warning when they mix NFC and NFD."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr); with spice in a run scored in memory, SPICE-py's parse processes."),
-    engine: str = typer.Option("local", "--engine", help="local (this machine) or ray (needs the ray extra: pip install -e '.[ray]')."),
+    engine: str = typer.Option("local", "--engine", help=f"local (this machine) or ray (needs the ray extra: {install_command(['ray'])})."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
     chunk_size: Optional[int] = typer.Option(None, "--chunk-size", min=1, help="Rows per streamed chunk (default 10000)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (-o, its "

@@ -66,7 +66,7 @@ def _hf_items(root: Path, split: str, tags: dict[str, str]) -> list[dict]:
         import pyarrow.parquet as pq
     except ImportError:
         raise ResourceNotFound("nebula: reading the Hugging Face release (Parquet) needs pyarrow: "
-                               "pip install pyarrow (it comes with capeval's java, semantic and ray extras)") from None
+                               "pip install pyarrow (it comes with capeval's coco, semantic and ray extras)") from None
     items = []
     for shard in shards:
         rel = shard.relative_to(root / FOLDER).as_posix()

@@ -35,7 +35,9 @@ def _load_seq2seq(name: str, device: str):
     try:
         import transformers
     except ImportError as exc:
-        raise ResourceNotFound("neural QACE backends need transformers and torch: pip install -e '.[bertscore]'") from exc
+        from ..extras import install_hint
+
+        raise ResourceNotFound(f"neural QACE backends need transformers and torch: {install_hint(['bertscore'])}") from exc
     try:
         from ..resources.encoders import quiet_model_loading
 
