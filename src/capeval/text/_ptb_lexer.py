@@ -203,8 +203,10 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
     NUMBER = f"[\\-+]?(?:{NUM})"
     HYPHEN = "[-_\u058A\u2010\u2011]"
     THING = f"(?:[dDoOlL]{APOSETC}{AD})?{AD}+(?:{HYPHEN}(?:[dDoOlL]{APOSETC}{AD})?{AD}+)*"
-    ACRO_ = "[A-Za-z](?:\\.[A-Za-z])*"
-    ACRO2 = "[A-Za-z](?:\\.[A-Za-z])+"
+    # The named alternatives first: their leftmost-first match is the longer one.
+    ACRO_SPECIAL = "(?ai:(?:canada|sino|korean|eu|japan|non)-u\\.s|u\\.s\\.-(?:u\\.k|u\\.s\\.s\\.r))"
+    ACRO_ = f"(?:{ACRO_SPECIAL}|[A-Za-z](?:\\.[A-Za-z])*)"
+    ACRO2 = f"(?:{ACRO_SPECIAL}|[A-Za-z](?:\\.[A-Za-z])+)"
     HTHING = f"[A-Za-z0-9][A-Za-z0-9.,\u00AD]*(?:-(?:{ACRO2}\\.|[A-Za-z0-9\u00AD]+))+"
     THINGA = "[A-Z]+(?:(?:[+&]|(?ai:&amp;))[A-Z]+)+"
     THING3 = "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}"
@@ -220,8 +222,9 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
     DOLSIGN = "[A-Z]*\\$|#"
     DOLSIGN2 = "[\u00A2\u00A3\u00A4\u00A5\u0080\u20A0\u20AC\u060B\u0E3F\u20A4\uFFE0\uFFE1\uFFE5\uFFE6]"
     FULLURL = '://[^ \\t\\n\\f\\r"<>|(){}]+[^ \\t\\n\\f\\r"<>|.!?(){},-]'
+    # ({LETTER}|{DIGIT}), not [:letter:]: combining marks and the other extra letters count
     FILENAME = (
-        f"{AD}+(?:\\.{AD}+)*\\.(?ai:bat|bmp|class|cgi|cpp|c|dll|docx|doc|exe|gif|gz|html|htm|h|jar"
+        f"(?:{LETTER}|{D})+(?:\\.(?:{LETTER}|{D})+)*\\.(?ai:bat|bmp|class|cgi|cpp|c|dll|docx|doc|exe|gif|gz|html|htm|h|jar"
         "|java|jpeg|jpg|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|xml|x|zip)"
     )
     LIKELYURL_WWW = '(?ai:www)\\.(?:[^ \\t\\n\\f\\r"<>|.!?(){},]+\\.)+[a-zA-Z]{2,4}'
@@ -240,8 +243,9 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         "|(?ai:ind|kans?|ky)|L(?ai:a)|M(?ai:ass)|(?ai:md|mich|minn)|M(?ai:iss)|(?ai:mo|mont|neb|nev|okla)"
         "|O(?ai:re)|P(?ai:a)|(?ai:penn|tenn)|T(?ai:ex)|(?ai:va|vt)|W(?ai:ash)|(?ai:wisc?|wyo)"
     )
-    ABCOMP = "(?ai:inc|cos?|corp)|(?ai:pp?t)[ye](?ai:s)?|(?ai:ltd|plc|rt|bancorp|bhd|assn|univ|intl|sys|dept)"
-    ABNUM = "(?ai:tel|est|ext|sq|ft)"
+    # 3.4.1's lists: later CoreNLP versions moved "Dept" here from ABCOMP2 and added "ft" to ABNUM
+    ABCOMP = "(?ai:inc|cos?|corp)|(?ai:pp?t)[ye](?ai:s)?|(?ai:ltd|plc|rt|bancorp|bhd|assn|univ|intl|sys)"
+    ABNUM = "(?ai:tel|est|ext|sq)"
     ABPTIT = "(?ai:jr|sr|bros|(?:ed|ph)\\.d|esq|blvd|rd)"
     ABBREV1 = f"(?:{ABMONTH}|{ABDAYS}|{ABSTATE}|{ABCOMP}|{ABNUM}|{ABPTIT}|(?ai:etc|al|seq|bldg))\\."
     ABTITLE = (
@@ -249,11 +253,11 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         "|maj|sgt|cpl|pvt|mt|capt|ste?|ave|pres|lieut|hon|brig|co?mdr|pfc|spc|supts?|det|ft|adj|adv"
         "|asst|assoc|ens|insp|mlle|mme|msgr|sfc)"
     )
-    ABCOMP2 = "(?ai:invt|elec|natl)|(?ai:m)[ft](?ai:g)"
+    ABCOMP2 = "(?ai:invt|elec|natl)|(?ai:m)[ft](?ai:g)|(?ai:dept)"
     # ACRO_ first: it subsumes the one-letter case and its leftmost-first match is the longest
     ABBREV4 = f"(?:{ACRO_}|{ABTITLE}|(?ai:vs|alex|wm|jos|cie|a\\.k\\.a|cf|treas|ph)|{ABCOMP2})"
     ABBREV2 = f"{ABBREV4}\\."
-    ABBREV3 = "(?ai:ca|figs?|prop|nos?|art|pp|op)\\."
+    ABBREV3 = "(?ai:ca|figs?|prop|nos?|art|bldg|pp|op)\\."
     ACRONYM = f"{ACRO_}\\."
     SENT_WORDS = "|".join(
         w[0] + (f"(?ai:{re.escape(w[1:])})" if len(w) > 1 else "")
@@ -324,7 +328,7 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         (EMAIL, None, None, "[<&a-zA-Z0-9]"),
         (TWITTER, None, None, "[@#]"),
         (REDAUX, "[^A-Za-z]", _right_quotes, AP1),
-        (SREDAUX, None, _right_quotes, "[nN]"),
+        (SREDAUX, "[^A-Za-z]", _right_quotes, "[nN]"),
         (DATE, None, None, D),
         (NUMBER, None, _remove_soft_hyphens, f"(?:{NUM1}|[-+])"),
         (SUBSUPNUM, None, None, "[\u207A\u207B\u208A\u208B\u2070\u00B9\u00B2\u00B3\u2074-\u2079\u2080-\u2089]"),
@@ -344,7 +348,7 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         (ABBREV4, SP, None, "[A-Za-z]"),
         (ACRO_, SPNL, None, "[A-Za-z]"),
         (TBSPEC2, SPNL, None, AP1),
-        (FILENAME, f"{SPNL}|[.?!,]", None, AD),
+        (FILENAME, f"{SPNL}|[.?!,]", None, f"(?:{LET1}|{D})"),
         (WORD + "\\.", INSENTP, _remove_soft_hyphens, LET1),
         (PHONE1, None, _phone, "[(+0-9]"),
         (PHONE2, None, _phone, "[+0-9]"),
@@ -378,6 +382,7 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         (THINGA, None, _norm_amp, "[A-Z]"),
         ("'", "[A-Za-z][^ \\t\\n\\r\u00A0]", _left_quotes, "'"),
         (REDAUX, None, _right_quotes, AP1),
+        (SREDAUX, None, _right_quotes, "[nN]"),
         (QUOTES, None, _right_quotes, QUOTES1),
         ("<<|>>", None, None, "[<>]"),
         (MISCSYMBOL, None, None, MISCSYMBOL),
