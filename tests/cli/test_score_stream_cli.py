@@ -36,8 +36,12 @@ def test_stream_flags_refused_when_run_cannot_stream(tmp_path):
     write_jsonl(src, make_rows(20))
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4", "-o", str(tmp_path / "o.json"), "--jobs", "2"])
     assert res.exit_code == 2 and "one JSON document" in res.output
-    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,meteor", "--engine", "ray"])
-    assert res.exit_code == 2 and "does not stream" in res.output
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spider", "--engine", "ray"])
+    assert res.exit_code == 2 and "spider does not stream (spider's per-row scores depend on the whole" in \
+        " ".join(res.output.split())
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,bertscore_f", "-O", "bertscore.idf=true", "--jobs", "2"])
+    assert res.exit_code == 2 and "bertscore with idf weights tokens by the references of the whole input" in \
+        " ".join(res.output.split())
 
 
 def test_coco_input_with_row_file_output(tmp_path):
@@ -52,7 +56,8 @@ def test_coco_input_with_row_file_output(tmp_path):
 
 
 def test_jobs_with_spice_sets_its_parse_processes(tmp_path, monkeypatch):
-    """An in-memory run with spice: --jobs becomes SPICE-py's n_process, not a streaming error."""
+    """An in-memory run (here: one JSON document out) with spice: --jobs becomes SPICE-py's
+    n_process (its ``jobs_option``), not a streaming error."""
     import capeval.api
 
     seen = {}
@@ -64,11 +69,13 @@ def test_jobs_with_spice_sets_its_parse_processes(tmp_path, monkeypatch):
     monkeypatch.setattr(capeval.api, "score", fake_score)
     src = tmp_path / "in.jsonl"
     write_jsonl(src, make_rows(5))
-    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "-q"])
+    out = str(tmp_path / "o.json")
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "-q", "-o", out])
     assert res.exit_code == 0, res.output
     assert seen["spice"]["n_process"] == 2
-    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "--engine", "ray"])
-    assert res.exit_code == 2 and "does not stream" in res.output
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "--engine", "ray", "-o", out,
+                              "--overwrite"])
+    assert res.exit_code == 2 and "one JSON document" in res.output
 
 
 def test_metric_set_names_expand(tmp_path):

@@ -38,8 +38,8 @@ def test_unknown_capability_is_an_error():
 def test_streaming_reads_the_capabilities():
     assert streamable(["bleu4", "rouge_l", "cider_d", "cider", "meteor", "ter", "spice"])
     assert not streamable(["bleu4", "spider"])
-    # an option decides it: a model family streams when each text runs alone
-    assert not streamable(["sentsim_max"]) and streamable(["sentsim_max"], {"sentsim": {"batch_size": 1}})
+    # an option decides it: BERTScore's idf comes from the whole input's references
+    assert not streamable(["bertscore_f"], {"bertscore": {"idf": True}})
     with pytest.raises(InputError, match=r"spider cannot be streamed: spider's per-row scores depend on the whole input"):
         _settings(["bleu4", "spider"], "ptb", False, "space", None, None)
     _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)

@@ -1,7 +1,8 @@
 """The streamed path of ``capeval score`` (kept apart from score.py's argument parsing).
 
-``capeval score`` streams when every requested metric streams (BLEU, ROUGE-L, CIDEr-D, CIDEr),
-the input is JSONL/CSV/TSV/Parquet, the output (if any) is a row file (.jsonl, .csv, .parquet)
+``capeval score`` streams when every requested metric streams (``Metric.cannot_stream`` with its
+options: every family but those whose rows depend on the whole input with no pre-pass, and the
+model families unless each text runs alone), the input is JSONL/CSV/TSV/Parquet, the output (if any) is a row file (.jsonl, .csv, .parquet)
 and no df is to be saved; or whenever --jobs, --engine or --chunk-size is given (then the
 other conditions are required, with an error saying which failed). Numbers are identical
 either way.
@@ -11,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def stream_reason(input: Path, annotations, output, names, save_cider_df) -> str | None:
+def stream_reason(input: Path, annotations, output, names, save_cider_df, options=None) -> str | None:
     """Why this run cannot stream, or None when it can."""
-    from ..stream import streamable
+    from ..metrics.registry import family_for
     from ..stream.readers import STREAM_SUFFIXES
     from ..rowfiles import row_format
 
@@ -23,10 +24,11 @@ def stream_reason(input: Path, annotations, output, names, save_cider_df) -> str
         return f"{input.suffix or 'this'} input does not stream (use {', '.join(STREAM_SUFFIXES)})"
     if output is not None and row_format(output) is None:
         return f"{output.suffix or 'this'} output is one JSON document (use .jsonl, .csv or .parquet)"
-    if not streamable(names):
-        from ..metrics.registry import families_with
-
-        return f"a requested metric does not stream (streamed families: {', '.join(families_with('streamable'))})"
+    for name in names:
+        cls = family_for(name)
+        why = cls.cannot_stream(dict((options or {}).get(cls.family) or {}))
+        if why is not None:
+            return f"{name} does not stream ({why})"
     if save_cider_df is not None:
         return "--save-cider-df needs the whole reference set in memory"
     return None

@@ -88,6 +88,9 @@ class Metric(ABC):
     cacheable : bool
         False when nothing identifies the computation across processes (a user's Python
         callable): the score cache neither reads nor stores its numbers.
+    jobs_option : str or None
+        The option that sets this family's own worker processes (SPICE-py's ``n_process``):
+        ``capeval score --jobs N`` scored in memory passes N to it.
 
     Callers ask these attributes and the optional hooks below (all with neutral defaults),
     never ``hasattr``.
@@ -106,6 +109,7 @@ class Metric(ABC):
     needs_references: ClassVar[bool] = True
     accepts_images: ClassVar[bool] = False
     cacheable: ClassVar[bool] = True
+    jobs_option: ClassVar[str | None] = None
     extras: ClassVar[tuple[str, ...]] = ()
     #: Bumped when this family's numbers change while neither its signature nor its code does
     #: (code changes reach the score-cache keys by themselves: capeval.service.codehash, which

@@ -122,6 +122,7 @@ class Spice(Metric):
     cache_resources = ("wordnet", "spice-jar", "corenlp-3.6.0")  # py backend: WordNet; jar backend: jars
     variant = VARIANT_PY
     text_input = "tokenized"
+    jobs_option = "n_process"  # SPICE-py's spaCy parse processes
     outputs = (
         OutputInfo("spice", "spice", VARIANT_PY, (0.0, 1.0), True,
                    "F-score of scene-graph tuples (objects, attributes, relations) vs the merged "
