@@ -66,10 +66,12 @@ def need(root: Path, rel: str, benchmark: str) -> Path:
 
 
 def read_text(path: Path) -> str:
-    """A data file's text. UTF-8; a byte-order mark opening the file (as Windows tools write
-    one) is not part of its first field. Bytes that are not UTF-8 are an error naming the file."""
+    """A data file's text, its line ends untouched (``Path.read_text`` would turn a lone ``\\r``
+    inside a caption into a line end, splitting the line). UTF-8; a byte-order mark opening the
+    file (as Windows tools write one) is not part of its first field. Bytes that are not UTF-8
+    are an error naming the file."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not UTF-8 ({e}); `capeval data verify` compares it with the packaged "
                          "checksums.") from None
@@ -105,6 +107,57 @@ def ws(text: str) -> str:
     if _LINE_BREAK.search(text):
         return _WS_RUN.sub(_one_space, text.strip())
     return " ".join(text.split())
+
+
+def id_text(value, what: str, where: str) -> str:
+    """An id that JSON may give as a number or a string, as its text: ``42`` and ``"42"`` are
+    one id (so a duplicate across the two forms is still found). Booleans, fractions, null and
+    blank strings are no ids and are refused, naming the item."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        raise InputError(f"{where}: {what} {value!r} is not an id")
+    return str(value)
+
+
+def json_int(value, what: str, where: str) -> int:
+    """An integer field: a JSON integer or its decimal text. ``1.5``, ``true`` and ``"1.0"`` are
+    refused (``int()`` would silently turn ``1.5`` into 1)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise InputError(f"{where}: {what} {value!r} is not an integer")
+
+
+def json_number(value, what: str, where: str) -> float:
+    """A rating: a JSON number or its decimal text; ``true``, null and NaN are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InputError(f"{where}: {what} {value!r} is not a number")
+    try:
+        out = float(value)
+    except ValueError:
+        raise InputError(f"{where}: {what} {value!r} is not a number") from None
+    if out != out or out in (float("inf"), float("-inf")):
+        raise InputError(f"{where}: {what} is {out!r}")
+    return out
+
+
+def mat_text(value) -> str:
+    """A MATLAB string as loaded by ``scipy.io.loadmat``: an empty one comes back as an empty
+    array, whose ``str()`` would be the text ``"[]"``."""
+    if getattr(value, "size", 1) == 0:
+        return ""
+    return str(value)
+
+
+def mat_cells(value) -> list:
+    """A MATLAB cell array of strings as a list (a one-string cell may come back as the string)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return list(value.ravel())
+    return [value]
 
 
 def loose_key(text: str) -> str:

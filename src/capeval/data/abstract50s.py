@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import TIES, check_options, load_mat, majority_labels, need, reject_unknown, ws
+from ._common import TIES, check_options, load_mat, majority_labels, mat_cells, mat_text, need, reject_unknown, ws
 from .abstract50s_categories import derive_categories, summary
 from .records import PairwiseTable
 
@@ -22,8 +22,8 @@ def _scene_of_pairs(root: Path, refs: list[list[str]]) -> tuple[list[int], list[
     by_sentences: dict[tuple[str, ...], int] = {}
     names: list[str] = []
     for i, scene in enumerate(np.atleast_1d(mat["abs_sent"])):
-        by_sentences.setdefault(tuple(sorted(ws(str(x)) for x in np.atleast_1d(scene.sentences))), i)
-        names.append(str(scene.name).rsplit("/", 1)[-1])
+        by_sentences.setdefault(tuple(sorted(ws(mat_text(x)) for x in mat_cells(scene.sentences))), i)
+        names.append(mat_text(scene.name).rsplit("/", 1)[-1])
     out = []
     for j, r in enumerate(refs):
         key = tuple(sorted(r))
@@ -51,12 +51,12 @@ def load_abstract50s(root: Path, ties: str = "random", seed: int = 42, **options
         rating = float(t.rating)
         if rating not in (1.0, -1.0):
             raise InputError(f"{CONSENSUS_MAT}: triplet {i} has rating {t.rating!r}, expected ±1")
-        key = (ws(str(t.B)), ws(str(t.C)))
+        key = (ws(mat_text(t.B)), ws(mat_text(t.C)))
         j = order.setdefault(key, len(order))
         if j == len(refs):
             refs.append([])
             margin.append(0.0)
-        refs[j].append(ws(str(t.A)))
+        refs[j].append(ws(mat_text(t.A)))
         margin[j] += rating
     pairs = list(order)
     scenes, scene_names = _scene_of_pairs(root, refs)

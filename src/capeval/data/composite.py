@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, loose_key, need, read_text, references_for, reject_unknown, ws
+from ._common import (check_options, id_text, json_int, json_number, loose_key, need, read_text, references_for,
+                      reject_unknown, ws)
 from .records import CorrelationTable
 
 JSONL = "composite/composite_umic_decoded.jsonl"
@@ -43,8 +44,6 @@ def load_composite(root: Path, refs: str = "image-minus-human", **options) -> Co
         if (subset, image, pos) in seen:
             raise InputError(f"{where}: duplicate of line {seen[(subset, image, pos)]}")
         seen[(subset, image, pos)] = lineno
-        if score is None or not isinstance(score, (int, float)) or score != score:
-            raise InputError(f"{where}: score {score!r} is missing or NaN")
         base = _row_references(where, refs, subset, image, cand, refs8k, ref_sources, human_key)
         cands.append(ws(cand))
         all_refs.append([ws(r) for r in base])
@@ -78,12 +77,14 @@ def _read_records(path: Path) -> list[tuple]:
     for i, line in enumerate(read_text(path).split("\n")):
         if not line.strip():
             continue
+        where = f"{JSONL} line {i + 1}"
         try:
             rec = json.loads(line)
-            records.append((i + 1, rec["subset"], rec["image"], int(rec["position"]), rec["candidate"],
-                            rec["score"], rec.get("refs_flickr8k")))
-        except (ValueError, KeyError) as exc:
-            raise InputError(f"{JSONL} line {i + 1}: bad record ({exc})") from None
+            records.append((i + 1, rec["subset"], id_text(rec["image"], "image", where),
+                            json_int(rec["position"], "position", where), rec["candidate"],
+                            json_number(rec["score"], "score", where), rec.get("refs_flickr8k")))
+        except (ValueError, KeyError, TypeError) as exc:  # InputError is a ValueError: keep its text
+            raise InputError(str(exc) if isinstance(exc, InputError) else f"{where}: bad record ({exc})") from None
     return records
 
 

@@ -166,11 +166,15 @@ def load_distractors(
     if limit is not None and limit < 1:
         raise InputError(f"distractors: limit={limit} must be at least 1")
     by_ds = {}
+    empty = 0
     for ds in datasets:
         imgs = split_images(root, ds, split)
         if limit is not None:
             imgs = {k: imgs[k] for k in sorted(imgs)[:limit]}
-        by_ds[ds] = imgs
+        # an empty caption can be neither the correct caption nor a reference: left out, counted
+        kept = {k: [c for c in caps if c.strip()] for k, caps in imgs.items()}
+        empty += sum(len(imgs[k]) - len(kept[k]) for k in imgs)
+        by_ds[ds] = kept
     if parser is not None and not callable(parser):
         raise InputError(f"distractors: parser={parser!r} is not callable; use model=<spaCy pipeline> instead")
     parser = parser if parser is not None else SpacyParser(model)
@@ -190,6 +194,8 @@ def load_distractors(
     }
     if limit is not None:
         protocol["limit"] = str(limit)
+    if empty:
+        protocol["empty_captions"] = f"dropped:{empty}"
     return PairwiseTable(
         name="distractors",
         candidates_a=[it.correct for it in items],

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, flickr8k_captions, need, read_json, read_lines, read_text, reject_unknown, ws
+from ._common import (check_options, flickr8k_captions, json_number, need, read_json, read_lines, read_text,
+                      reject_unknown, ws)
 from .records import CorrelationTable
 
 EXPERT_JSON = "flickr8k/clipscore_format_EXPERT/flickr8k.json"
@@ -89,7 +90,7 @@ def _expert_from_json(root: Path):
                 raise InputError(f"{where}: rating is missing or NaN")
             cands.append(ws(judgement["caption"]))
             refs.append(gt)
-            human.append(float(rating))
+            human.append(json_number(rating, "rating", where))
             groups.append(image_id)
             images.append(image)
     return cands, refs, human, groups, images

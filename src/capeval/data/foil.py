@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, need, read_json, reject_unknown, ws
+from ._common import check_options, id_text, need, read_json, reject_unknown, ws
 from .records import PairwiseTable
 
 SAMPLES = {"test": "foil_sample_only/sample_foil_test2017.json", "train": "foil_sample_only/sample_foil_train2017.json"}
@@ -46,34 +46,37 @@ def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_c
         for key in ("id", "image_id", "caption"):
             if key not in a:
                 raise InputError(f"{path}: annotation {i} has no {key!r}")
-    foil_ids = [a.get("foil_id") for a in anns if a.get("foil_id") is not None]
+        # ids are matched by their text: JSON may give one as 42 and another as "42"
+        for key in ("id", "image_id"):
+            id_text(a[key], key, f"{path}: annotation {i}")
+    foil_ids = [str(a["foil_id"]) for a in anns if a.get("foil_id") is not None]
     if len(set(foil_ids)) != len(foil_ids):
         raise InputError(f"{path}: duplicate foil_id values")
     originals = [a for a in anns if not _is_foil(a)]
     foils = [a for a in anns if _is_foil(a)]
-    orig_ids = {a["id"] for a in originals}
+    orig_ids = {str(a["id"]) for a in originals}
     # The file's own image list names each file (val2014 for the test split, train2014 for train).
-    file_names = {im.get("id"): im.get("file_name") for im in data.get("images") or [] if isinstance(im, dict)}
-    by_id = any(f["id"] in orig_ids for f in foils)
+    file_names = {str(im.get("id")): im.get("file_name") for im in data.get("images") or [] if isinstance(im, dict)}
+    by_id = any(str(f["id"]) in orig_ids for f in foils)
 
     coco = None
     if coco_captions is not None:
         cc = read_json(Path(coco_captions), "foil-sample")
         coco = {}
         for a in cc["annotations"]:
-            coco.setdefault(a["image_id"], []).append(ws(a["caption"]))
+            coco.setdefault(str(a["image_id"]), []).append(ws(a["caption"]))
 
     a_list, b_list, refs, cats, meta = [], [], [], [], []
     dropped = 0
     for f in foils:
         if by_id:
-            partners = [o for o in originals if o["id"] == f["id"]]
+            partners = [o for o in originals if str(o["id"]) == str(f["id"])]
         else:
-            partners = [o for o in originals if o["image_id"] == f["image_id"]]
+            partners = [o for o in originals if str(o["image_id"]) == str(f["image_id"])]
         for o in partners:
             orig = ws(o["caption"])
-            pool = coco.get(o["image_id"], []) if coco is not None else [
-                ws(x["caption"]) for x in originals if x["image_id"] == o["image_id"] and x is not o]
+            pool = coco.get(str(o["image_id"]), []) if coco is not None else [
+                ws(x["caption"]) for x in originals if str(x["image_id"]) == str(o["image_id"]) and x is not o]
             r = [x for x in pool if x != orig]
             if nrefs == "1":
                 r = r[:1]
@@ -99,5 +102,5 @@ def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_c
         extra={"image_id": [m[0] for m in meta], "original_id": [m[1] for m in meta],
                "foil_id": [m[2] for m in meta], "target_word": [m[3] for m in meta],
                "foil_word": [m[4] for m in meta], "dropped_no_refs": dropped},
-        images=[file_names.get(m[0]) or f"COCO_val2014_{int(m[0]):012d}.jpg" for m in meta],
+        images=[file_names.get(str(m[0])) or f"COCO_val2014_{int(m[0]):012d}.jpg" for m in meta],
     )

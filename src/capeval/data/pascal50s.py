@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import TIES, check_options, load_mat, majority_labels, need, read_json, reject_unknown, ws
+from ._common import (TIES, check_options, id_text, load_mat, majority_labels, mat_cells, mat_text, need, read_json,
+                      reject_unknown, ws)
 from .records import PairwiseTable
 
 EXPERT_JSON = "pascal50s/EXPERT_processed/pascal_50s.json"
@@ -59,14 +60,15 @@ def _from_expert(root: Path) -> PairwiseTable:
             where = f"{EXPERT_JSON} {cat}[{i}] ({item.get('image')})"
             if len(item.get("captions", ())) != 2:
                 raise InputError(f"{where}: expected 2 captions")
-            if item.get("label") not in (0, 1):
-                raise InputError(f"{where}: label {item.get('label')!r} is not 0 or 1")
+            label = item.get("label")
+            if isinstance(label, bool) or label not in (0, 1):  # True == 1 in Python, not in the file
+                raise InputError(f"{where}: label {label!r} is not 0 or 1")
             a.append(ws(item["captions"][0]))
             b.append(ws(item["captions"][1]))
             refs.append([ws(r) for r in item["references"]])
             labels.append(float(item["label"]))
             cats.append(cat)
-            images.append(Path(item["image"]).name)
+            images.append(Path(id_text(item["image"], "image", where)).name)
     return PairwiseTable(
         name="pascal50s", candidates_a=a, candidates_b=b, references=refs,
         labels=np.asarray(labels), categories=cats,
@@ -82,7 +84,7 @@ def _from_pairs(root: Path, k, seed: int, ties: str) -> PairwiseTable:
     ref_mat = load_mat(need(root, REFS_MAT, "pascal50s"))
     pool = {}
     for r in np.atleast_1d(ref_mat["refs"]):
-        pool[str(r.image)] = [ws(str(s)) for s in np.atleast_1d(r.sent)]
+        pool[mat_text(r.image)] = [ws(mat_text(s)) for s in mat_cells(r.sent)]
     inputs = np.atleast_1d(pairs["new_input"])
     codes = np.atleast_1d(pairs["category"]).astype(int)
     votes = [np.atleast_1d(np.asarray(v.result if hasattr(v, "result") else v, dtype=float)).ravel()
@@ -97,12 +99,12 @@ def _from_pairs(root: Path, k, seed: int, ties: str) -> PairwiseTable:
         where = f"{PAIRS_MAT} pair {i} ({inp.name})"
         if code not in (1, 2, 3, 4):
             raise InputError(f"{where}: category code {code} not in 1..4")
-        if str(inp.name) not in pool:
+        if mat_text(inp.name) not in pool:
             raise InputError(f"{where}: image has no references in {REFS_MAT}")
         # pair_pascal.mat sentences carry a leading space (docs/DATA_FORMATS.md, PASCAL-50S)
-        a.append(ws(str(inp.sent1)))
-        b.append(ws(str(inp.sent2)))
-        full = pool[str(inp.name)]
+        a.append(ws(mat_text(inp.sent1)))
+        b.append(ws(mat_text(inp.sent2)))
+        full = pool[mat_text(inp.name)]
         if k == "all":
             refs.append(list(full))
         else:
@@ -110,7 +112,7 @@ def _from_pairs(root: Path, k, seed: int, ties: str) -> PairwiseTable:
                 raise InputError(f"{where}: k={k} but the image has {len(full)} references")
             refs.append([full[j] for j in rng.choice(len(full), size=k, replace=False)])
         cats.append(CATEGORIES[code - 1])
-        images.append(str(inp.name))
+        images.append(mat_text(inp.name))
     margin = np.array([v.sum() for v in votes])
     labels, tied = majority_labels(margin, ties, seed)
     keep = np.flatnonzero(~np.isnan(labels))

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_options, reject_unknown
+from ._common import check_options, id_text as _key, reject_unknown
 from ._pinned import checked_file, data_tag, field, read_json_lines, reference_list, score_field, text_field
 from .records import CorrelationTable, SystemTable
 
@@ -60,12 +60,6 @@ def load_thumb(root: Path, rows: str = "machine", target: str = "total", table: 
         extra={"system": [r["sys"] for r in records], "set_id": [r["set_id"] for r in records]},
         images=[r["image"] for r in records],
     )
-
-
-def _key(value, what: str, where: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-        raise InputError(f"{where}: {what} {value!r} is not an id")
-    return str(value)
 
 
 def _references(path: Path) -> dict[str, tuple[str, list[str]]]:
