@@ -1,16 +1,13 @@
-"""Skips for tests whose metric reads a resource that a plain ``pip install -e '.[test]'`` does not
-bring: WordNet 3.0 comes from ``capeval models install wordnet`` or Debian's wordnet-base
-(`.ci/run` installs both), so a fresh clone without them skips these tests with the reason."""
+"""Run-time form of ``@pytest.mark.needs("model:wordnet")`` (tests/_needs.py), for a test that
+learns only in its body that it needs WordNet 3.0; a marker is the usual way."""
 from __future__ import annotations
 
 import pytest
 
+from tests._needs import unmet
+
 
 def require_wordnet() -> None:
-    from capeval.errors import ResourceNotFound
-    from capeval.resources.wordnet import wordnet_dir
-
-    try:
-        wordnet_dir()
-    except ResourceNotFound as exc:
-        pytest.skip(f"SPICE-py features need WordNet 3.0: {exc}")
+    why = unmet("model:wordnet")
+    if why is not None:
+        pytest.skip(f"needs model:wordnet ({why})")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._resources import require_wordnet
+from tests._needs import SPICE_PY
 
 from ._corpus import coco_rows
 from ._flow import without_timing, write_coco
@@ -52,10 +52,10 @@ def _example_source() -> str:
     return src
 
 
+@pytest.mark.needs(*SPICE_PY)  # the example flow runs SPICE (SPICE-py on the shim's side)
 def test_example_flow_with_only_the_import_changed(data_dir, java, tmp_path, monkeypatch):
     from capeval.compat.pycocoevalcap.spice.spice import Spice as SpicePy
 
-    require_wordnet()  # the example flow runs SPICE (SPICE-py on the shim's side)
     src = _example_source()
     write_coco(tmp_path, *coco_rows(data_dir, n=100))
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests._resources import require_wordnet
+from tests._needs import SPICE_PY
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
@@ -41,11 +41,9 @@ def _expected(name, cands, refs):
     return _result(name, cands, refs).corpus[OUTPUT[name]]
 
 
-@pytest.mark.parametrize("name", sorted(OUTPUT))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.needs(*SPICE_PY)) if n == "SPICE" else n
+                                  for n in sorted(OUTPUT)])
 def test_one_process_equals_capeval_score(name):
-    if name == "SPICE":
-        pytest.importorskip("spacy")
-        require_wordnet()
     metric = _make(name)
     for i in range(0, len(CANDS), 5):
         metric.update(CANDS[i:i + 5], REFS[i:i + 5])
@@ -90,12 +88,12 @@ def test_refusals():
 
 
 @pytest.mark.slow
+@pytest.mark.needs(*SPICE_PY)  # SPICE is among the synced metrics
 def test_two_gloo_processes_equal_capeval_score_on_all_the_data(tmp_path):
     import torch.multiprocessing as mp
 
     from ._ddp_worker import run_rank
 
-    require_wordnet()  # SPICE is among the synced metrics
     # Uneven shards (7 and 5 items), so the gathered byte states differ in length across ranks.
     shards = [(CANDS[:7], REFS[:7]), (CANDS[7:], REFS[7:])]
     names = sorted(OUTPUT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests._resources import require_wordnet
+from tests._needs import SPICE_PY
 
 import capeval
 from capeval.errors import InputError, ResourceNotFound
@@ -77,8 +77,8 @@ def test_missing_model_file_and_bad_options_are_named(tmp_path):
 
 
 @pytest.mark.skipif(not default_model_path().is_file(), reason="the shipped learned model is not built")
+@pytest.mark.needs(*SPICE_PY)  # the shipped model reads SPICE-py features
 def test_shipped_model_meets_the_contract():
-    require_wordnet()  # the shipped model reads SPICE-py features
     res = capeval.score(CANDS, REFS, ["learned"])
     s = res.per_caption["learned"]
     assert s.shape == (4,) and np.isfinite(s).all()
@@ -110,8 +110,8 @@ def test_shipped_aliases_name_their_files_and_record_their_recipe():
         recipes.candidates("large")
 
 
+@pytest.mark.needs(*SPICE_PY)  # so that the error below can only be the encoder's
 def test_the_mpnet_model_scores_with_the_mpnet_encoder_or_names_it_missing():
-    require_wordnet()  # checked first, so the error below can only be the encoder's
     from capeval.errors import CapevalError
     from capeval.resources.encoders import MPNET
     from capeval.resources.resolver import resolve

@@ -3,7 +3,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tests._resources import require_wordnet
+from tests._needs import SPICE_PY
 
 import capeval
 from capeval.learn.builder import TrainingSet
@@ -107,8 +107,8 @@ def test_shipped_model_is_nneval_shaped():
 
 @pytest.mark.slow
 @pytest.mark.java
+@pytest.mark.needs(*SPICE_PY)  # the shipped model reads SPICE-py features
 def test_shipped_model_scores_through_the_api(java):
-    require_wordnet()  # the shipped model reads SPICE-py features
     res = capeval.score(CANDS, REFS, ["nneval"])
     model = LearnedModel.load(default_model_path())
     # the model's own reference policy (per-ref) and clipping apply

@@ -139,17 +139,8 @@ def test_default_script_reproduces_the_shipped_file(data_dir):
 @pytest.mark.skipif(os.environ.get("CAPEVAL_CHECK_SHIPPED_LEARNED") != "1",
                     reason="features of all six judgment benchmarks (BERTScore, sentence encoder, WMD, SPICE-py on "
                            "~70k units; over 17 minutes cold on 2 cores): set CAPEVAL_CHECK_SHIPPED_LEARNED=1")
-@pytest.mark.parametrize("variant", ["default", "mpnet"])
+@pytest.mark.parametrize("variant", ["default", pytest.param("mpnet", marks=pytest.mark.needs("model:encoder-mpnet-base"))])
 def test_learned_script_reproduces_the_shipped_file(data_dir, variant):
-    if variant == "mpnet":
-        from capeval.errors import CapevalError
-        from capeval.resources.encoders import MPNET
-        from capeval.resources.resolver import resolve
-
-        try:
-            resolve(MPNET.name)
-        except CapevalError:
-            pytest.skip("all-mpnet-base-v2 is not installed (capeval models install mpnet)")
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_default_learned.py"), "--variant", variant,
                           "--check"], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr

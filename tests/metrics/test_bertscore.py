@@ -27,7 +27,6 @@ from capeval.metrics._bertscore_core import (  # noqa: E402
     embed,
     greedy_match,
     idf_table,
-    length_batches,
     padded_in_batch,
     run_batches,
     score_rows,
@@ -92,16 +91,6 @@ def test_padded_in_batch_marks_shorter_than_batch_max():
     lengths = np.array([5, 7, 7, 3, 4, 4, 9])
     got = padded_in_batch(lengths, 3)
     assert got.tolist() == [True, False, False, True, False, False, False]
-
-
-def test_length_batches_have_one_length_and_cover_every_sentence_once():
-    lengths = [5, 7, 7, 3, 7, 5, 9, 7, 7]
-    batches = length_batches(lengths, 2)
-    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
-    assert all(len({lengths[i] for i in b}) == 1 and 1 <= len(b) <= 2 for b in batches)
-    assert [lengths[b[0]] for b in batches] == sorted((lengths[b[0]] for b in batches), reverse=True)
-    # Five sentences of length 7 in batches of at most 2: 2 + 2 + 1, near-equal.
-    assert sorted(len(b) for b in batches if lengths[b[0]] == 7) == [1, 2, 2]
 
 
 def test_run_batches_propagates_a_worker_error_and_restores_threads():
@@ -291,15 +280,16 @@ def test_embeddings_do_not_depend_on_workers_or_threads(minilm):
     _, tokenizer, model = minilm
     sents = ["a dog runs on grass", "people", "a dog runs on sand", "two men talk", "a cat", "x y"]
     ids = [tokenizer(s)["input_ids"] for s in sents]
-    one = embed(model, ids, [3, 6], batch_size=2, workers=1)
+    one = embed(model, ids, [3, 6], workers=1)
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        two = embed(model, ids, [3, 6], batch_size=2, workers=2)
+        two = embed(model, ids, [3, 6], workers=2)
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
-    again = embed(model, ids, [3, 6], batch_size=3, workers=1)  # a repeated call sees the same layers
+    # A repeated call sees the same layers, and other batch-mates (the order reversed) change nothing.
+    again = {layer: vecs[::-1] for layer, vecs in embed(model, ids[::-1], [3, 6], workers=1).items()}
     for layer in (3, 6):
         for k, t in enumerate(ids):
             assert one[layer][k].shape == (len(t), model.config.hidden_size)
@@ -428,13 +418,11 @@ def test_all_layers_equal_bert_score(minilm, expert_sample):
 
 @pytest.mark.oracle
 @pytest.mark.slow
-def test_mpnet_equals_bert_score_when_present(minilm):
-    """all-mpnet-base-v2 (MPNet: <s>/</s> specials, relative position bias), if installed locally."""
+@pytest.mark.needs("model:encoder-mpnet-base")
+def test_mpnet_equals_bert_score(minilm):
+    """all-mpnet-base-v2 (MPNet: <s>/</s> specials, relative position bias)."""
     bert_score = _bert_score()
-    try:
-        m = BERTScore(model="mpnet", idf=True)
-    except ResourceNotFound as exc:
-        pytest.skip(str(exc))
+    m = BERTScore(model="mpnet", idf=True)
     assert m.num_layers == 8
     cands = ["a dog runs on the beach .", "two men talk", "people",
              "A child in a pink dress is climbing up a set of stairs in an entry way ."]

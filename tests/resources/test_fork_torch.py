@@ -27,16 +27,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.needs("extra:bertscore", "model:encoder-minilm-l6")  # sentsim_max's default encoder
 def test_fork_pool_after_the_parent_ran_torch(tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from capeval.errors import CapevalError
-    from capeval.resources.encoders import resolve_encoder
-
-    try:
-        resolve_encoder(None)
-    except (CapevalError, TypeError) as e:
-        pytest.skip(f"no sentence encoder installed ({e})")
     script = tmp_path / "fork_after_torch.py"
     script.write_text(SCRIPT)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
