@@ -41,10 +41,10 @@ class Spice:
     def compute_score(self, gts, res):
         """``(mean SPICE, [per-image {category: {"pr", "re", "f", "fn", "numImages", "fp", "tp"}}])``
         over the images in sorted id order, as the jar's output is read by pycocoevalcap."""
+        require(("SPICE",), "Spice().compute_score")
         notice("spice", f"capeval.compat Spice is SPICE-py ({VARIANT_PY}, rev {PY_REVISION}): spaCy + WordNet "
                "scene graphs approximating the SPICE 1.0 jar (Stanford CoreNLP), so its numbers differ from "
                "pycocoevalcap's; docs/SPICE.md gives the measured gap")
-        require(("SPICE",), "Spice().compute_score")
         if sorted(gts.keys()) != sorted(res.keys()):
             paired(gts, res, "Spice")  # names the mismatched image
         img_ids = sorted(gts.keys())
