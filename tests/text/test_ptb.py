@@ -58,6 +58,77 @@ def test_selected_behaviours(text, expected):
     assert ptb.tokenize([text]) == [expected]
 
 
+#: Differences the differential fuzz against the jar found (tests/fuzz/test_vs_jar.py), each
+#: fixed from CoreNLP 3.4.1's grammar; outputs are the jar's (test_fuzz_findings_match_jar).
+FUZZ_FINDINGS = [
+    ("b3.5\u00dfc\u0301fU.S.h,", "b3.5\u00dfc\u0301fu.s.h"),  # FILENAME takes {LETTER}: combining marks
+    ("3.5c\u0301f.h", "3.5c\u0301f.h"),
+    ("non-U.S trade", "non-u.s trade"),  # ACRO's named alternatives
+    ("U.S.-U.K talks", "u.s.-u.k talks"),
+    ("EU-U.S deal, sino-u.s x", "eu-u.s deal sino-u.s x"),
+    ("old\tFt.a.", "old ft.a"),  # "Ft" is only a title (ABBREV2) in 3.4.1: the longer WORD wins
+    ("Ft.o'clock shirt", "ft.o clock shirt"),
+    ("Dept.a x", "dept.a x"),
+    ("Ft. Worth, x Dept.", "ft. worth x dept."),
+    ("bldg. 5 Bldg.a etc.x", "bldg. 5 bldg. a etc. x"),
+    ("n't! n'tx xn't.", "n't n'tx x n't"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FUZZ_FINDINGS, ids=[t for t, _ in FUZZ_FINDINGS])
+def test_fuzz_findings(text, expected):
+    assert ptb.tokenize([text]) == [expected]
+    assert ptb.tokenize_lines([text, "x"]) == [expected, "x"]
+
+
+@pytest.mark.oracle
+@pytest.mark.java
+def test_fuzz_findings_match_jar(java):
+    from capeval.text import ptb_java
+
+    texts = [line for t, _ in FUZZ_FINDINGS for line in (t, "x")]
+    assert ptb_java.tokenize(texts)[::2] == [want for _, want in FUZZ_FINDINGS]
+
+
+#: Batches in which the jar tokenizes a caption by its next line or by the end of the file
+#: (docs/TOKENIZER.md, "Context across lines"); outputs are the jar's (test_batches_match_jar).
+BATCHES = [
+    (["q e.", "The x", "q e.", "the x"], ["q e", "the x", "q e.", "the x"]),
+    (["a.bd e.", "Mr.", "U.S. e.", "A.", " \t", "", "It is"], ["a.bd e", "mr.", "u.s. e.", "a", "", "", "it is"]),
+    (["He ran x.", "About it", "x I.", "Did it"], ["he ran x", "about it", "x i.", "did it"]),
+    (["see no.", "5 cats", "see no.", "cats"], ["see no.", "5 cats", "see no", "cats"]),
+    (["2.c", "old 5-62.c"], ["2.c", "old 5-62 c"]),  # the last line is followed by end of file
+    (["x I. The"], ["x i. the"]),
+]
+
+
+@pytest.mark.parametrize(("batch", "expected"), BATCHES)
+def test_tokenize_lines_reads_the_next_line(batch, expected):
+    assert ptb.tokenize_lines(batch) == expected
+    # tokenize: every caption as if followed by an empty line, whatever its neighbours
+    assert ptb.tokenize(batch) == [ptb.tokenize_lines([t, ""])[0] for t in batch]
+
+
+def test_per_caption_tokens_ignore_neighbours():
+    assert ptb.tokenize(["q e.", "The x"]) == ["q e.", "the x"]
+    assert ptb.tokenize(["The x", "q e."]) == ptb.tokenize(["q e.", "The x"])[::-1]
+
+
+def test_tokenize_lines_validates_like_tokenize():
+    assert ptb.tokenize_lines([]) == []
+    with pytest.raises(InputError, match="caption 1"):
+        ptb.tokenize_lines(["a dog", None])  # type: ignore[list-item]
+
+
+@pytest.mark.oracle
+@pytest.mark.java
+@pytest.mark.parametrize(("batch", "expected"), BATCHES)
+def test_batches_match_jar(java, batch, expected):
+    from capeval.text import ptb_java
+
+    assert ptb_java.tokenize(batch) == expected
+
+
 # A hyphen before a final period: the fast-path shape must refuse these (the lexer splits the
 # hyphen off). Python 3.11.2 matched the old possessive-quantifier shape and kept "runs-".
 # Outputs checked against the jar.
