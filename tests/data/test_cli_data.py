@@ -137,3 +137,19 @@ def test_no_data_root_names_the_unset_or_dangling_variable(tmp_path, monkeypatch
     monkeypatch.setattr("capeval.data._common.data_root", lambda: None)
     res = runner.invoke(app, ["data", "export", "flickr8k-cf", "-o", str(tmp_path / "u.jsonl")])
     assert res.exit_code == 2 and "CAPEVAL_DATA is not set and there is no ../shared/data" in res.output
+
+
+def test_list_reads_a_published_file_with_line_breaks(tmp_path, monkeypatch):
+    """A reference ending in a line break (as in the published Nebula file) is no load error."""
+    from .modern_fixtures import pin_fixtures, pinned_root
+
+    root = pinned_root(tmp_path, monkeypatch, "nebula")
+    items = json.loads((root / "nebula/nebula_test.json").read_text())
+    items[1]["refs"][0] += " in the image.\n"
+    (root / "nebula/nebula_test.json").write_text(json.dumps(items))
+    pin_fixtures(monkeypatch, root)
+    res = runner.invoke(app, ["data", "list", "--root", str(root), "--json"])
+    assert res.exit_code == 0, res.output
+    row = {r["name"]: r for r in json.loads(res.output)}["nebula"]
+    assert row["present"] and row["checksum"] == "ok" and row["counts"]["rows"] == len(items)
+    assert "|breaks:space:1|" in row["signature"]

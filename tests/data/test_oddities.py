@@ -444,3 +444,48 @@ def test_distractors(f8k):
     assert all(LS not in x and "\r" not in x and x.strip() for x in texts)
     assert t.protocol.get("breaks", "space:0") != "space:0"
     strict("distractors", f8k, datasets="flickr8k", tasks="shuffle", parser=nouns)
+
+
+def test_tanti_human200(tmp_path):
+    """The SQL dump can hold any character inside its quoted values; the Karpathy-test reference
+    file is line-aligned (5 lines per image of Tanti's COCO image list)."""
+    from capeval.data._common import TANTI_RESULTS
+
+    img = "COCO_val2014_000000000001.jpg"
+    write(tmp_path / TANTI_RESULTS / "imgs_mscoco.txt", BOM + img + "\r\n")
+    refs = ["a bird\u2028on wood ", "A bird on wood .", "A bird on wood .", "", "a yellow bird sitting"]
+    write(tmp_path / "references_karpathy_test/coco_precomp/testall_caps.txt", "\r\n".join(refs) + "\r\n")
+    caps = ["a yellow bird\\nsitting", "a bird\r\non a bench ", "a bird", "a small bird", "a bird  perched"]
+    values = ",\n".join(f"\t '{c}'" for c in [img, *caps, "0"])
+    write(tmp_path / "machine_captions/tanti_phd_humaneval/data.sql",
+          BOM + "INSERT INTO `tbl_questions` VALUES\r\n(\r\n" + values + "\r\n);\r\n")
+    header = "user_id\timage\t" + "\t".join(f"acc_{s}\tflu_{s}" for s in ("human", "init", "pre", "par", "merge"))
+    write(tmp_path / "machine_captions/tanti_phd_humaneval/humaneval_export.txt",
+          BOM + header + "\r\n" + f"5\t{img}\t" + "\t".join(["1", "0"] * 5) + "\r\n")
+    t = data.load("tanti-human200", tmp_path)
+    assert t.groups == [img] * 5 and t.extra["system"] == ["human", "init", "pre", "par", "merge"]
+    # the SQL escape \n is a line break, read as a space; the refs lose the one matching cap_human
+    assert t.candidates == ["a yellow bird sitting", "a bird on a bench", "a bird", "a small bird", "a bird perched"]
+    assert t.references[0] == ["a bird on wood", "A bird on wood .", "A bird on wood ."]
+    assert t.protocol["breaks"] == "space:7" and t.protocol["empty_refs"] == "dropped:5"
+    strict("tanti-human200", tmp_path)
+
+
+def test_nebula_hugging_face_shards(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    # file_name may be a Windows path: its last part names the image
+    rows = {"file_name": ["images\\n1.jpg", "n2.jpg"], "mt": ["a dog\r\nruns ", "a cat"],
+            "refs": [["A dog" + LS + "runs.", "A dog runs.", ""], ["A cat.\n", "A cat.\n"]],
+            "human_score": [0.5, 1.0]}
+    path = tmp_path / "nebula/data/test-00000-of-00001.parquet"
+    path.parent.mkdir(parents=True)
+    pq.write_table(pa.table(rows), path)
+    t = data.load("nebula", tmp_path, source="hf")
+    assert t.images == ["n1.jpg", "n2.jpg"] and t.groups == ["n1", "n2"]
+    assert t.candidates == ["a dog  runs ", "a cat"]
+    assert t.references == [["A dog runs.", "A dog runs."], ["A cat. ", "A cat. "]]
+    assert t.protocol["breaks"] == "space:4" and t.protocol["empty_refs"] == "dropped:1"
+    assert t.protocol["files"].startswith("test-00000-of-00001.parquet=unpinned-")
+    strict("nebula", tmp_path, source="hf")

@@ -93,8 +93,12 @@ _SQL_COLUMNS = ("image", "cap_human", "cap_init", "cap_pre", "cap_par", "cap_mer
 HE_SYSTEMS = ("human", "init", "pre", "par", "merge")
 
 
+#: MySQL's string escapes; any other escaped character stands for itself (``\\'`` is ``'``)
+_SQL_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "b": "\b", "Z": "\x1a"}
+
+
 def _unquote(s: str) -> str:
-    return re.sub(r"\\(.)", r"\1", s.replace("''", "'"))
+    return re.sub(r"\\(.)", lambda m: _SQL_ESCAPES.get(m.group(1), m.group(1)), s.replace("''", "'"), flags=re.S)
 
 
 def _humaneval_questions(root: Path) -> dict[str, dict[str, str]]:
