@@ -201,8 +201,22 @@ def test_rule_prefilter_is_exact(text):
 @example("0-.")
 def test_fast_path_agrees_with_lexer(text):
     fast = ptb._fast(text)
-    if fast is not None:
-        assert fast == ptb._slow(text)
+    assert fast is None or fast == ptb._slow(text)
+    assert ptb.tokenize_one(text) == ptb._slow(text)
+
+
+# Plain captions, the fast path's job (were it to decline them all, the property above would
+# compare nothing): words, case, a possessive, a comma, a final period, a hyphenated number.
+PLAIN = ["a dog runs on the grass", "Two men are riding horses on a beach .",
+         "A little girl in a pink dress climbs the stairs", "a man's red bike, parked by the road.",
+         "People watch a 20-year-old skier"]
+
+
+@pytest.mark.parametrize("text", PLAIN)
+def test_fast_path_answers_plain_captions_as_the_lexer(text):
+    fast = ptb._fast(text)
+    assert fast is not None and fast == ptb._slow(text)
+    assert ptb._fast_many([text]) == [fast]
 
 
 @settings(max_examples=examples(200), deadline=None)
