@@ -68,8 +68,8 @@ def print_rich(res: StressResult, console) -> None:
     from rich.text import Text
 
     table = Table(title=Text(f"stress: {res.source}, {len(res.items)} items"), title_justify="left")
-    table.add_column("perturbation")
-    table.add_column("expected")
+    table.add_column("perturbation", no_wrap=True)
+    table.add_column("expected", no_wrap=True)
     table.add_column("n", justify="right")
     for m in res.metrics:
         table.add_column(Text(m), justify="right")  # a user's column name is never read as markup

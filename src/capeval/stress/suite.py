@@ -70,6 +70,7 @@ class StressResult:
             "metric_signatures": self.metric_signatures,
             "results": {m: {p: c.as_dict() for p, c in by.items()} for m, by in self.results.items()},
             "seconds": round(self.seconds, 3),
+            "seconds_by_family": {k: round(v, 3) for k, v in self.family_seconds.items()},
         }
 
 
