@@ -169,3 +169,32 @@ def test_cli_outputs_and_overwrite(tmp_path, spacy_parser):
     assert CliRunner().invoke(app, [*args, "--overwrite"]).exit_code == 0
     bad = CliRunner().invoke(app, ["stress", "nosuch", "-m", "bleu1"])
     assert bad.exit_code == 2 and "unknown stress source" in bad.output and "Traceback" not in bad.output
+
+
+def test_image_metric_gets_each_items_image(tmp_path, spacy_parser):
+    import os
+
+    folder = tmp_path / "imgs"
+    (folder / "sub").mkdir(parents=True)
+    for r in ROWS:
+        (folder / "sub" / r["image"]).write_bytes(b"not really a jpeg")
+    seen = []
+
+    class ImageName(capeval.UserMetric):
+        name = "image_name_metric"
+        version = "1"
+        needs_images = True
+
+        def score(self, candidates, references, images):
+            seen.extend(os.path.basename(p) for p in images)
+            return [float(ord(os.path.basename(p)[0])) for p in images]
+
+    items = [StressItem(r["id"], r["candidate"], tuple(r["references"]), r["image"]) for r in ROWS]
+    res = capeval.stress(items=items, metrics=[ImageName], images_dir=folder, parser=spacy_parser, n_resamples=20,
+                         perturbations="shuffle")
+    assert list(res.scores["image_name_metric"][CONTROL]) == [float(ord(c)) for c in "abc"]
+    assert set(seen) == {"a.jpg", "b.jpg", "c.jpg"}
+    assert res.results["image_name_metric"]["shuffle"].tie_rate == 1.0
+    with pytest.raises(InputError, match="images"):
+        capeval.stress(items=[{"candidate": "a dog", "references": ["a cat"]}], metrics=[ImageName],
+                       parser=spacy_parser)
