@@ -178,7 +178,7 @@ def _load_options(err, items: list[str]) -> dict[str, str]:
 
 
 def _run_benchmarks(err, names: list[str], metric_names: list[str], metric_options: dict,
-                    score_files: dict[str, str], run_options: dict) -> list:
+                    score_files: dict, run_options: dict) -> list:
     """Each benchmark's result, with the status line following its steps."""
     from ..metaeval.runner import run_benchmark
     from ..progress import noting

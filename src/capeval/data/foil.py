@@ -59,7 +59,7 @@ def load_foil_sample(root: Path, split: str = "test", nrefs: str = "all", coco_c
     file_names = {str(im.get("id")): im.get("file_name") for im in data.get("images") or [] if isinstance(im, dict)}
     by_id = any(str(f["id"]) in orig_ids for f in foils)
 
-    coco = None
+    coco: dict[str, list[str]] | None = None
     if coco_captions is not None:
         cc = read_json(Path(coco_captions), "foil-sample")
         coco = {}

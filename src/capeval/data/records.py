@@ -78,7 +78,7 @@ class _Reader:
                 continue
             kept = []
             for j, ref in enumerate(refs):
-                ref = self._text(ref, lambda j=j: f"reference {j} of {self.row(i)}")
+                ref = self._text(ref, lambda: f"reference {j} of {self.row(i)}")  # noqa: B023 - called at once
                 if isinstance(ref, str) and not ref.strip():
                     self.empty_refs += 1
                     continue
