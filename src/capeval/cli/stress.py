@@ -50,7 +50,8 @@ def stress_cmd(
     err = Console(stderr=True)
     try:
         outs = [p for p in (json_out, markdown_out, report_out, export) if p is not None]
-        check_outputs(outs, inputs=[input_file], overwrite=overwrite)
+        score_paths = [Path(item.partition("=")[2]) for item in scores if "=" in item]
+        check_outputs(outs, inputs=[input_file, *score_paths], overwrite=overwrite)
         from .score import parse_options
 
         score_files = _check_args(source, input_file, metrics, scores, export)
