@@ -218,7 +218,7 @@ def score(
                 continue
         out = _compute(cls, metric, texts, images, on_chunk, merged.shared, tokenizer, _statistics)
         if _statistics:
-            merged.statistics[cls.family], out = out, out.scores()
+            merged.statistics[cls.family], out = out
         tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
         merged.add(cls, names, metric, out, tok_field, options.get(cls.family))
     return merged.result(metrics, emptied, len(cands))
@@ -270,8 +270,9 @@ def _check_requirements(groups, images, n: int, ids):
 
 
 def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, statistics: bool = False):
-    """One family's ``MetricScores`` (its ``Statistics`` with ``statistics``), reporting its
-    progress; the metric is closed afterwards."""
+    """One family's ``MetricScores`` (with ``statistics``: its ``Statistics`` and the scores
+    from them, taken while the metric is open), reporting its progress; the metric is closed
+    afterwards."""
     n = len(texts[0])
     chunk = None
     if on_chunk is not None:
@@ -285,7 +286,9 @@ def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, stati
             # Only image families see images, so text families keep their two-argument compute.
             seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
             try:
-                out = (metric.statistics if statistics else metric.compute)(*texts, **seen)
+                out = metric.compute(*texts, **seen) if not statistics else metric.statistics(*texts, **seen)
+                if statistics:
+                    out = (out, out.scores())
             except (SystemExit, GeneratorExit) as e:  # a plug-in's; never end the run without its output
                 raise InputError(f"metric {cls.family!r} raised {type(e).__name__}({e}) while scoring; "
                                  "a metric returns its scores or raises an exception") from None

@@ -51,10 +51,6 @@ class Metric(ABC):
     text_input : {"tokenized", "raw"}
         ``"tokenized"``: receives PTB-tokenized (or user-chosen tokenizer) text, as
         pycocoevalcap does. ``"raw"``: receives the validated original text (model metrics).
-    aggregates_statistics : bool
-        True when ``compute`` returns per-row sufficient statistics in ``details["stats"]`` and
-        :meth:`evaluate` scores any subset of those rows from them (METEOR's corpus score comes
-        from summed statistics), so a subset need not be recomputed.
     reuses_scores : bool
         True for a family built on other metrics' scores (``learned``): ``capeval.score`` runs
         it last and hands it, through :meth:`reuse`, the scores already computed in that call.
@@ -100,7 +96,6 @@ class Metric(ABC):
     variant: ClassVar[str]
     outputs: ClassVar[tuple[OutputInfo, ...]]
     text_input: ClassVar[Literal["tokenized", "raw"]] = "tokenized"
-    aggregates_statistics: ClassVar[bool] = False
     reuses_scores: ClassVar[bool] = False
     streamable: ClassVar[bool] = True
     uses_df: ClassVar[bool] = False
@@ -161,11 +156,6 @@ class Metric(ABC):
         if cls.streamable:
             return None
         return f"{cls.family}'s per-row scores depend on the whole input, and it has no pre-pass for that yet"
-
-    def evaluate(self, stats: Sequence) -> tuple[Sequence[float], float]:
-        """Per-row and corpus scores of the rows whose statistics are ``stats`` (families with
-        ``aggregates_statistics`` only)."""
-        raise NotImplementedError(f"{self.family} does not score from sufficient statistics")
 
     def reuse(self, shared: dict, *, tokenizer: str) -> None:
         """Scores computed earlier in the same ``capeval.score`` call, name -> (per-caption,

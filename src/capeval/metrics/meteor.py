@@ -212,11 +212,22 @@ class MeteorNativeAggregate(Aggregate):
 
 class MeteorJarAggregate(Aggregate):
     """Jar backend. Per row: the jar's statistics line and its score. Corpus: one EVAL of the
-    distinct lines (their repeats folded, as :meth:`Meteor.compute` sends them) in a JVM
-    started with ``options``."""
+    distinct lines (their repeats folded, as :meth:`Meteor.compute` sends them) in a JVM: the
+    scoring instance's own while it is open (``live``, never pickled), else one started with
+    ``options``."""
 
-    def __init__(self, options: dict):
+    def __init__(self, options: dict, live: Meteor | None = None):
         self.options = dict(options)
+        self._live = live
+
+    def __getstate__(self) -> dict:
+        return {"options": self.options, "_live": None}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.options == self.options  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(type(self))
 
     def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
         return {"meteor": st.rows["meteor"]}
@@ -226,9 +237,11 @@ class MeteorJarAggregate(Aggregate):
         row_unit = [index.setdefault(line, len(index)) for line in st.rows["lines"].tolist()]
         distinct = list(index)
         counts = np.bincount(np.asarray(row_unit, dtype=np.int64), minlength=len(distinct)).tolist()
+        lines = distinct + fold_remainders(distinct, counts)
+        if self._live is not None and self._live._procs:
+            return {"meteor": self._live.evaluate(lines)[1]}
         with Meteor(backend="jar", **self.options) as m:
-            _per, corpus = m.evaluate(distinct + fold_remainders(distinct, counts))
-        return {"meteor": corpus}
+            return {"meteor": m.evaluate(lines)[1]}
 
 
 @register
@@ -270,7 +283,6 @@ class Meteor(Metric):
         ),
     )
     text_input = "tokenized"
-    aggregates_statistics = True  # compute's details["stats"] + evaluate(): the jar's EVAL
 
     @classmethod
     def cache_token(cls, options: dict) -> str | None:
@@ -441,7 +453,7 @@ class Meteor(Metric):
         if self.backend == "native":
             return MeteorNativeAggregate()
         return MeteorJarAggregate({"jar": self._jar_arg, "java": self._java_arg, "max_heap": self.max_heap,
-                                   "timeout": self.timeout, "startup_timeout": self.startup_timeout})
+                                   "timeout": self.timeout, "startup_timeout": self.startup_timeout}, live=self)
 
     def statistics(self, candidates, references, **kw) -> Statistics:
         if self.backend == "native":

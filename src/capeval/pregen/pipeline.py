@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from ..errors import InputError
 from ..metrics.registry import family_for
 from ..signature import nrefs_field
@@ -35,6 +37,7 @@ class PostgenScorer:
     def __init__(self, postgen: Mapping[str, str], options: Mapping[str, dict] | None = None):
         self.postgen = dict(postgen)
         options = dict(options or {})
+        self._options = options
         self._families = {}
         for out in self.postgen.values():
             cls = family_for(out)
@@ -59,9 +62,10 @@ class PostgenScorer:
         subsets: Sequence[Sequence[int]],
     ) -> list[dict[str, float]]:
         """Corpus values of each subset, each scored as if on its own (CIDEr's df from the
-        subset alone). A family whose ``compute`` returns per-row ``stats`` in its details
-        and that offers ``evaluate(stats)`` (METEOR) scores every row once and aggregates
-        each subset from its rows' statistics, which is what scoring the subset does."""
+        subset alone). A family whose rows' statistics depend on the row alone (it streams and
+        needs no corpus pre-pass here) computes them once; each subset's scores come from its
+        rows' statistics (``Statistics.take``), which is what scoring the subset does. Others
+        (CIDEr with df from the subset) score each subset."""
         if not subsets:
             return []
         cands, refs = validate_corpus(candidates, references)
@@ -69,16 +73,14 @@ class PostgenScorer:
         results: list[dict[str, float]] = [{} for _ in subsets]
         for cls, metric in self._families.items():
             names = [(col, out) for col, out in self.postgen.items() if family_for(out) is cls]
-            stats = None
-            if cls.aggregates_statistics:
-                full = metric.compute(cands, refs)
-                stats = full.details.get("stats")
-                fields = full.signature_fields
+            full = None
+            if cls.cannot_stream(self._options.get(cls.family, {})) is None and metric.prepass(cands, refs) is None:
+                full = metric.statistics(cands, refs)
+                fields = full.fields
             for k, idx in enumerate(subsets):
                 idx = list(idx)
-                if stats is not None:
-                    aggregate = metric.evaluate([stats[i] for i in idx])[1]
-                    corpus = {out: aggregate for _, out in names}
+                if full is not None:
+                    corpus = full.take(np.asarray(idx, dtype=np.int64)).corpus()
                 else:
                     res = metric.compute([cands[i] for i in idx], [refs[i] for i in idx])
                     corpus = res.corpus
