@@ -78,12 +78,7 @@ def bench_cmd(
     names = resolve_names(name)
     outputs = [p for p in (json_out, markdown_out, latex_out, report_out) if p is not None]
     with _exit_on_error(err):
-        from .score import parse_options
-
-        metric_options = parse_options(option)
-        score_files = _parse_scores(scores)
-        metric_names = (metrics.split(",") if metrics is not None
-                        else [] if score_files else list(METRIC_SETS["ngram"]))
+        metric_names, metric_options, score_files = _metric_request(metrics, option, scores)
         # before any work: a run that cannot finish computes nothing and writes nothing
         check_run(names, metric_names, outputs, overwrite=overwrite, report=report_out is not None, root=root,
                   allow_modified_data=allow_modified_data, mkdirs=mkdirs)
@@ -98,6 +93,16 @@ def bench_cmd(
         print_rich(results, Console(width=max(Console().width, 120)))
     with _exit_on_error(err):
         _write_outputs(results, json_out, markdown_out, latex_out, report_out)
+
+
+def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -> tuple[list[str], dict, dict]:
+    """The metric names (default: the n-gram set, or none beside --scores), their options and
+    the scores files."""
+    from .score import parse_options
+
+    score_files = _parse_scores(scores)
+    names = metrics.split(",") if metrics is not None else [] if score_files else list(METRIC_SETS["ngram"])
+    return names, parse_options(option), score_files
 
 
 def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *, overwrite: bool, report: bool,

@@ -51,32 +51,11 @@ def load(name: str, root: Path | str | None = None, *, line_breaks: str = "space
     Files are read as released: a line break inside a caption or reference is read as a
     space, as :func:`capeval.score` does by default, and the protocol counts the texts that
     held one (``breaks: space:N``). ``line_breaks="refuse"`` (strict mode) raises instead,
-    naming the first such text."""
-    from ._common import resolve_root
+    naming the first such text. docs/DATA_FORMATS.md lists what each loader does with the
+    other oddities of published files."""
+    from .loading import load_table
 
-    from ..errors import CapevalError, InputError
-    from ..validation import check_line_break_policy
-
-    spec = get_spec(name)
-    check_line_break_policy(line_breaks)
-    base = resolve_root(root, spec)
-    try:
-        table = spec.load_fn()(base, **options)
-    except CapevalError:
-        raise
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError) as e:
-        # A data file of an unexpected shape (truncated, edited, another version): name the
-        # benchmark and where to look instead of a traceback from inside a loader.
-        raise InputError(f"{name}: the data under {base} are malformed ({type(e).__name__}: {e}). "
-                         "`capeval data verify` compares them with the packaged checksums.") from e
-    if line_breaks == "refuse" and table.line_breaks:
-        first = table.line_breaks[0]
-        raise InputError(
-            f"{first.where} contains a line break ({first.char}): {first.text[:60]!r}; "
-            f"{len(table.line_breaks)} text(s) of {name} hold one. Strict mode (--strict-line-breaks, "
-            "line_breaks='refuse') refuses them; by default each is read as a space and the benchmark "
-            f"signature says breaks:space:{len(table.line_breaks)}.")
-    return table
+    return load_table(name, root, line_breaks=line_breaks, **options)
 
 
 def available(root: Path | str | None = None, *, verify: bool = False, count: bool = True) -> list[DatasetInfo]:

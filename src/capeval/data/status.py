@@ -22,7 +22,7 @@ def table_counts(table) -> dict[str, int]:
 
 def dataset_infos(root: Path | str | None = None, *, verify: bool = False, count: bool = True) -> list[DatasetInfo]:
     """``verify`` hashes every file (about 1 s for the team data); otherwise presence only."""
-    from . import load
+    from .loading import load_table
 
     root = Path(root) if root is not None else data_root()
     hashes: dict[str, str] = {}
@@ -39,7 +39,7 @@ def dataset_infos(root: Path | str | None = None, *, verify: bool = False, count
         if count and not spec.costly:
             try:
                 # through load(): a file of an unexpected shape is a named load error, not a traceback
-                table = load(spec.name, root)
+                table = load_table(spec.name, root)
                 info.counts = table_counts(table)
                 info.protocol = dict(table.protocol)
                 info.present = True
