@@ -198,3 +198,24 @@ def test_image_metric_gets_each_items_image(tmp_path, spacy_parser):
     with pytest.raises(InputError, match="images"):
         capeval.stress(items=[{"candidate": "a dog", "references": ["a cat"]}], metrics=[ImageName],
                        parser=spacy_parser)
+
+
+def test_cli_export_then_scores(tmp_path, spacy_parser):
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    rows = _rows_file(tmp_path)
+    units = tmp_path / "units.jsonl"
+    r = CliRunner().invoke(app, ["stress", "--input", str(rows), "--export", str(units), "-p", "shuffle,drop_half"])
+    assert r.exit_code == 0, r.output
+    recs = [json.loads(line) for line in units.read_text(encoding="utf-8").splitlines()]
+    assert len(recs) == 3 * 3  # control, shuffle and drop_half of 3 rows, all distinct
+    scored = tmp_path / "scored.jsonl"
+    scored.write_text("".join(json.dumps({"id": x["id"], "score": -len(x["candidate"])}) + "\n" for x in recs))
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(app, ["stress", "--input", str(rows), "--scores", f"mine={scored}", "-p", "shuffle,drop_half",
+                                 "--json", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())["results"]["mine"]
+    assert res["shuffle"]["tie_rate"] == 1.0 and res["drop_half"]["accuracy"] == 0.0  # shorter scores higher here
