@@ -63,9 +63,15 @@ class _CaptionMetric(Metric):
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
-    #: The capeval output this metric returns, and the family its options go to.
+    #: The capeval output this metric returns.
     output: str
-    family: str
+
+    @property
+    def family(self) -> str:
+        """The family its options go to, as the registry says (no family name is kept here)."""
+        from ..metrics.registry import family_for
+
+        return family_for(self.output).family
 
     def __init__(self, *, tokenizer: str = "ptb", allow_empty: bool = False,
                  options: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -144,7 +150,7 @@ class CIDErD(_CaptionMetric):
     """CIDEr-D as pycocoevalcap reports it ("CIDEr"), with df from all gathered references by
     default; ``df`` may name a df file (fixed document frequencies), ``sigma`` the length penalty."""
 
-    output = family = "cider_d"
+    output = "cider_d"
 
     def __init__(self, df: str | None = None, sigma: float | None = None, **kwargs: Any) -> None:
         options = {k: v for k, v in (("df", df), ("sigma", sigma)) if v is not None}
@@ -153,8 +159,6 @@ class CIDErD(_CaptionMetric):
 
 class BLEU(_CaptionMetric):
     """BLEU-``n_gram`` (1 to 4), coco variant: corpus score from statistics summed over all captions."""
-
-    family = "bleu"
 
     def __init__(self, n_gram: int = 4, **kwargs: Any) -> None:
         if isinstance(n_gram, bool) or n_gram not in (1, 2, 3, 4):
@@ -167,7 +171,7 @@ class BLEU(_CaptionMetric):
 class METEOR(_CaptionMetric):
     """METEOR 1.5 as pycocoevalcap's jar computes it (native backend by default: no Java)."""
 
-    output = family = "meteor"
+    output = "meteor"
 
     def __init__(self, backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(options={"backend": backend} if backend else None, **kwargs)
@@ -176,13 +180,13 @@ class METEOR(_CaptionMetric):
 class ROUGEL(_CaptionMetric):
     """ROUGE-L F (beta 1.2) as pycocoevalcap computes it, averaged over captions."""
 
-    output = family = "rouge_l"
+    output = "rouge_l"
 
 
 class SPICE(_CaptionMetric):
     """SPICE-py: capeval's approximation of SPICE (spaCy + WordNet); ``backend="jar"`` runs the jar."""
 
-    output = family = "spice"
+    output = "spice"
 
     def __init__(self, backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(options={"backend": backend} if backend else None, **kwargs)
