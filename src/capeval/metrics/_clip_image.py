@@ -14,6 +14,7 @@ import io
 
 import numpy as np
 
+from ..doors import check_image_size
 from ..errors import InputError
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -43,6 +44,7 @@ def preprocess_image(image, n_px: int) -> np.ndarray:
     from PIL import Image
 
     w, h = image.size
+    check_image_size(w, h, getattr(image, "filename", "") or "<image>")  # before the resize allocates
     new = resized_size(w, h, n_px)
     if new != (w, h):
         image = image.resize(new, Image.BICUBIC)
@@ -55,12 +57,28 @@ def preprocess_image(image, n_px: int) -> np.ndarray:
 
 def decode(data: bytes, name: str):
     """The PIL image in ``data`` (the bytes of file ``name``), fully decoded; a file PIL cannot
-    read is an :class:`InputError` naming it."""
+    read, or whose pixels or aspect ratio are over the image door's limits
+    (:func:`capeval.doors.check_image_size`, checked from the header before decoding), is an
+    :class:`InputError` naming it and its size."""
+    import warnings
+
     from PIL import Image, UnidentifiedImageError
 
+    size = f"{len(data):,} bytes"
     try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise InputError(f"image {name!r} cannot be read as an image: {exc}") from None
+        with warnings.catch_warnings():
+            # PIL's own bomb check warns then raises past its limits; ours (lower) runs first.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            w, h = image.size
+            size = f"{w}x{h} pixels, {len(data):,} bytes"
+            check_image_size(w, h, name, len(data))
+            image.load()
+    except InputError:
+        raise
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError,
+            Image.DecompressionBombWarning) as exc:
+        raise InputError(f"image {name!r} ({size}) cannot be read as an image: {exc}") from None
+    except MemoryError:
+        raise InputError(f"image {name!r} ({size}) cannot be decoded within the memory available") from None
     return image

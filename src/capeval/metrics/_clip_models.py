@@ -20,7 +20,6 @@ downloaded: a missing model is a :class:`ResourceNotFound` that says where to pu
 from __future__ import annotations
 
 import hashlib
-import io
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,9 @@ from typing import Callable
 import numpy as np
 
 from ..digests import sha256_file
+from ..doors import read_image_bytes
 from ..errors import InputError, ResourceNotFound
+from ._clip_cache import load_shards
 from ._clip_image import PREPROCESS_ID, decode, preprocess_image
 
 BACKENDS = ("auto", "openai", "open_clip", "transformers")
@@ -306,12 +307,7 @@ def _table(enc: ClipEncoder, disk: bool) -> dict[str, np.ndarray]:
             table = _memory[enc.key] = {}
             if disk:
                 folder = _disk_dir(enc)
-                for shard in sorted(folder.glob("*.npz")) if folder.is_dir() else ():
-                    try:
-                        with np.load(shard, allow_pickle=False) as z:
-                            table.update(zip(z["sha256"].tolist(), z["emb"]))
-                    except (OSError, ValueError, KeyError):
-                        continue  # an unreadable shard only costs recomputation
+                table.update(load_shards(folder))  # digest-checked; a damaged shard is dropped
         return table
 
 
@@ -326,10 +322,7 @@ def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, dis
     for p in paths:
         d = by_path.get(p)
         if d is None:
-            try:
-                data = Path(p).read_bytes()
-            except OSError as exc:
-                raise InputError(f"image {p!r} cannot be read: {exc}") from None
+            data = read_image_bytes(p)  # a regular file within the image door's size limit
             d = by_path[p] = hashlib.sha256(data).hexdigest()
             if d not in table and d not in todo:
                 todo[d] = (p, data)
@@ -353,16 +346,13 @@ def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, dis
 
 
 def _write_shard(enc: ClipEncoder, new: dict[str, np.ndarray]) -> None:
-    import os
-    import secrets
-
     from ..errors import OutputError
     from ..outputs import atomic_write
+    from ._clip_cache import shard_bytes
 
-    buf = io.BytesIO()
-    np.savez(buf, sha256=np.array(list(new)), emb=np.stack(list(new.values())))
+    name, data = shard_bytes(new)
     try:
-        atomic_write(_disk_dir(enc) / f"{os.getpid()}-{secrets.token_hex(6)}.npz", buf.getvalue())
+        atomic_write(_disk_dir(enc) / name, data)
     except OutputError:
         pass  # a read-only cache root only costs recomputation next run
 
