@@ -143,6 +143,16 @@ def test_role_swap():
     assert run("role_swap", c) == R.Skip("agent and object read the same")
 
 
+def test_role_swap_through_relational_nouns():
+    # a grouping noun goes with its members; a part noun ("top") stays where it is
+    c = ctx("A/DT/DET/det/1 train/NN/NOUN/ROOT/1 passing/VBG/VERB/acl/1/pass by/IN/ADP/prep/2 a/DT/DET/det/5 "
+            "bunch/NN/NOUN/pobj/3 of/IN/ADP/prep/5 buildings/NNS/NOUN/pobj/6/building")
+    assert run("role_swap", c) == "A bunch of buildings passing by a train"
+    c = ctx("A/DT/DET/det/1 plane/NN/NOUN/ROOT/1 sitting/VBG/VERB/acl/1/sit on/IN/ADP/prep/2 top/NN/NOUN/pobj/3 "
+            "of/IN/ADP/prep/4 a/DT/DET/det/7 runway/NN/NOUN/pobj/5")
+    assert run("role_swap", c) == "A runway sitting on top of a plane"
+
+
 def test_negation():
     assert run("negation", ctx(TWO_DOGS)) == "Two dogs are not playing in the park ."
     assert run("negation", ctx(DOG_RUNS)) == "A dog does not run on the green grass ."
@@ -152,6 +162,9 @@ def test_negation():
     c = ctx("The/DT/DET/det/1 dog/NN/NOUN/nsubj/3 is/VBZ/AUX/aux/3/be not/RB/PART/neg/3 running/VBG/VERB/ROOT/3/run")
     assert run("negation", c) == R.Skip("already negated")
     assert run("negation", ctx(BARE)) == R.Skip("no verb to negate")
+    # a plural noun mistagged as a verb has no subject: no do-support
+    c = ctx("2/CD/NUM/nummod/1 cats/VBZ/VERB/ROOT/1/cat one/CD/NUM/dobj/1")
+    assert run("negation", c) == R.Skip("no verb to negate")
 
 
 def test_random_caption():

@@ -262,19 +262,33 @@ def _nominal(t: Token) -> bool:
     return t.pos in ("NOUN", "PROPN")
 
 
-def _entity(parse: Parse, i: int) -> int | None:
-    """The noun naming the thing at ``i``: ``i`` itself, or for a relational noun ("the top of
-    a hill", "a couple of dogs") the object of its "of"; None when there is none."""
+#: Relational nouns that count or group ("a bunch of buildings"): the whole phrase is the entity.
+#: The other relational nouns name a part or a side ("the top of a hill"): the entity is the "of" object.
+_GROUPING = frozenset({"couple", "pair", "group", "bunch", "number", "lot", "piece", "kind", "sort", "type"})
+
+
+def _entity(parse: Parse, i: int) -> tuple[int, int] | None:
+    """Token range of the noun phrase naming the thing at ``i``: its base noun phrase, or for a
+    relational noun the object of its "of" ("the top of [a hill]"), with the grouping noun in
+    front when it counts or groups ("[a bunch of buildings]"); None when there is none."""
     if not _nominal(parse[i]):
         return None
-    if (parse[i].lemma or parse[i].text).lower() not in lx.RELATIONAL_NOUNS:
-        return i
+    lemma = (parse[i].lemma or parse[i].text).lower()
+    if lemma not in lx.RELATIONAL_NOUNS:
+        return _base_np(parse, i)
     for p in _children(parse, i):
         if parse[p].dep == "prep" and parse[p].text.lower() == "of":
             for c in _children(parse, p):
                 if parse[c].dep == "pobj":
-                    return _entity(parse, c)
+                    inner = _entity(parse, c)
+                    if inner is None:
+                        return None
+                    return (_base_np(parse, i)[0], inner[1]) if lemma in _GROUPING else inner
     return None
+
+
+def _entities(parse: Parse, heads: list[int]) -> list[tuple[int, int]]:
+    return [e for e in (_entity(parse, k) for k in heads) if e is not None]
 
 
 def role_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
@@ -282,8 +296,9 @@ def role_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
     dog"): the verb's subject (or, in a caption without a finite verb, the noun the verb
     modifies) and its direct object, else the object of its first preposition."""
     parse = ctx.parse
-    direct: list[tuple[int, int]] = []
-    oblique: list[tuple[int, int]] = []
+    Span = tuple[int, int]
+    direct: list[tuple[Span, Span]] = []
+    oblique: list[tuple[Span, Span]] = []
     for v, t in enumerate(parse):
         if t.pos not in ("VERB", "AUX"):
             continue
@@ -294,14 +309,11 @@ def role_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
         objs = [c for c in kids if parse[c].dep == "dobj"]
         preps = [c for c in kids if parse[c].dep == "prep"]
         pobjs = [c for p in preps[:1] for c in _children(parse, p) if parse[c].dep == "pobj"]
-        agents, objs, pobjs = ([e for e in (_entity(parse, k) for k in group) if e is not None]
-                               for group in (agents, objs, pobjs))
-        for a in agents:
-            direct.extend((a, o) for o in objs)
-            oblique.extend((a, o) for o in pobjs)
+        for a in _entities(parse, agents):
+            direct.extend((a, o) for o in _entities(parse, objs))
+            oblique.extend((a, o) for o in _entities(parse, pobjs))
     pairs = []
-    for a, o in direct or oblique:
-        sa, so = _base_np(parse, a), _base_np(parse, o)
+    for sa, so in direct or oblique:
         if sa[1] <= so[0] or so[1] <= sa[0]:
             pairs.append((sa, so))
     if not pairs:
@@ -337,7 +349,9 @@ def _negate_verb(ctx: Context, v: int) -> str | None:
     if t.pos == "AUX" or t.lemma == "be":  # copula: "is brown" -> "is not brown"
         end = t.idx + len(t.text)
         return _apply(ctx.text, [(end, end, " not")])
-    if t.tag in _DO:  # "rides" -> "does not ride"
+    if t.tag in _DO and any(parse[c].dep in ("nsubj", "expl") for c in _children(parse, v)):
+        # "rides" -> "does not ride"; only with a subject: a noun mistagged as a verb ("2 cats
+        # one on a chair") has none
         new = f"{lx.same_case(t.text, _DO[t.tag])} not {(t.lemma or t.text).lower()}"
         return _apply(ctx.text, [(t.idx, t.idx + len(t.text), new)])
     if t.tag in ("VBG", "VBN", "VB"):  # "a man riding" -> "a man not riding"
