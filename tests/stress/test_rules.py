@@ -197,6 +197,9 @@ def test_shuffle():
 def test_synonym():
     lex = FakeLexicon(syn={("dog", "n"): ["domestic dog"]})
     assert run("synonym", ctx(TWO_DOGS, lexicon=lex)) == "Two domestic dogs are playing in the park ."
+    # a plural without an ending ("cattle") takes the synonym as it is
+    lex = FakeLexicon(syn={("cattle", "n"): ["cows"]})
+    assert run("synonym", ctx("Cattle/NNS/NOUN/nsubj/1 graze/VBP/VERB/ROOT/1", lexicon=lex)) == "Cows graze"
     lex = FakeLexicon(syn={("horse", "n"): ["equine"]})
     assert run("synonym", ctx(MAN_RIDING, lexicon=lex)) == "A man riding an equine on a beach ."
     lex = FakeLexicon(syn={("green", "a"): ["verdant"]})

@@ -127,6 +127,12 @@ def _root(parse: Parse) -> int | None:
 HEAD_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "ROOT", "conj", "appos", "oprd", "npadvmod"})
 
 
+def _inflected_plural(t: Token) -> bool:
+    """A plural noun whose form differs from its lemma ("dogs", not "cattle" or "sheep"): the
+    new noun is then made plural too; a word plural without an ending takes the new one as is."""
+    return t.tag in ("NNS", "NNPS") and t.text.lower() != (t.lemma or t.text).lower()
+
+
 def object_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
     """A head noun replaced by a WordNet co-hyponym of its first sense (dog -> cat), in the
     noun's number; a preceding "a"/"an" agrees with the new word."""
@@ -145,7 +151,7 @@ def object_swap(ctx: Context, rng: np.random.Generator) -> Outcome:
         return Skip("no head noun with a WordNet co-hyponym the references do not use")
     i = _pick(rng, sorted(options))
     new = _pick(rng, options[i])
-    if ctx.parse[i].tag in ("NNS", "NNPS"):
+    if _inflected_plural(ctx.parse[i]):
         new = lx.plural(new)
     return _replace_word(ctx, i, new, fix_article=True)
 
@@ -449,7 +455,7 @@ def synonym(ctx: Context, rng: np.random.Generator) -> Outcome:
         return Skip("no noun or adjective with a WordNet synonym")
     i = _pick(rng, sorted(options))
     new = _pick(rng, options[i])
-    if ctx.parse[i].tag == "NNS":
+    if _inflected_plural(ctx.parse[i]):
         new = lx.plural(new)
     return _replace_word(ctx, i, new, fix_article=True)
 
