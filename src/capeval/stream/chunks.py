@@ -51,6 +51,35 @@ class Settings:
 _registered: set[bytes] = set()
 
 
+def pickle_user_classes(classes) -> tuple[tuple[str, ...], tuple[bytes, ...]]:
+    """The families registered at run time in this process (neither built in nor a plug-in),
+    pickled for the workers: by reference when pickle can name the class, else by value
+    (cloudpickle, as Ray ships functions)."""
+    import pickle
+
+    from ..metrics.registry import OUTPUT_MODULES, plugin_origin
+
+    ids, blobs = [], []
+    for cls in classes:
+        if plugin_origin(cls) is not None or any(o in OUTPUT_MODULES for o in cls.output_names()):
+            continue
+        try:
+            blob = pickle.dumps(cls)
+            if pickle.loads(blob) is not cls:  # noqa: S301 - our own bytes
+                raise pickle.PicklingError("another class of that name")
+        except (pickle.PicklingError, AttributeError, TypeError):
+            try:
+                import cloudpickle
+            except ImportError:
+                raise InputError(f"metric {cls.family!r} was defined at run time where pickle cannot name it; "
+                                 "define it in an importable module, install cloudpickle, or stream it with "
+                                 "jobs=1") from None
+            blob = cloudpickle.dumps(cls)
+        ids.append(f"{cls.family}:{getattr(cls, 'version', '')}")
+        blobs.append(blob)
+    return tuple(ids), tuple(blobs)
+
+
 def register_user_classes(settings: Settings) -> None:
     """Make the caller's run-time metrics known in this process (a worker's registry starts
     with the built-ins and plug-ins only); once per class and process."""

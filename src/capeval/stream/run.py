@@ -6,7 +6,7 @@
 2. score pass: every chunk is scored by :func:`capeval.score` with that df, on the engine; each
    chunk result is saved in the run folder as it arrives (:mod:`capeval.stream.store`). With the
    local engines the chunks come from the run folder as the df pass validated and tokenized
-   them (:class:`_Prepared`), so the input is read, parsed and tokenized once.
+   them (:class:`~capeval.stream.prepared.Prepared`), so the input is read, parsed and tokenized once.
 3. assembly: chunk results are read back in input order into the output file (written under a
    temporary name and renamed), and the corpus scores come from each family's merged statistics
    (``capeval.metrics.statistics``): integer totals (BLEU's counts, METEOR's summed statistics,
@@ -18,9 +18,7 @@ Every number equals :func:`capeval.score` on the same rows (tests compare with `
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import tempfile
 import time
 import warnings
@@ -35,7 +33,9 @@ from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
 from ..metrics.statistics import Statistics
 from ..result import Result
-from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, score_pass
+from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, pickle_user_classes, score_pass
+from .ids import IdTracker, duplicate_error
+from .prepared import Prepared, source_id
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
 from ..rowfiles import RowFileWriter, row_format
@@ -52,35 +52,6 @@ def streamable(metrics: Iterable[str], options: dict[str, dict] | None = None) -
         return all(family_for(m).cannot_stream(options.get(family_for(m).family) or {}) is None for m in metrics)
     except Exception:
         return False
-
-
-def _user_classes(classes) -> tuple[tuple[str, ...], tuple[bytes, ...]]:
-    """The families registered at run time in this process (neither built in nor a plug-in),
-    pickled for the workers: by reference when pickle can name the class, else by value
-    (cloudpickle, as Ray ships functions)."""
-    import pickle
-
-    from ..metrics.registry import OUTPUT_MODULES, plugin_origin
-
-    ids, blobs = [], []
-    for cls in classes:
-        if plugin_origin(cls) is not None or any(o in OUTPUT_MODULES for o in cls.output_names()):
-            continue
-        try:
-            blob = pickle.dumps(cls)
-            if pickle.loads(blob) is not cls:  # noqa: S301 - our own bytes
-                raise pickle.PicklingError("another class of that name")
-        except (pickle.PicklingError, AttributeError, TypeError):
-            try:
-                import cloudpickle
-            except ImportError:
-                raise InputError(f"metric {cls.family!r} was defined at run time where pickle cannot name it; "
-                                 "define it in an importable module, install cloudpickle, or stream it with "
-                                 "jobs=1") from None
-            blob = cloudpickle.dumps(cls)
-        ids.append(f"{cls.family}:{getattr(cls, 'version', '')}")
-        blobs.append(blob)
-    return tuple(ids), tuple(blobs)
 
 
 def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_format):
@@ -117,59 +88,11 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
                     raise InputError("cider and cider_d were given different df files; stream them separately")
                 df_source = src
     frozen = tuple(sorted((f, tuple(sorted(o.items()))) for f, o in options.items()))
-    user_ids, user_classes = _user_classes(groups)
+    user_ids, user_classes = pickle_user_classes(groups)
     settings = Settings(tuple(metrics), tokenizer, bool(allow_empty), line_breaks, frozen, output_format,
                         user_ids, user_classes)
     needs_df = any(cls.uses_df for cls in groups)
     return settings, needs_df, df_source
-
-
-def _id_hashes(ids) -> np.ndarray:
-    """A 64-bit hash of each id's JSON text (``hash``: this process only, as the tracker is).
-    str and int ids are written as ``json.dumps`` writes them, by its own encoder."""
-    if all(type(k) is str for k in ids):
-        from json.encoder import encode_basestring_ascii
-
-        texts = map(encode_basestring_ascii, ids)
-    elif all(type(k) is int for k in ids):
-        texts = map(int.__repr__, ids)
-    else:
-        texts = map(json.dumps, ids)
-    return np.fromiter(map(hash, texts), dtype=np.int64, count=len(ids))
-
-
-class _IdTracker:
-    """Duplicate ids across the whole input in 8 bytes per row: 64-bit hashes, sorted at the
-    end; a repeated hash is confirmed (or dismissed) by reading the ids again exactly."""
-
-    def __init__(self) -> None:
-        self.parts: list[np.ndarray] = []
-
-    def add(self, ids) -> None:
-        if ids is None:
-            return
-        self.parts.append(_id_hashes(ids))
-
-    def suspects(self) -> set[int]:
-        if not self.parts:
-            return set()
-        h = np.sort(np.concatenate(self.parts))
-        self.parts = []
-        return set(h[1:][h[1:] == h[:-1]].tolist())
-
-
-def _duplicate_error(source, rows: Iterable[tuple], suspects: set[int]) -> InputError | None:
-    seen: dict = {}
-    for i, (line, key, _c, _r) in enumerate(rows):
-        if int(_id_hashes([key])[0]) not in suspects:
-            continue
-        where = line if line is not None else i
-        if key in seen:
-            if line is not None:
-                return InputError(f"{source}:{line}: duplicate id {key!r} (first on line {seen[key]})")
-            return InputError(f"duplicate id {key!r} at items {seen[key]} and {i}")
-        seen[key] = where
-    return None
 
 
 def _merged(family: str, parts: list[Statistics]) -> Statistics:
@@ -191,64 +114,7 @@ def _merge_signature(sig: str, tok: str, nrefs: str) -> str:
     return "|".join(parts)
 
 
-def _source_id(source) -> str | None:
-    """Identity of a file input for reusing a saved df on resume (path, size, mtime)."""
-    if isinstance(source, (str, Path)):
-        st = Path(source).stat()
-        return f"{Path(source).resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    return None
-
-
-class _Prepared:
-    """Chunks as the df pass validated and tokenized them, saved in the run folder (one file
-    each, ``prep-NNNNNNN.bin``), so the score pass reads neither the input nor the tokenizer
-    again. Keyed by the run's fingerprint and the input file's identity (a resumed run reuses
-    them with the df); a missing or damaged file sends the score pass back to the input."""
-
-    _FIELDS = ("index", "start", "ids", "cands", "refs", "lines", "digest", "tokens")
-
-    def __init__(self, store: RunStore, source_id: str | None):
-        import sys
-        import uuid
-
-        self.store = store
-        self.failed = False
-        origin = source_id if source_id is not None else uuid.uuid4().hex  # an iterable: this run only
-        # marshal's format is this Python's: another Python does not read these files.
-        self.key = hashlib.sha256(f"{store.fingerprint}|prepared|{origin}|{sys.version}".encode()).hexdigest()
-
-    def save(self, chunk: Chunk) -> None:
-        import marshal
-
-        if self.failed:
-            return
-        try:  # lists of str and int: marshal, some 3x faster than pickle both ways
-            obj = marshal.dumps(tuple(getattr(chunk, f) for f in self._FIELDS))
-        except ValueError:  # ids of other types (an iterable's): the Chunk itself
-            obj = chunk
-        try:
-            self.store.save(chunk.index, self.key, obj, kind="prep")
-        except OSError:  # no room for the cache (some 1.7x the input): the score pass reads the input
-            self.failed = True
-
-    def load(self, index: int) -> Chunk | None:
-        import marshal
-
-        obj = self.store.load(index, self.key, kind="prep")
-        if isinstance(obj, bytes):
-            return Chunk(**dict(zip(self._FIELDS, marshal.loads(obj))))
-        return obj
-
-    def read(self, n_chunks: int, from_input: Callable[[], Iterable[Chunk]]):
-        for i in range(n_chunks):
-            c = self.load(i)
-            if c is None:
-                yield from itertools.islice(from_input(), i, None)
-                return
-            yield c
-
-
-def _df_pass(eng, store: RunStore, settings: Settings, read_chunks, sid, prepared: _Prepared | None,
+def _df_pass(eng, store: RunStore, settings: Settings, read_chunks, sid, prepared: Prepared | None,
              progress, checkpoint_seconds: float):
     """The df of the whole input, summed over the chunks (resuming a killed df pass from its
     last checkpoint, same input file, if any); written to the run folder, memory-mapped."""
@@ -403,10 +269,10 @@ def score_stream(
                 handle = DfHandle("object", dfo, dfo.n_units)
             df_id = dfo.source
         elif needs_df and not single:
-            sid = _source_id(rows)
+            sid = source_id(rows)
             # Local engines keep the chunks the df pass validated and tokenized in the run
             # folder, for the score pass (Ray workers may run where the folder is not).
-            prepared = _Prepared(store, sid) if eng.name == "local" else None
+            prepared = Prepared(store, sid) if eng.name == "local" else None
             dfo = store.load_df(sid)
             if dfo is None:
                 dfo = _df_pass(eng, store, settings, read_chunks, sid, prepared, progress, checkpoint_seconds)
@@ -419,7 +285,7 @@ def score_stream(
                 n_chunks = -(-dfo.n_units // chunk_size)
                 score_chunks = lambda: prepared.read(n_chunks, read_chunks)  # noqa: E731
 
-        ids = _IdTracker()
+        ids = IdTracker()
         keys: list[str] = []
         n_rows = 0
 
@@ -441,7 +307,7 @@ def score_stream(
                 progress("score", done)
         suspects = ids.suspects()
         if suspects:
-            err = _duplicate_error(rows, (r for c in read_chunks() for r in
+            err = duplicate_error(rows, (r for c in read_chunks() for r in
                                           zip(c.lines or [None] * len(c), c.ids or [None] * len(c), c.cands, c.refs)),
                                    suspects)
             if err is not None:
