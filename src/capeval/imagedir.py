@@ -5,13 +5,20 @@ A name is looked up directly under the directory first, then anywhere below it b
 ``--images`` at the top of an image collection works. A file name found in two places is
 ambiguous and refused rather than guessed. A bare COCO ``image_id`` (an integer) is looked up
 as ``COCO_val2014_%012d.jpg``, then ``COCO_train2014_...``, then ``<id>.jpg``, then ``<id>``.
+
+What ``--images`` confines: an ``image`` field names a file under the folder -- a file name or
+a relative path without ``..``; an absolute path or one with ``..`` is refused, naming it, so an
+input file cannot make capeval read outside the folder. The folder itself is the user's: the
+symbolic links it holds are followed (a dataset linked into it works), and the search below it
+enters each directory once (a link back to ``.`` is a cycle, not an endless tree). Only regular
+files are found (a FIFO or device of that name is not an image).
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from .doors import confined_name, walk_files
 from .errors import InputError
 
 COCO_PATTERNS = ("COCO_val2014_{:012d}.jpg", "COCO_train2014_{:012d}.jpg", "{}.jpg", "{}")
@@ -39,19 +46,18 @@ class ImageDir:
     def _by_name(self) -> dict[str, list[Path]]:
         if self._index is None:
             index: dict[str, list[Path]] = {}
-            for dirpath, _dirs, files in os.walk(self.root, followlinks=True):
-                for f in files:
-                    index.setdefault(f, []).append(Path(dirpath) / f)
+            for f in walk_files(self.root):
+                index.setdefault(f.name, []).append(f)
             self._index = index
         return self._index
 
     def find(self, image) -> Path | None:
         """The file of ``image`` (a file name, a relative path or a COCO id), or None."""
         for name in candidate_names(image):
-            direct = self.root / name
+            direct = self.root / confined_name(name, self.root)
             if direct.is_file():
                 return direct
-            hits = self._by_name().get(Path(name).name, [])
+            hits = [h for h in self._by_name().get(Path(name).name, []) if h.is_file()]
             if len(hits) > 1:
                 raise InputError(f"image {name!r} is ambiguous under {self.root}: "
                                  + ", ".join(str(h) for h in hits[:3]))

@@ -62,3 +62,18 @@ def test_caps_count_words_not_characters():
     check_lengths("METEOR", [long_word], [["a"]], METEOR_MAX_WORDS, "why")  # one word: fine
     with pytest.raises(InputError, match="reference 1 of item 1 has 1,001 words"):
         check_lengths("METEOR", ["a", "b"], [["a"], ["b", "w " * (METEOR_MAX_WORDS + 1)]], METEOR_MAX_WORDS, "why")
+
+
+@pytest.mark.parametrize("text,shown", [(" ".join(["x" * 1001] * 999), "1,000,997 characters"),
+                                        ("y" * 1_200_000, "1,200,000 characters")])
+@pytest.mark.parametrize("where", ["candidate", "reference"])
+def test_spice_caps_characters_too(text, shown, where):
+    """Under the word cap, but past spaCy's 1,000,000 characters (its raw [E088]): the named error
+    the other families give, before anything is parsed (issue 33, item 10)."""
+    from capeval.metrics.spice import Spice
+
+    cands, refs = ([text], [["a dog"]]) if where == "candidate" else (["a dog"], [["a cat", text]])
+    what = "candidate of item 0" if where == "candidate" else "reference 1 of item 0"
+    for run in (lambda: Spice().compute(cands, refs), lambda: Spice().evaluations(cands, refs)):
+        with pytest.raises(InputError, match=f"{what} has {shown}; SPICE-py scores captions of at most 20,000 characters"):
+            run()

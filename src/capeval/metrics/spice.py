@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ._limits import SPICE_MAX_WORDS, check_lengths
+from ._limits import SPICE_MAX_CHARS, SPICE_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
 from .registry import register
 from .statistics import Aggregate, Statistics
@@ -162,7 +162,7 @@ class Spice(Metric):
 
     def _compute_py(self, candidates, references):
         check_lengths("SPICE-py", candidates, references, SPICE_MAX_WORDS,
-                      "parsing and matching a text of thousands of words takes minutes")
+                      "parsing and matching a text of thousands of words takes minutes", SPICE_MAX_CHARS)
         sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process,
                         self.parse_cache)
         arrays = sc.score(candidates, references)
@@ -182,6 +182,8 @@ class Spice(Metric):
             raise InputError("spice: per-tuple counts come from the py backend only")
         if len(candidates) != len(references):
             raise InputError(f"spice: {len(candidates)} candidates but {len(references)} reference lists")
+        check_lengths("SPICE-py", candidates, references, SPICE_MAX_WORDS,
+                      "parsing and matching a text of thousands of words takes minutes", SPICE_MAX_CHARS)
         sc = _py_scorer(self.model, self.synonyms, self.wordnet, self.batch_size, self.n_process,
                         self.parse_cache)
         return sc.evaluations(candidates, references)
