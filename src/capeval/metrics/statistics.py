@@ -153,21 +153,9 @@ class Statistics:
                           dict(self.fields))
 
 
-def batch_rounding(family: str, options: dict) -> str | None:
-    """Why a family that runs a model over batches of texts does not stream with ``options``:
-    float32 rounding in a batch depends on its other texts (padding width, matrix blocking), so
-    chunks would move numbers in the last bits, unless every text is run alone
-    (``batch_size=1``)."""
-    if options.get("batch_size") == 1:
-        return None
-    return (f"{family} runs its model over batches of texts, whose float32 rounding depends on the other texts "
-            f"of a batch, so chunks would change its numbers in the last bits; stream it with batch_size=1 "
-            f"(CLI: -O {family}.batch_size=1) or score it in memory")
-
-
 def from_scores(out: MetricScores, n: int, aggregate: Aggregate) -> Statistics:
     """Statistics of a family whose per-row values are its per-caption scores."""
     return Statistics(n, aggregate, rows=dict(out.per_caption), fields=dict(out.signature_fields))
 
 
-__all__ = ["Aggregate", "RowMean", "Statistics", "batch_rounding", "from_scores"]
+__all__ = ["Aggregate", "RowMean", "Statistics", "from_scores"]
