@@ -234,3 +234,36 @@ def test_the_length_check_sees_a_long_function(tmp_path):
     (tmp_path / "capeval" / "m.py").write_text(f"class C:\n    def f(self):\n{body}\n\ndef g():\n    return 1\n")
     assert _long_functions(tmp_path) == {("capeval/m.py", "C.f")}
 
+
+# ---- file length ------------------------------------------------------------------------------
+
+FILE_LIMIT = 400
+
+
+def _long_files(src: Path) -> set[str]:
+    """``src/...`` paths of the .py and .c files over the limit."""
+    return {f"src/{p.relative_to(src.parent).as_posix()}" for p in sorted(src.rglob("*")) if p.suffix in (".py", ".c")
+            and len(p.read_text(encoding="utf-8").splitlines()) > FILE_LIMIT}
+
+
+def _listed_long_files() -> set[str]:
+    """The rows of ARCHITECTURE.md's "Files over 400 lines" table that give a reason."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## Files over 400 lines", 1)[1].split("\n## ", 1)[0]
+    return {m[1] for m in re.finditer(r"^\| `(src/[^`]+)` \| *\S", section, re.M)}
+
+
+def test_no_file_over_400_lines_unless_listed_with_its_reason():
+    found, listed = _long_files(SRC / "capeval"), _listed_long_files()
+    unlisted = sorted(found - listed)
+    assert not unlisted, (f"files over {FILE_LIMIT} lines: {unlisted}; split them, or list each with its reason in "
+                          "docs/ARCHITECTURE.md (Files over 400 lines)")
+    stale = sorted(listed - found)
+    assert not stale, f"listed in docs/ARCHITECTURE.md but not over {FILE_LIMIT} lines (any more): {stale}; remove the rows"
+
+
+def test_the_file_length_check_sees_a_long_file(tmp_path):
+    (tmp_path / "capeval").mkdir()
+    (tmp_path / "capeval" / "m.py").write_text("x = 1\n" * (FILE_LIMIT + 1))
+    (tmp_path / "capeval" / "short.c").write_text("int x;\n" * FILE_LIMIT)
+    assert _long_files(tmp_path / "capeval") == {"src/capeval/m.py"}
