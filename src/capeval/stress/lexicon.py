@@ -58,6 +58,11 @@ PERSON_SWAPS = {
 }
 #: Never introduced by a rule: informal near-synonyms and offensive words WordNet lists.
 BLOCKED = frozenset(["bloke", "chap", "fella", "fellow", "lad", "gent", "guy", "dude", "prostitute", "whore", "mantrap", "coquette", "bitch"])
+#: WordNet lexicographer files of things one can see: ``object_swap`` swaps a noun only when its
+#: first sense is in one of them ("day", "table" as a tabular array are not swapped), and only for a
+#: co-hyponym from the same file.
+PHYSICAL = frozenset({"noun.artifact", "noun.animal", "noun.person", "noun.food", "noun.plant", "noun.object",
+                      "noun.body", "noun.location"})
 ARTICLES = ("a", "an", "the")
 NEGATION_WORDS = frozenset({"not", "n't", "no", "never", "nobody", "nothing"})
 
@@ -122,7 +127,8 @@ class WordNetLexicon:
 
     @cache  # noqa: B019 - one lexicon per run; the cache is its purpose
     def co_hyponyms(self, lemma: str) -> tuple[str, ...]:
-        """Other hyponyms of the hypernyms of ``lemma``'s first noun sense that people use
+        """For a noun whose first sense names a visible thing (:data:`PHYSICAL`): other hyponyms of
+        that sense's hypernyms, from the same lexicographer file, that people use
         (SemCor count >= 1) and whose own first sense is that sibling (so a reader takes the new
         word in that sense: not "head" for a head of cattle), single or two words, and neither
         the word, one of its synonyms, nor a kind of it or something it is a kind of (not
@@ -130,7 +136,7 @@ class WordNetLexicon:
         if lemma in PERSON_SWAPS:
             return PERSON_SWAPS[lemma]
         synsets = self.wn.synsets(lemma, "n")
-        if not synsets:
+        if not synsets or synsets[0].lexname() not in PHYSICAL:
             return ()
         sense = synsets[0]
         near = {sense, *sense.hypernyms(), *sense.hyponyms()}
@@ -145,7 +151,9 @@ class WordNetLexicon:
                     if text is None or text in own or text in BLOCKED or lem.count() < 1:
                         continue
                     first = self.wn.synsets(lem.name(), "n")[0]
-                    if first != sib or sense in first.closure(lambda s: s.hypernyms()):
+                    if first != sib or first.lexname() != sense.lexname():
+                        continue
+                    if sense in first.closure(lambda s: s.hypernyms()):
                         continue
                     if first in sense.closure(lambda s: s.hypernyms()):
                         continue
