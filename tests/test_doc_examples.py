@@ -2,9 +2,12 @@
 
 The examples name a few inputs they leave to the reader (``cands``, ``refs``, ...); the test
 supplies small ones. A comment ``# -> value`` at the end of a line is checked: the expression
-before it must equal the value. An example that needs what this machine may lack (a model
-file, CoreNLP) is skipped naming what was missing; one marked ``<!-- example: skip (why) -->``
-on the line above is skipped with that reason.
+before it must equal the value. Comments on the lines just above an example say more:
+``<!-- example: needs (model:wordnet, extra:semantic) -->`` names what it needs beyond
+``pip install -e '.[test]'`` (tests/_needs.py; unmet, it is skipped at collection, and a
+``ResourceNotFound`` it raises anyway fails); ``<!-- example: own process (why) -->`` runs it
+in a fresh interpreter (it changes the process for what runs after it);
+``<!-- example: skip (why) -->`` skips it with that reason.
 """
 from __future__ import annotations
 
@@ -13,15 +16,15 @@ import functools
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from capeval.errors import ResourceNotFound
-
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-SKIP_MARK = re.compile(r"<!--\s*example:\s*skip\s*\((.+)\)\s*-->")
+MARK = re.compile(r"<!--\s*example:\s*(skip|own process|needs)\s*\((.+)\)\s*-->")
 
 
 def _examples():
@@ -34,10 +37,15 @@ def _examples():
                 j = start
                 while lines[j].strip() != "```":
                     j += 1
-                above = lines[i - 1] if i else ""
-                skip = SKIP_MARK.search(above)
-                yield pytest.param("\n".join(lines[start:j]), skip.group(1) if skip else None,
-                                   id=f"{path.relative_to(ROOT)}:{start + 1}")
+                marks: dict[str, str] = {}
+                k = i - 1
+                while k >= 0 and (m := MARK.search(lines[k])):
+                    marks[m.group(1)] = m.group(2)
+                    k -= 1
+                needs = [n.strip() for n in marks.get("needs", "").split(",") if n.strip()]
+                yield pytest.param("\n".join(lines[start:j]), marks.get("skip"), "own process" in marks,
+                                   id=f"{path.relative_to(ROOT)}:{start + 1}",
+                                   marks=[pytest.mark.needs(*needs)] if needs else [])
                 i = j
             i += 1
 
@@ -140,22 +148,25 @@ def _checked(source: str) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.parametrize(("source", "skip"), list(_examples()))
-def test_example_runs(source, skip, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("source", "skip", "own_process"), list(_examples()))
+def test_example_runs(source, skip, own_process, tmp_path, monkeypatch):
     if skip:
         pytest.skip(skip)
     monkeypatch.chdir(tmp_path)
     code = _checked(source)
     ast.parse(code)  # a syntax error is the doc's fault, reported as such
-    try:
-        exec(compile(code, "<doc example>", "exec"), _namespace(tmp_path))  # noqa: S102 - our own docs
-    except ResourceNotFound as e:
-        pytest.skip(f"needs a resource this machine lacks: {e}")
+    if own_process:
+        proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return
+    exec(compile(code, "<doc example>", "exec"), _namespace(tmp_path))  # noqa: S102 - our own docs
 
 
 def test_the_collector_finds_the_examples():
     ids = [p.id for p in _examples()]
     assert any(i.startswith("README.md:") for i in ids) and len(ids) >= 8, ids
+    # The comments above an example are read: some example needs something, one runs alone.
+    assert any(p.marks for p in _examples()) and any(p.values[2] for p in _examples())
 
 
 def test_a_wrong_documented_value_fails():
