@@ -43,7 +43,11 @@ class _Reader:
     recorded, so that the protocol can count them and strict mode can refuse them; an empty
     reference is dropped and counted (a row left with none is an error).
 
-    ``row(i)`` names row ``i`` in messages, e.g. ``row 3 (group 'img1')``."""
+    ``row(i)`` names row ``i`` in messages, e.g. ``row 3 (group 'img1')``.
+
+    A table keeps ``breaks`` as its ``line_breaks`` attribute, for strict mode
+    (``capeval.data.load(..., line_breaks="refuse")``) to name the first. It is no dataclass
+    field: ``dataclasses.replace`` and code walking a table's per-row fields must not see it."""
 
     def __init__(self, name: str, row: Callable[[int], str]) -> None:
         self.name = name
@@ -134,9 +138,6 @@ class CorrelationTable:
     #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
     #: metrics read ``images``; text metrics ignore it.
     images: list[str | None] | None = None
-    #: the texts whose line breaks were read as spaces, as the file held them (strict mode,
-    #: ``capeval.data.load(..., line_breaks="refuse")``, refuses the table when there is one)
-    line_breaks: list[LineBreak] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.human = _real_ratings(self.name, self.human)
@@ -192,9 +193,6 @@ class PairwiseTable:
     #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
     #: metrics read ``images``; text metrics ignore it.
     images: list[str | None] | None = None
-    #: the texts whose line breaks were read as spaces, as the file held them (strict mode,
-    #: ``capeval.data.load(..., line_breaks="refuse")``, refuses the table when there is one)
-    line_breaks: list[LineBreak] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.labels = _real_ratings(self.name, self.labels)
@@ -238,9 +236,6 @@ class SystemTable:
     #: ``COCO_val2014_000000391895.jpg``); None when the benchmark does not say. Image-based
     #: metrics read ``images``; text metrics ignore it.
     images: list[str | None] | None = None
-    #: the texts whose line breaks were read as spaces, as the file held them (strict mode,
-    #: ``capeval.data.load(..., line_breaks="refuse")``, refuses the table when there is one)
-    line_breaks: list[LineBreak] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.image_ids)
