@@ -189,13 +189,23 @@ assert COCOEvalCap.__module__ == "capeval.compat.pycocoevalcap.eval", COCOEvalCa
 assert Bleu.__module__ == "capeval.compat.pycocoevalcap.bleu.bleu" and Bleu is not real.Bleu
 import capeval.compat.pycocoevalcap.tokenizer.ptbtokenizer as shim_tok
 assert tok is shim_tok
+import importlib, importlib.util
+assert importlib.util.find_spec("pycocoevalcap.bleu.bleu_scorer") is None  # not found, not an exception
+assert importlib.util.find_spec("pycocoevalcap.x") is None
 try:
     import pycocoevalcap.bleu.bleu_scorer
 except ModuleNotFoundError as e:
-    assert "capeval's shim" in str(e), e
+    assert e.name == "pycocoevalcap.bleu.bleu_scorer", e
 else:
     raise AssertionError("a module the shim lacks imported")
+import pycocoevalcap, pycocoevalcap.bleu
+importlib.reload(pycocoevalcap)
+importlib.reload(pycocoevalcap.bleu)
+assert pycocoevalcap.__name__ == "capeval.compat.pycocoevalcap", pycocoevalcap.__name__
 compat.uninstall()
+import pycocoevalcap
+assert not pycocoevalcap.__name__.startswith("capeval"), pycocoevalcap.__name__
+assert importlib.util.find_spec("pycocoevalcap.x") is None
 import pycocoevalcap.bleu.bleu as again
 assert again.Bleu.__module__ == "pycocoevalcap.bleu.bleu", again.Bleu.__module__
 print("ok")

@@ -3,6 +3,10 @@
 A finder at the front of ``sys.meta_path`` answers for ``pycocoevalcap`` and its submodules
 with the shim's modules (the same module objects, so both names share state). Nothing is
 written to site-packages (no ``.pth``): it lasts for the running interpreter, from the call on.
+A submodule the shim lacks is not found, as any missing module (``importlib.util.find_spec``
+returns None; ``import`` raises ``ModuleNotFoundError``): :func:`uninstall` brings the original
+package back. The shim's modules keep their own names, specs and paths through
+``importlib.reload`` under the alias, so :func:`uninstall` always recognises them.
 """
 from __future__ import annotations
 
@@ -22,16 +26,28 @@ def _target_name(fullname: str) -> str | None:
     return None
 
 
+#: The import attributes of each shim module as imported under its own name. Loading it under
+#: the alias sets its ``__spec__`` (and a reload under the alias its ``__name__``, ``__path__``,
+#: ``__package__`` and ``__loader__``) to the alias's; :meth:`_AliasLoader.exec_module` puts
+#: these back, so the module stays the shim's and :func:`uninstall` finds it.
+_OWN_ATTRS: dict[str, dict[str, object]] = {}
+_IMPORT_ATTRS = ("__name__", "__spec__", "__package__", "__loader__", "__path__", "__file__", "__cached__")
+
+
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, target: str):
         self.target = target
 
     def create_module(self, spec):
         # The shim's own module object: its name, spec and globals stay the shim's.
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        _OWN_ATTRS.setdefault(self.target, {k: module.__dict__[k] for k in _IMPORT_ATTRS if k in module.__dict__})
+        return module
 
     def exec_module(self, module) -> None:
-        """Already executed when imported under its own name."""
+        """Already executed when imported under its own name: only its import attributes, which
+        the import system has just set to the alias's, are restored."""
+        module.__dict__.update(_OWN_ATTRS.get(self.target, {}))
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
@@ -39,13 +55,12 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         name = _target_name(fullname)
         if name is None:
             return None
-        found = importlib.util.find_spec(name)
-        if found is None:
-            raise ModuleNotFoundError(
-                f"capeval.compat.install() routes 'pycocoevalcap' to capeval's shim, which has no module "
-                f"{fullname!r} (it provides eval, tokenizer.ptbtokenizer, bleu.bleu, meteor.meteor, rouge.rouge, "
-                f"cider.cider, spice.spice); call capeval.compat.uninstall() to use the original package",
-                name=fullname)
+        try:
+            found = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # a parent the shim lacks
+            return None
+        if found is None:  # the finder protocol: "not here", never an exception
+            return None
         return importlib.util.spec_from_loader(fullname, _AliasLoader(name),
                                                is_package=found.submodule_search_locations is not None)
 
@@ -75,7 +90,8 @@ def uninstall() -> None:
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
     for n, m in list(sys.modules.items()):
-        if _target_name(n) is not None and getattr(m, "__name__", "").startswith(TARGET):
+        target = _target_name(n)
+        if target is not None and (m is sys.modules.get(target) or getattr(m, "__name__", "").startswith(TARGET)):
             del sys.modules[n]
 
 
