@@ -96,7 +96,7 @@ h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid #ddd;margin-top:
 table{border-collapse:collapse;font-size:.84rem;margin:.4rem 0}
 th,td{padding:.22rem .5rem;border:1px solid #e3e3e3;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}thead th{background:#f6f6f6}
-.sig{font-size:.74rem;color:#555}.sig code{overflow-wrap:anywhere;white-space:pre-wrap}
+.sig{font-size:.74rem;color:#555}.sig code{display:block;overflow-wrap:anywhere;white-space:pre-wrap}
 .meta{color:#555;font-size:.85rem}
 """
 
