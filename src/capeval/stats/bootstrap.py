@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..metrics.statistics import Statistics
 from ..signature import Signature
 from ._arrays import as_vector, same_length
 from ._kendall import MAX_LEVELS, WeightedKendall, levels, weights_from_indices
@@ -88,6 +89,29 @@ def bootstrap_distribution(
     """Statistic on each resample: ``batch_stat(*[a[idx] for a in arrays])`` per index batch."""
     return distribution(lambda idx: batch_stat(*[a[idx] for a in arrays]), len(arrays[0]), n_resamples,
                         seed, strata=strata, chunk_cells=chunk_cells)
+
+
+def corpus_distribution(
+    stats: Statistics,
+    output: str,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    *,
+    strata: Sequence | None = None,
+) -> np.ndarray:
+    """A corpus score over row resamples, from the rows' sufficient statistics
+    (``Metric.statistics``): each resample's statistics are its rows' (``Statistics.take``), so no
+    metric runs again. For a family whose rows need no corpus pre-pass each value equals scoring
+    the resampled rows; CIDEr keeps the full set's df, as the row bootstrap above keeps every
+    metric score."""
+    if output not in stats.corpus():
+        raise InputError(f"{output!r} is not an output of these statistics ({', '.join(stats.corpus())})")
+
+    def corpus(idx: np.ndarray) -> np.ndarray:
+        return np.array([stats.take(row).corpus()[output] for row in idx], dtype=float)
+
+    # one resample's statistics at a time: the index batches only bound memory
+    return distribution(corpus, stats.n, n_resamples, seed, strata=strata)
 
 
 def correlation_resampler(statistic: str, metric: np.ndarray, human: np.ndarray
