@@ -163,6 +163,7 @@ def test_cli_outputs_and_overwrite(tmp_path, spacy_parser):
     assert set(cell) >= {"expected", "n", "skipped", "accuracy", "tie_rate", "mean_delta", "ci"}
     html = out_html.read_text()
     assert "<b>red</b>" not in html and "&lt;b&gt;red&lt;/b&gt;" in html and "<script" not in html
+    assert html.count("<td style='background:") == 2 * 14  # the heatmap: one cell per metric and perturbation
     assert "| bleu1 |" in out_md.read_text() or "bleu1 |" in out_md.read_text()
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 2 and "--overwrite" in again.output
