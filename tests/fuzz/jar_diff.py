@@ -21,8 +21,10 @@ FAMILIES = ("bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d", "meteor")
 
 # --- generators --------------------------------------------------------------------------------
 
-#: Issue 36's alphabet. Line-break characters other than "\n" are left out: pycocoevalcap's
-#: wrapper lets the jar split a caption at them and misaligns the batch (docs/TOKENIZER.md).
+#: Issue 36's alphabet. Like every generator here it holds no line-break character but "\n"
+#: (none, in fact): pycocoevalcap's wrapper lets the jar split a caption at \r, VT, FF, U+2028
+#: and U+2029 and misalign the batch, and capeval reads NEL and U+001C-1E as spaces where the
+#: jar keeps them inside URL-like tokens (docs/TOKENIZER.md, Known differences).
 HOSTILE = list("abcdefghij  -.,'\"!?()[]{}/\\:;") + [
     "é", "ß", "İ", "ﬁ", "\u0301", "\u200b", "😀", "中", "\t", "’", "…", "n't", "'s", "...", "--",
     "``", "''", "0", "12", "3.5", "a.b", "U.S.", "Mr.",
@@ -79,7 +81,8 @@ SPECIAL = {
     ).split(),
     "quote": ['"', "“", "”", "'", "‘", "’", "``", "''", "«", "»", "„", "‚", "‹", "›", "&quot;", "&apos;", "`"],
     "bracket": ["(", ")", "[", "]", "{", "}", "-LRB-", "-RRB-", "-lcb-"],
-    "ellipsis": ["...", "…", ". . .", "....", ".....", "......", ". .", "..", "\u0085"],
+    # Not NEL (U+0085): capeval reads it as a line break, i.e. a space, the jar as "..." (docs/TOKENIZER.md)
+    "ellipsis": ["...", "…", ". . .", "....", ".....", "......", ". .", ".."],
     "dash": ["-", "--", "---", "----", "-----", "—", "–", "―", "‐", "-_-", "&mdash;", "&ndash;"],
     "symbol": (
         "& &amp; @ #tag # #1 $ US$ £5 €3 ¢ ¥ % * ** / \\ :) ;-) =D :P :( ^_^ <b> </b> <br/> &lt; "
