@@ -71,6 +71,31 @@ def test_bleu_orders_and_options():
                                                options={"cider_d": {"sigma": 3.0}}).corpus["cider_d"]
 
 
+@pytest.mark.parametrize("build,match", [
+    (lambda: tm.BLEU(n_gram=2.0), "orders 1 to 4, given as an integer"),
+    (lambda: tm.BLEU(n_gram="2"), "orders 1 to 4"),
+    (lambda: tm.BLEU(n_gram=True), "orders 1 to 4"),
+    (lambda: tm.CIDErD(sigma=0), "sigma must be a positive finite number"),
+    (lambda: tm.CIDErD(sigma=float("nan")), "sigma must be a positive finite number"),
+    (lambda: tm.CIDErD(df="/nonexistent/df.json"), "CIDEr df file not found"),
+    (lambda: tm.METEOR(backend="jvm"), "backend must be one of"),
+    (lambda: tm.SPICE(backend="java"), "backend must be 'py' or 'jar'"),
+    (lambda: tm.ROUGEL(tokenizer="moses"), "unknown tokenizer 'moses'"),
+    (lambda: tm.ROUGEL(tokenizer=None), "a tokenizer name"),
+    (lambda: tm.ROUGEL(allow_empty="yes"), "True or False"),
+    (lambda: tm.ROUGEL(options={"sigmaa": 2}), "unknown option"),
+])
+def test_arguments_are_checked_when_the_metric_is_built(build, match):
+    """Not at the first compute() after an epoch of update() (issue 33, item 12)."""
+    with pytest.raises(InputError, match=match):
+        build()
+
+
+def test_numpy_integer_orders_are_integers():
+    np = pytest.importorskip("numpy")
+    assert tm.BLEU(np.int64(2)).output == "bleu2"
+
+
 def test_refusals():
     m = tm.CIDErD()
     with pytest.raises(InputError, match="preds must be a list"):

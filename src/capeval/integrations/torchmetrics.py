@@ -19,6 +19,7 @@ capeval checkout).
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,9 +80,29 @@ class _CaptionMetric(Metric):
         self.tokenizer = tokenizer
         self.allow_empty = allow_empty
         self.options = dict(options or {})
+        self._check_arguments()
         for name in _STATES:
             self.add_state(name, default=[], dist_reduce_fx="cat")
         self.result = None  #: the last compute()'s capeval Result (per-caption scores, signatures)
+
+    def _check_arguments(self) -> None:
+        """Every argument checked when the metric is built, not at the first ``compute()`` after a
+        whole epoch of ``update()``: the tokenizer, and the family's options, by building the
+        capeval metric they describe once (a df file is read then, and refused if bad)."""
+        from ..api import _instantiate
+        from ..metrics.registry import get_family
+        from ..text import tokenizer_id
+
+        name = type(self).__name__
+        if not isinstance(self.tokenizer, str):
+            raise InputError(f"{name}(tokenizer={self.tokenizer!r}): a tokenizer name")
+        tokenizer_id(self.tokenizer)
+        if not isinstance(self.allow_empty, bool):
+            raise InputError(f"{name}(allow_empty={self.allow_empty!r}): True or False")
+        metric = _instantiate(get_family(self.family), self.options)
+        close = getattr(metric, "close", None)
+        if close is not None:
+            close()
 
     def update(self, preds: Sequence[str], target: Sequence[str | Sequence[str]]) -> None:
         if isinstance(preds, str) or not all(isinstance(p, str) for p in preds):
@@ -161,11 +182,16 @@ class BLEU(_CaptionMetric):
     """BLEU-``n_gram`` (1 to 4), coco variant: corpus score from statistics summed over all captions."""
 
     def __init__(self, n_gram: int = 4, **kwargs: Any) -> None:
-        if isinstance(n_gram, bool) or n_gram not in (1, 2, 3, 4):
-            raise InputError(f"BLEU(n_gram={n_gram!r}): capeval's coco BLEU has orders 1 to 4")
+        # 2.0 == 2, but the output would be named "bleu2.0": integers only (numpy's too).
+        try:
+            order = operator.index(n_gram)
+        except TypeError:
+            order = None
+        if isinstance(n_gram, bool) or order not in (1, 2, 3, 4):
+            raise InputError(f"BLEU(n_gram={n_gram!r}): capeval's coco BLEU has orders 1 to 4, given as an integer")
+        self.n_gram = order
+        self.output = f"bleu{order}"  # before the base's argument check, which looks up its family
         super().__init__(**kwargs)
-        self.n_gram = n_gram
-        self.output = f"bleu{n_gram}"
 
 
 class METEOR(_CaptionMetric):
