@@ -11,8 +11,9 @@ resource resolver (which only looks for files). The checks run once per session,
 ``compiled``              every compiled core (``compiled:speedups``, ``compiled:meteor``,
                           ``compiled:paratable`` for one); none when ``CAPEVAL_PURE_PYTHON`` is set
 ``extra:NAME``            the modules of capeval's extra NAME (:data:`capeval.extras.EXTRA_MODULES`)
-``model:RESOURCE``        a resource the resolver finds (``capeval models list`` names them), or
-                          ``model:spacy-sm``, SPICE-py's default spaCy pipeline (installed as a package)
+``model:RESOURCE``        a resource the resolver finds (``capeval models list`` names them),
+                          ``model:spacy-sm``, SPICE-py's default spaCy pipeline (installed as a
+                          package), or ``model:qace-img``, never met (QACE-Img has no default reader)
 ``module:NAME``           an importable module (an oracle the tests compare with)
 """
 from __future__ import annotations
@@ -23,12 +24,17 @@ import os
 import shutil
 
 #: Requirements whose absence CAPEVAL_STRICT_SKIPS=1 accepts: the files no registry or apt
-#: package gives a machine (the user's own downloads), each with why. (QACE-Img's Visual-T5
-#: checkpoint is not here: no test needs it, they build a tiny reader instead.)
+#: package gives a machine (the user's own downloads), each with why.
 ALLOWED_ABSENT: dict[str, str] = {
     "model:clip-vit-b32": "OpenAI's CLIP ViT-B/32 weights: a file the user downloads",
     "model:pacs-vit-b32": "the PAC-S checkpoint released with aimagelab/pacscore: a file the user downloads",
     "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
+    "model:qace-img": "QACE-Img's Visual-T5 checkpoint and BUTD features: on no registry",
+    # Oracles of the CLIP tests: both import torchvision, and PyPI's torchvision 0.28.0 (the one
+    # for torch 2.13.0) does not import beside the CPU torch 2.13.0 (RuntimeError: operator
+    # torchvision::nms does not exist).
+    "module:open_clip": "open_clip_torch needs a torchvision that imports beside the CPU torch 2.13.0",
+    "module:clip": "OpenAI's clip package needs a torchvision that imports beside the CPU torch 2.13.0",
 }
 
 #: What SPICE-py's pieces need: spaCy and its default pipeline; WordNet 3.0 read through NLTK;
@@ -97,6 +103,9 @@ def unmet(need: str) -> str | None:
         from capeval.scenegraph.parser import DEFAULT_MODEL
 
         return None if _importable(DEFAULT_MODEL) else f"spaCy pipeline {DEFAULT_MODEL} is not installed"
+    if kind == "model" and name == "qace-img":
+        # No resource: the user passes a reader built from their copy (docs/QACE.md).
+        return "QACE-Img's Visual-T5 checkpoint is on no registry; capeval has no default reader"
     if kind == "model" and name:
         from capeval.errors import ResourceNotFound
         from capeval.resources.resolver import get_spec, resolve

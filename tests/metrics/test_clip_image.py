@@ -37,13 +37,11 @@ def test_matches_transformers_clip_image_processor(size, mode):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.needs("module:clip")
 @pytest.mark.parametrize("size", EVEN + ODD)
 def test_matches_the_clip_package_preprocess(size):
-    try:
-        import clip  # noqa: F401
-        from clip.clip import _transform
-    except Exception as exc:  # noqa: BLE001 - clip imports torchvision, which may not import beside torch
-        pytest.skip(f"the clip package cannot be imported here ({type(exc).__name__}: {exc})")
+    from clip.clip import _transform
+
     img = _image(*size)
     np.testing.assert_array_equal(preprocess_image(img, 224), _transform(224)(img).numpy())
 

@@ -3,9 +3,11 @@ fixed corpus, its per-caption scores are one per caption and inside its declared
 signature names variant, output, tokenizer, reference count and version, a rerun gives the same
 numbers and signature, and two threads scoring at once give them too.
 
-An output that cannot run here is skipped with the reason: it reads images, or needs a pip
-extra, a model, a resource or Java that is not installed. Families that load a transformer
-encoder (the ``bertscore`` extra) take seconds per load and are marked slow."""
+Outputs that read images are tested with image fixtures (test_clip*.py), not here. What a
+built-in family needs beyond its pip extras (a model, a resource) is in FAMILY_NEEDS; unmet,
+its outputs are skipped at collection, and a ResourceNotFound while scoring fails. Families
+that load a transformer encoder (the ``bertscore`` extra) take seconds per load and are marked
+slow."""
 from __future__ import annotations
 
 import math
@@ -16,10 +18,20 @@ import numpy as np
 import pytest
 
 import capeval
-from capeval.errors import ExternalToolError, ResourceNotFound
-from capeval.extras import missing_extras
 from capeval.metrics.base import Metric
 from capeval.metrics.registry import family_for
+from tests._needs import QACE_REF, SPICE_PY
+
+MINILM = "model:encoder-minilm-l6"  # the default encoder of BERTScore and the sentence similarity
+GLOVE = "model:glove-6b-50d"  # the default vectors of WMD and WEmbSim
+#: family -> what its default options read besides its extras.
+FAMILY_NEEDS: dict[str, tuple[str, ...]] = {
+    "bertscore": (MINILM,), "sentsim": (MINILM,), "wmd": (GLOVE,), "wembsim": (GLOVE,),
+    "meteor": ("module:pycocoevalcap",),  # native METEOR reads the resources of pycocoevalcap's jar
+    "spice": SPICE_PY, "spider": SPICE_PY, "qace_ref": QACE_REF, "qace_img": ("model:qace-img",),
+    "nneval": (*SPICE_PY, GLOVE, "module:pycocoevalcap"),
+    "learned": (*SPICE_PY, GLOVE, MINILM, "module:pycocoevalcap"),
+}
 
 CANDS = ["a dog runs on the grass", "two men ride bikes down a street", "a cat sleeps on a sofa",
          "a red ball floats in the water", "a dog runs on the grass"]
@@ -29,7 +41,7 @@ REFS = [["a dog is running on grass", "the dog runs across a lawn"],
         ["a ball floats in the water", "a red ball on a lake"],
         ["a dog is running on grass", "the dog runs across a lawn"]]
 
-_runs: dict[str, tuple] = {}  # family -> (first, rerun, [thread results]) or the skip reason
+_runs: dict[str, tuple] = {}  # family -> (first, rerun, [thread results])
 
 
 def _score(names):
@@ -42,11 +54,7 @@ def _family_runs(cls):
     if cls.family in _runs:
         return _runs[cls.family]
     names = list(cls.output_names())
-    try:
-        first = _score(names)
-    except (ResourceNotFound, ExternalToolError) as e:  # a model, resource or Java not installed
-        _runs[cls.family] = f"{cls.family} cannot run here: {e}"
-        return _runs[cls.family]
+    first = _score(names)
     rerun = _score(names)
     results, errors = [None, None], []
 
@@ -74,7 +82,12 @@ def _params():
     out = []
     for info in outputs:
         cls = family_for(info.name)
+        if cls.needs_images:
+            continue
         marks = [pytest.mark.slow] if "bertscore" in cls.extras else []
+        needs = (*(f"extra:{e}" for e in cls.extras), *FAMILY_NEEDS.get(cls.family, ()))
+        if needs:
+            marks.append(pytest.mark.needs(*needs))
         out.append(pytest.param(info, id=info.name, marks=marks))
     return out
 
@@ -86,15 +99,7 @@ def _same(a, b) -> bool:
 @pytest.mark.parametrize("info", _params())
 def test_output_contract(info):
     cls = family_for(info.name)
-    if cls.needs_images:
-        pytest.skip(f"{info.name} reads images (tested with image fixtures in test_clip*.py)")
-    absent = missing_extras(cls.extras)
-    if absent:
-        pytest.skip(f"{info.name} needs the extra(s) {', '.join(absent)}")
-    runs = _family_runs(cls)
-    if isinstance(runs, str):
-        pytest.skip(runs)
-    first, rerun, threaded = runs
+    first, rerun, threaded = _family_runs(cls)
     name = info.name
 
     per = np.asarray(first.per_caption[name], dtype=float)
