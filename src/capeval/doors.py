@@ -38,7 +38,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Self
 
 from .errors import InputError
 
@@ -186,6 +186,39 @@ def text_lines(path: str | Path, what: str, max_bytes: int, *, newline: str = "\
             yield line
     finally:
         text.close()
+
+
+class BoundedLines:
+    """The lines of a binary file (``readline`` and iteration), each at most ``max_line`` bytes:
+    a longer one (a device, or a file without line breaks) is an error naming its line, not a
+    read until memory runs out."""
+
+    def __init__(self, f: BinaryIO, path, max_line: int = MAX_LINE_BYTES):
+        self.f, self.path, self.max_line, self.lineno = f, path, max_line, 0
+
+    def readline(self) -> bytes:
+        line = self.f.readline(self.max_line + 1)
+        if line:
+            self.lineno += 1
+            if len(line) > self.max_line and not line.endswith(b"\n"):
+                raise InputError(f"{self.path}:{self.lineno}: a line over {_mib(self.max_line)}; lines of capeval "
+                                 "inputs are limited to that")
+        return line
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.readline, b"")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.f.close()
+
+
+def open_lines(path: str | Path, what: str, max_bytes: int = 1 << 62) -> BoundedLines:
+    """A regular file's lines, each bounded (:class:`BoundedLines`); for streamed inputs, which
+    have no size limit. Close it with ``.f.close()`` or use it as a context manager."""
+    return BoundedLines(open_regular(path, what, max_bytes), path)
 
 
 def _locate_utf8_error(path) -> InputError:

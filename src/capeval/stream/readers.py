@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..doors import open_lines
 from ..errors import InputError
 
 STREAM_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")
@@ -51,7 +52,7 @@ def _utf8_error(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> InputEr
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
     from ..inputs import parse_jsonl_line
 
-    with path.open("rb") as f:
+    with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.doors)
         for lineno, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8")
@@ -103,7 +104,7 @@ class _Utf8Lines:
 def _csv_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
     from ..inputs import iter_csv
 
-    with path.open("rb") as f:
+    with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.doors)
         yield from iter_csv(path, _Utf8Lines(path, f))
 
 
