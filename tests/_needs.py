@@ -15,6 +15,7 @@ resource resolver (which only looks for files). The checks run once per session,
                           ``model:spacy-sm``, SPICE-py's default spaCy pipeline (installed as a
                           package), or ``model:qace-img``, never met (QACE-Img has no default reader)
 ``module:NAME``           an importable module (an oracle the tests compare with)
+``env:NAME``              the environment variable NAME set to 1 (a long check run on demand)
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ ALLOWED_ABSENT: dict[str, str] = {
     "model:pacs-vit-b32": "the PAC-S checkpoint released with aimagelab/pacscore: a file the user downloads",
     "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
     "model:qace-img": "QACE-Img's Visual-T5 checkpoint and BUTD features: on no registry",
+    "env:CAPEVAL_CHECK_SHIPPED_LEARNED": "the learned metric's full retrain: over 17 minutes cold on 2 cores",
     # Oracles of the CLIP tests: both import torchvision, and PyPI's torchvision 0.28.0 (the one
     # for torch 2.13.0) does not import beside the CPU torch 2.13.0 (RuntimeError: operator
     # torchvision::nms does not exist).
@@ -97,6 +99,8 @@ def unmet(need: str) -> str | None:
             raise ValueError(f"needs: unknown extra {name!r} (known: {', '.join(EXTRA_MODULES)})")
         absent = missing_modules(name)
         return f"{', '.join(absent)} missing: {install_hint([name])}" if absent else None
+    if kind == "env" and name:
+        return None if os.environ.get(name) == "1" else f"set {name}=1 to run it"
     if kind == "module" and name:
         return None if _importable(name) else f"{name} is not installed"
     if kind == "model" and name == "spacy-sm":
