@@ -48,6 +48,24 @@ SPICE_PY = (*SPACY, "model:wordnet")
 QACE_REF = (*SPICE_PY, "extra:bertscore", "model:encoder-minilm-l6")
 
 
+MINILM = "model:encoder-minilm-l6"  # the default encoder of BERTScore and the sentence similarity
+GLOVE = "model:glove-6b-50d"  # the default vectors of WMD and WEmbSim
+#: Built-in metric family -> what its default options read besides its pip extras.
+FAMILY_NEEDS: dict[str, tuple[str, ...]] = {
+    "bertscore": (MINILM,), "sentsim": (MINILM,), "wmd": (GLOVE,), "wembsim": (GLOVE,),
+    "meteor": ("module:pycocoevalcap",),  # native METEOR reads the resources of pycocoevalcap's jar
+    "spice": SPICE_PY, "spider": SPICE_PY, "qace_ref": QACE_REF, "qace_img": ("model:qace-img",),
+    "nneval": (*SPICE_PY, GLOVE, "module:pycocoevalcap"),
+    "learned": (*SPICE_PY, GLOVE, MINILM, "module:pycocoevalcap"),
+}
+
+
+def family_needs(cls) -> tuple[str, ...]:
+    """What metric family ``cls`` needs to score with its default options: its extras, and
+    what :data:`FAMILY_NEEDS` names."""
+    return (*(f"extra:{e}" for e in cls.extras), *FAMILY_NEEDS.get(cls.family, ()))
+
+
 def requires(*needs: str):
     """The requirements of a fixture: every test using it (directly or through other fixtures)
     needs them. Put it below ``@pytest.fixture``, on the function itself."""

@@ -4,7 +4,7 @@ signature names variant, output, tokenizer, reference count and version, a rerun
 numbers and signature, and two threads scoring at once give them too.
 
 Outputs that read images are tested with image fixtures (test_clip*.py), not here. What a
-built-in family needs beyond its pip extras (a model, a resource) is in FAMILY_NEEDS; unmet,
+built-in family needs beyond its pip extras (a model, a resource) is in tests/_needs.py; unmet,
 its outputs are skipped at collection, and a ResourceNotFound while scoring fails. Families
 that load a transformer encoder (the ``bertscore`` extra) take seconds per load and are marked
 slow."""
@@ -20,18 +20,7 @@ import pytest
 import capeval
 from capeval.metrics.base import Metric
 from capeval.metrics.registry import family_for
-from tests._needs import QACE_REF, SPICE_PY
-
-MINILM = "model:encoder-minilm-l6"  # the default encoder of BERTScore and the sentence similarity
-GLOVE = "model:glove-6b-50d"  # the default vectors of WMD and WEmbSim
-#: family -> what its default options read besides its extras.
-FAMILY_NEEDS: dict[str, tuple[str, ...]] = {
-    "bertscore": (MINILM,), "sentsim": (MINILM,), "wmd": (GLOVE,), "wembsim": (GLOVE,),
-    "meteor": ("module:pycocoevalcap",),  # native METEOR reads the resources of pycocoevalcap's jar
-    "spice": SPICE_PY, "spider": SPICE_PY, "qace_ref": QACE_REF, "qace_img": ("model:qace-img",),
-    "nneval": (*SPICE_PY, GLOVE, "module:pycocoevalcap"),
-    "learned": (*SPICE_PY, GLOVE, MINILM, "module:pycocoevalcap"),
-}
+from tests._needs import family_needs
 
 CANDS = ["a dog runs on the grass", "two men ride bikes down a street", "a cat sleeps on a sofa",
          "a red ball floats in the water", "a dog runs on the grass"]
@@ -85,7 +74,7 @@ def _params():
         if cls.needs_images:
             continue
         marks = [pytest.mark.slow] if "bertscore" in cls.extras else []
-        needs = (*(f"extra:{e}" for e in cls.extras), *FAMILY_NEEDS.get(cls.family, ()))
+        needs = family_needs(cls)
         if needs:
             marks.append(pytest.mark.needs(*needs))
         out.append(pytest.param(info, id=info.name, marks=marks))

@@ -13,12 +13,11 @@ from functools import reduce
 import numpy as np
 import pytest
 
-from capeval.errors import ExternalToolError, ResourceNotFound
-from capeval.extras import missing_extras
 from capeval.metrics.base import Metric
 from capeval.metrics.registry import get_family
 from capeval.metrics.statistics import RowMean, Statistics
 from capeval.text import tokenize_corpus
+from tests._needs import family_needs
 
 CAPS = "references_karpathy_test/coco_precomp/testall_caps.txt"
 
@@ -74,18 +73,13 @@ def _same(a, b) -> bool:
 
 
 def _metric(cls, options):
-    try:
-        return cls(**options)
-    except (ResourceNotFound, ExternalToolError) as e:
-        pytest.skip(f"{cls.family}: {e}")
+    return cls(**options)
 
 
-@pytest.mark.parametrize("family,options,n", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("family,options,n", [
+    pytest.param(*case, id=case[0], marks=pytest.mark.needs(*family_needs(get_family(case[0])))) for case in CASES])
 def test_chunked_statistics_equal_the_whole(family, options, n, data_dir):
     cls = get_family(family)
-    absent = missing_extras(cls.extras)
-    if absent:
-        pytest.skip(f"{family} needs the extra(s) {', '.join(absent)}")
     cands, refs = _rows(data_dir, n)
     if cls.text_input == "tokenized":
         cands, refs = tokenize_corpus(cands, refs, "ptb")

@@ -8,10 +8,11 @@ import pytest
 
 import capeval
 from capeval import score_stream
-from capeval.errors import ResourceNotFound
-from capeval.extras import missing_extras
 from capeval.inputs import write_result
+from capeval.metrics.registry import get_family
 from capeval.metrics.user import UserMetric, from_callable
+
+from tests._needs import family_needs
 
 from ._rows import make_rows, write_jsonl
 
@@ -62,15 +63,12 @@ def test_meteor_ter_and_user_metrics_stream_in_workers(tmp_path, jobs):
     assert out.with_name("o.signatures.json").read_bytes() == mem_sig
 
 
-@pytest.mark.parametrize("names,extra", [(["wmd", "wembsim"], "semantic"), (["spice", "spice_object"], "semantic")])
-def test_vector_and_scene_graph_families_stream(tmp_path, names, extra):
-    if missing_extras((extra,)):
-        pytest.skip(f"needs the {extra} extra")
+@pytest.mark.parametrize("names", [
+    pytest.param(["wmd", "wembsim"], marks=pytest.mark.needs(*family_needs(get_family("wmd")))),
+    pytest.param(["spice", "spice_object"], marks=pytest.mark.needs(*family_needs(get_family("spice"))))])
+def test_vector_and_scene_graph_families_stream(tmp_path, names):
     rows = make_rows(24 if "spice" in names else 90, seed=5)
-    try:
-        mem = _in_memory(rows, names)
-    except ResourceNotFound as e:
-        pytest.skip(str(e))
+    mem = _in_memory(rows, names)
     p = tmp_path / "in.jsonl"
     write_jsonl(p, rows)
     _same(mem, score_stream(p, names, chunk_size=7, keep_per_caption=True), names)

@@ -11,7 +11,7 @@ import capeval
 from capeval.errors import InputError
 from capeval.stress import SOURCES, StressItem
 from capeval.stress.scoring import CONTROL
-from tests._resources import require_wordnet
+from tests._needs import SPICE_PY, requires
 
 ROWS = [
     {"id": "r1", "candidate": "A man riding a horse on a beach .", "references": ["a person rides a horse by the sea",
@@ -26,16 +26,12 @@ ROWS = [
 
 
 @pytest.fixture(scope="module")
+@requires(*SPICE_PY)
 def spacy_parser():
     from capeval.data.distractors import SpacyParser
-    from capeval.errors import ResourceNotFound
 
     parser = SpacyParser()
-    try:
-        assert parser.nlp is not None
-    except ResourceNotFound as exc:
-        pytest.skip(f"spaCy pipeline not installed: {exc}")
-    require_wordnet()
+    assert parser.nlp is not None
     return parser
 
 
