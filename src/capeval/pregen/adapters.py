@@ -73,23 +73,13 @@ def target_prob_and_rank(logits, targets, vocab_chunk: int = DEFAULT_VOCAB_CHUNK
     return prob.double().cpu(), greater.cpu()
 
 
-def _batches(lengths: np.ndarray, vocab_size: int, max_logits: int, max_batch: int | None):
-    """Consecutive runs of sequences whose padded logits fit in ``max_logits`` floats."""
-    start = 0
-    n = len(lengths)
-    while start < n:
-        end = start
-        longest = 0
-        while end < n:
-            longest_next = max(longest, int(lengths[end]))
-            if end > start and (end - start + 1) * longest_next * vocab_size > max_logits:
-                break
-            if max_batch is not None and end - start >= max_batch:
-                break
-            longest = longest_next
-            end += 1
-        yield start, end
-        start = end
+def _rows(length: int, vocab_size: int, max_logits: int, max_batch: int | None) -> int:
+    """Captions per forward pass for captions of ``length`` tokens: the torch runner's fixed
+    count, fewer when their logits would not fit in ``max_logits`` floats or ``max_batch``."""
+    from ..resources.torch_runner import ROWS
+
+    cap = ROWS if max_batch is None else min(ROWS, max_batch)
+    return max(1, min(cap, max_logits // max(1, length * vocab_size)))
 
 
 def score_references(
@@ -134,29 +124,30 @@ def score_references(
             seqs.append(ids)
             owner.append(i)
     lengths = np.array([len(s) for s in seqs], dtype=np.int64)
-    # Batches of similar length waste little on padding; results go back to input order.
-    order = np.argsort(lengths, kind="stable")
-    per_seq: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(seqs)
-    with torch.inference_mode():
-        for lo, hi in _batches(lengths[order], adapter.vocab_size, max_logits, max_batch):
-            members = order[lo:hi]
-            blen = torch.as_tensor(lengths[members])
-            tgt = torch.zeros((hi - lo, int(blen.max())), dtype=torch.int64)
-            for b, j in enumerate(members):
-                tgt[b, : lengths[j]] = torch.as_tensor(seqs[j])
-            cond = [conditioning[owner[j]] for j in members]
-            logits = adapter.logits(cond, tgt, blen)
-            if tuple(logits.shape[:2]) != tuple(tgt.shape) or logits.shape[2] != adapter.vocab_size:
-                raise InputError(
-                    f"adapter returned logits of shape {tuple(logits.shape)}; expected "
-                    f"{tuple(tgt.shape) + (adapter.vocab_size,)}"
-                )
-            valid = torch.arange(tgt.shape[1])[None, :] < blen[:, None]
-            p, r = target_prob_and_rank(
-                logits[valid.to(logits.device)].float(), tgt[valid].to(logits.device), vocab_chunk
+    from ..resources.torch_runner import map_fixed
+
+    # Every caption in a forward pass of a fixed shape: captions of its own length, as many as
+    # _rows gives for that length, on the torch runner's single-threaded workers; so its scores
+    # depend on it (and the options) alone, not on the other captions or the thread count.
+    def forward(members: list[int]) -> list[tuple]:
+        tgt = torch.as_tensor([seqs[j] for j in members], dtype=torch.int64)
+        blen = torch.full((len(members),), tgt.shape[1], dtype=torch.int64)
+        cond = [conditioning[owner[j]] for j in members]
+        logits = adapter.logits(cond, tgt, blen)
+        if tuple(logits.shape[:2]) != tuple(tgt.shape) or logits.shape[2] != adapter.vocab_size:
+            raise InputError(
+                f"adapter returned logits of shape {tuple(logits.shape)}; expected "
+                f"{tuple(tgt.shape) + (adapter.vocab_size,)}"
             )
-            for j, pj, rj in zip(members, p.split(blen.tolist()), r.split(blen.tolist())):
-                per_seq[j] = (pj, rj)
+        p, r = target_prob_and_rank(
+            logits.reshape(-1, logits.shape[2]).float(), tgt.reshape(-1).to(logits.device), vocab_chunk
+        )
+        return list(zip(p.cpu().split(tgt.shape[1]), r.cpu().split(tgt.shape[1])))
+
+    # One pass at a time: a user's module need not be safe to call from two threads (the
+    # adapters switch it to eval mode and back around each call).
+    per_seq = map_fixed(forward, lengths.tolist(),
+                        rows=lambda n: _rows(int(n), adapter.vocab_size, max_logits, max_batch), workers=1)
     return TokenScores(
         torch.cat([ps[0] for ps in per_seq]).numpy(),
         torch.cat([ps[1] for ps in per_seq]).numpy(),

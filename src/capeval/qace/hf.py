@@ -75,22 +75,31 @@ class _Seq2Seq:
     def generate(self, prompts: Sequence[str]) -> tuple[list[str], np.ndarray]:
         import torch
 
-        texts: list[str] = []
-        first: list[np.ndarray] = []
-        with self._lock, torch.inference_mode():
-            for s in range(0, len(prompts), self.batch_size):
-                chunk = list(prompts[s:s + self.batch_size])
-                # The prompts carry their own "</s>", as the QACE notebook writes them; the
-                # tokenizer may add another, exactly as there.
-                enc = self.tok(chunk, return_tensors="pt", padding=True, truncation=True)
-                out = self.model.generate(
-                    input_ids=enc["input_ids"].to(self.device),
-                    attention_mask=enc["attention_mask"].to(self.device),
-                    max_length=self.max_length, num_beams=1, do_sample=False,
-                    output_scores=True, return_dict_in_generate=True)
-                texts += [clean_generation(t, self.tok) for t in self.tok.batch_decode(out.sequences, skip_special_tokens=False)]
-                first.append(out.scores[0].float().cpu().numpy())
-        logits = np.concatenate(first) if first else np.zeros((0, 0))
+        from ..resources.torch_runner import ROWS, map_fixed
+
+        # Each prompt is generated in a batch of the torch runner's fixed shape (prompts of its
+        # own token length, no padding, at most batch_size of them) on its single-threaded
+        # workers, so its text and logits depend on it alone, not on the other prompts or the
+        # thread count. The prompts carry their own "</s>", as the QACE notebook writes them;
+        # the tokenizer may add another, exactly as there.
+        with self._lock:
+            enc = self.tok(list(prompts), truncation=True)["input_ids"] if len(prompts) else []
+
+        def forward(idx: list[int]) -> list[tuple[str, np.ndarray]]:
+            x = torch.tensor([enc[i] for i in idx], dtype=torch.long).to(self.device)
+            out = self.model.generate(
+                input_ids=x, attention_mask=torch.ones_like(x),
+                max_length=self.max_length, num_beams=1, do_sample=False,
+                output_scores=True, return_dict_in_generate=True)
+            texts = [clean_generation(t, self.tok)
+                     for t in self.tok.batch_decode(out.sequences, skip_special_tokens=False)]
+            return list(zip(texts, out.scores[0].float().cpu().numpy()))
+
+        rows = min(self.batch_size, ROWS)
+        with self._lock:  # generate() on one module is not re-entrant-safe: one pass at a time
+            got = map_fixed(forward, [len(e) for e in enc], rows=rows, workers=1)
+        texts = [t for t, _ in got]
+        logits = np.stack([v for _, v in got]) if got else np.zeros((0, 0))
         return texts, logits
 
 

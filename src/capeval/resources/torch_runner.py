@@ -206,34 +206,36 @@ def run(work: Callable[[T], Any], tasks: Sequence[T], *, workers: int | None = N
     return results
 
 
-def fixed_batches(keys: Sequence[Hashable], rows: int = ROWS) -> list[list[int]]:
+def fixed_batches(keys: Sequence[Hashable], rows: int | Callable[[Any], int] = ROWS) -> list[list[int]]:
     """Indices in batches of exactly ``rows`` indices of one key (a token length), each key's
-    last batch filled by repeating its first index; keys in first-seen order.
+    last batch filled by repeating its first index; keys in first-seen order. ``rows`` may be
+    a function of the key (a memory bound that depends on the length).
 
     Which inputs share a batch depends on the corpus, but every batch of a key has the same
     shape, so an input's value does not (module docstring)."""
-    if rows < 1:
-        raise ValueError(f"rows must be at least 1, got {rows}")
     groups: dict[Hashable, list[int]] = {}
     for i, k in enumerate(keys):
         groups.setdefault(k, []).append(i)
     out = []
-    for members in groups.values():
-        for s in range(0, len(members), rows):
-            batch = members[s:s + rows]
-            out.append(batch + [batch[0]] * (rows - len(batch)))
+    for key, members in groups.items():
+        size = rows(key) if callable(rows) else rows
+        if size < 1:
+            raise ValueError(f"rows must be at least 1, got {size}")
+        for s in range(0, len(members), size):
+            batch = members[s:s + size]
+            out.append(batch + [batch[0]] * (size - len(batch)))
     return out
 
 
 def map_fixed(forward: Callable[[list[int]], Any], keys: Sequence[Hashable], *,
-              rows: int = ROWS, per_task: int = ROWS, workers: int | None = None,
+              rows: int | Callable[[Any], int] = ROWS, per_task: int = ROWS, workers: int | None = None,
               progress: bool = False) -> list[Any]:
     """``out[i]`` for every input i: ``forward(batch)`` runs one batch of :func:`fixed_batches`
     (``rows`` indices, all of one key) and returns one output per index of the batch; the
     outputs of filler copies are dropped. A thread takes about ``per_task`` inputs at a time
     (whole batches; scheduling only)."""
     batches = fixed_batches(keys, rows)
-    step = max(1, -(-per_task // rows))
+    step = max(1, -(-per_task // ROWS))
     tasks = [batches[s:s + step] for s in range(0, len(batches), step)]
     outs: list[list[Any]] = run(lambda task: [forward(b) for b in task], tasks, workers=workers,
                sizes=[sum(len(set(b)) for b in t) for t in tasks], progress=progress)
