@@ -70,8 +70,11 @@ def read_text(path: Path) -> str:
     inside a caption into a line end, splitting the line). UTF-8; a byte-order mark opening the
     file (as Windows tools write one) is not part of its first field. Bytes that are not UTF-8
     are an error naming the file."""
+    from ..doors import MAX_JSON_BYTES, read_regular
+
+    data = read_regular(path, "data file", MAX_JSON_BYTES)  # a regular file of bounded size
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not UTF-8 ({e}); `capeval data verify` compares it with the packaged "
                          "checksums.") from None
@@ -79,14 +82,14 @@ def read_text(path: Path) -> str:
 
 def read_json(path: Path, benchmark: str):
     """A data file's JSON; a truncated or otherwise broken file is an error naming it."""
-    import json
+    from ..doors import loads_json
 
     text = read_text(path)
     try:
-        return json.loads(text)
-    except ValueError as e:  # JSONDecodeError is a ValueError
-        raise InputError(f"{benchmark}: {path} is not valid JSON ({e}); it may be truncated or edited. "
-                         "`capeval data verify` compares it with the packaged checksums.") from None
+        return loads_json(text, "")  # the JSON door: depth and integer limits
+    except InputError as e:
+        raise InputError(f"{benchmark}: {path} is not valid JSON ({str(e).removeprefix(': ')}); it may be truncated "
+                         "or edited. `capeval data verify` compares it with the packaged checksums.") from None
 
 
 _WS_RUN = re.compile(r"\s+")

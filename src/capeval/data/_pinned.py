@@ -7,7 +7,6 @@ puts its own digest in the table's protocol, and so in the signature of every nu
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path, PurePosixPath
 
 from ..digests import sha256_file
@@ -42,24 +41,21 @@ def data_tag(tags: dict[str, str]) -> dict[str, str]:
 
 
 def read_json(path: Path, rel: str):
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{rel}: not a readable JSON file ({exc})") from None
+    from ..doors import loads_json
+
+    return loads_json(read_text(path), rel)  # the JSON door: depth and integer limits
 
 
 def read_json_lines(path: Path, rel: str) -> list[tuple[int, dict]]:
     """``(line number, object)`` for every non-blank line of a JSON Lines file."""
+    from ..doors import loads_json
+
     out = []
     text = read_text(path)
     for i, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{rel} line {i}: not a JSON object ({exc})") from None
+        obj = loads_json(line, f"{rel} line {i}")
         if not isinstance(obj, dict):
             raise InputError(f"{rel} line {i}: expected a JSON object, got {type(obj).__name__}")
         out.append((i, obj))
