@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from capeval.errors import InputError, ResourceNotFound
+from tests._needs import requires
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -56,12 +57,11 @@ def minilm():
 
 
 @pytest.fixture(scope="module")
+@requires("data:flickr8k/clipscore_format_EXPERT/flickr8k.json")
 def expert_sample(data_dir):
     """300 Flickr8k-Expert rows (CLIPScore protocol: whitespace-normalised, 5 references) from
     25 random images, so rows repeat candidates and references as the full table does."""
     path = data_dir / "flickr8k" / "clipscore_format_EXPERT" / "flickr8k.json"
-    if not path.is_file():
-        pytest.skip(f"{path} missing")
     table = json.loads(path.read_text(encoding="utf-8"))
     keys = sorted(table)
     rng = np.random.default_rng(7)
