@@ -72,6 +72,10 @@ FUZZ_FINDINGS = [
     ("Ft. Worth, x Dept.", "ft. worth x dept."),
     ("bldg. 5 Bldg.a etc.x", "bldg. 5 bldg. a etc. x"),
     ("n't! n'tx xn't.", "n't n'tx x n't"),
+    # caseless literals take İ and ı for i, ſ for s, the Kelvin sign for k (as Java's case mappings)
+    ("c\u0130e... x", "ci\u0307e. x"),
+    ("\u017ft. x \u0131nc. x \u212ay. x", "\u017ft. x \u0131nc. x ky. x"),
+    ("'t\u0130s M\u017f. e\u017ft. x", "'t i\u0307s m\u017f. e\u017ft. x"),
 ]
 
 

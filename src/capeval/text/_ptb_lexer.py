@@ -166,36 +166,39 @@ def _push(k: int):
 
 # ---------------------------------------------------------------------------------------------
 # The grammar. Literal words are caseless (JFlex %caseless) but character classes are not,
-# hence the many (?ai:...) groups.
+# hence the many (?i:...) groups. Unicode case-insensitive, not ASCII-only: JFlex's caseless
+# letters take every character whose Java case mapping gives the letter, so "i" also matches
+# "İ" and "ı", "s" matches "ſ" and "k" the Kelvin sign, as Python's (?i) does ("cİe." is
+# "Cie.", an abbreviation, for the jar).
 
 
 def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
     c = _ASCII_CLASSES if ascii_only else _classes()
     L, A, D, AD = c["L"], c["A"], c["D"], c["AD"]
-    SPLET = r"&[aeiouAEIOU](?ai:acute|grave|uml);"
+    SPLET = r"&[aeiouAEIOU](?i:acute|grave|uml);"
     LETTER = f"(?:{L}|{SPLET})"
     SP = "[ \\t\u00A0\u2000-\u200A\u3000]"
     NLCH = "[\\r\\n\u2028\u2029\\x0b\\x0c\\x85]"
     SPNL = f"(?:{SP}|{NLCH})"
     WORD = f"{LETTER}(?:{LETTER}|{D})*(?:[.!?]{LETTER}(?:{LETTER}|{D})*)*"
-    APOS = "(?:['\u0092\u2019]|(?ai:&apos;))"
+    APOS = "(?:['\u0092\u2019]|(?i:&apos;))"
     APOSETC = f"(?:{APOS}|[`\u0091\u2018\u201B])"
-    REDAUX = f"{APOS}(?:[msdMSD]|(?ai:re|ve|ll))"
+    REDAUX = f"{APOS}(?:[msdMSD]|(?i:re|ve|ll))"
     SWORD = "[A-Za-z\u00AD]*[A-MO-Za-mo-z]\u00AD*"
-    SREDAUX = f"(?ai:n){APOSETC}(?ai:t)"
+    SREDAUX = f"(?i:n){APOSETC}(?i:t)"
     # Alternatives joined with "|\x00" are split into separate rules below.
     APOWORD = "|\x00".join(
         [
-            f"{APOS}(?ai:n){APOS}?",
+            f"{APOS}(?i:n){APOS}?",
             f"[lLdDjJ]{APOS}",
-            f"(?ai:dunkin|somethin|ol){APOS}",
-            f"{APOS}(?ai:em|till?|cause)",
+            f"(?i:dunkin|somethin|ol){APOS}",
+            f"{APOS}(?i:em|till?|cause)",
             f"[A-HJ-XZn]{APOSETC}{A}{{2}}{A}*",
-            f"{APOS}[2-9]0(?ai:s)",
+            f"{APOS}[2-9]0(?i:s)",
             f"{A}+[aeiouyAEIOUY]{APOSETC}[aeiouA-Z]{A}*",
-            "(?ai:cont'd)\\.?",
-            "(?ai:'twas|nor'easter|c'mon|e'er|s'mores|ev'ry|li'l|nat'l)",
-            f"(?ai:o){APOSETC}(?ai:o)",
+            "(?i:cont'd)\\.?",
+            "(?i:'twas|nor'easter|c'mon|e'er|s'mores|ev'ry|li'l|nat'l)",
+            f"(?i:o){APOSETC}(?i:o)",
         ]
     )
     # dotted alternative first so that the leftmost-first match is the longest
@@ -204,11 +207,11 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
     HYPHEN = "[-_\u058A\u2010\u2011]"
     THING = f"(?:[dDoOlL]{APOSETC}{AD})?{AD}+(?:{HYPHEN}(?:[dDoOlL]{APOSETC}{AD})?{AD}+)*"
     # The named alternatives first: their leftmost-first match is the longer one.
-    ACRO_SPECIAL = "(?ai:(?:canada|sino|korean|eu|japan|non)-u\\.s|u\\.s\\.-(?:u\\.k|u\\.s\\.s\\.r))"
+    ACRO_SPECIAL = "(?i:(?:canada|sino|korean|eu|japan|non)-u\\.s|u\\.s\\.-(?:u\\.k|u\\.s\\.s\\.r))"
     ACRO_ = f"(?:{ACRO_SPECIAL}|[A-Za-z](?:\\.[A-Za-z])*)"
     ACRO2 = f"(?:{ACRO_SPECIAL}|[A-Za-z](?:\\.[A-Za-z])+)"
     HTHING = f"[A-Za-z0-9][A-Za-z0-9.,\u00AD]*(?:-(?:{ACRO2}\\.|[A-Za-z0-9\u00AD]+))+"
-    THINGA = "[A-Z]+(?:(?:[+&]|(?ai:&amp;))[A-Z]+)+"
+    THINGA = "[A-Z]+(?:(?:[+&]|(?i:&amp;))[A-Z]+)+"
     THING3 = "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}"
     SGML_NAME = "[A-Za-z][A-Za-z0-9_:.\\-]*"
     SGML = (
@@ -224,43 +227,43 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
     FULLURL = '://[^ \\t\\n\\f\\r"<>|(){}]+[^ \\t\\n\\f\\r"<>|.!?(){},-]'
     # ({LETTER}|{DIGIT}), not [:letter:]: combining marks and the other extra letters count
     FILENAME = (
-        f"(?:{LETTER}|{D})+(?:\\.(?:{LETTER}|{D})+)*\\.(?ai:bat|bmp|class|cgi|cpp|c|dll|docx|doc|exe|gif|gz|html|htm|h|jar"
+        f"(?:{LETTER}|{D})+(?:\\.(?:{LETTER}|{D})+)*\\.(?i:bat|bmp|class|cgi|cpp|c|dll|docx|doc|exe|gif|gz|html|htm|h|jar"
         "|java|jpeg|jpg|mov|mp3|pdf|php|pl|png|ppt|ps|py|sql|tar|txt|wav|xml|x|zip)"
     )
-    LIKELYURL_WWW = '(?ai:www)\\.(?:[^ \\t\\n\\f\\r"<>|.!?(){},]+\\.)+[a-zA-Z]{2,4}'
+    LIKELYURL_WWW = '(?i:www)\\.(?:[^ \\t\\n\\f\\r"<>|.!?(){},]+\\.)+[a-zA-Z]{2,4}'
     # ",-_" is a character range in the original grammar (it excludes digits and capitals).
-    LIKELYURL_DOM = '(?:[^ \\t\\n\\f\\r"`\'<>|.!?(){},-_$]+\\.)+(?ai:com|net|org|edu)'
+    LIKELYURL_DOM = '(?:[^ \\t\\n\\f\\r"`\'<>|.!?(){},-_$]+\\.)+(?i:com|net|org|edu)'
     URLPATH = '(?:/[^ \\t\\n\\f\\r"<>|()]+[^ \\t\\n\\f\\r"<>|.!?(){},-])?'
     EMAIL = (
-        '(?:(?ai:&lt;)|<)?[a-zA-Z0-9][^ \\t\\n\\f\\r"<>|()\u00A0{}]*@'
-        '(?:[^ \\t\\n\\f\\r"<>|(){}.\u00A0]+\\.)*[^ \\t\\n\\f\\r"<>|(){}.\u00A0]+(?:(?ai:&gt;)|>)?'
+        '(?:(?i:&lt;)|<)?[a-zA-Z0-9][^ \\t\\n\\f\\r"<>|()\u00A0{}]*@'
+        '(?:[^ \\t\\n\\f\\r"<>|(){}.\u00A0]+\\.)*[^ \\t\\n\\f\\r"<>|(){}.\u00A0]+(?:(?i:&gt;)|>)?'
     )
     TWITTER = f"@[a-zA-Z_][a-zA-Z_0-9]*|#{LETTER}+"
-    ABMONTH = "(?ai:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
-    ABDAYS = "(?ai:mon|tues?|wed|thu(?:rs)?|fri)"
+    ABMONTH = "(?i:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
+    ABDAYS = "(?i:mon|tues?|wed|thu(?:rs)?|fri)"
     ABSTATE = (
-        "(?ai:ala|ariz)|A(?ai:z)|A(?ai:rk)|(?ai:calif|colo|conn|ct|dak)|D(?ai:el)|(?ai:fla|ga)|I(?ai:ll)"
-        "|(?ai:ind|kans?|ky)|L(?ai:a)|M(?ai:ass)|(?ai:md|mich|minn)|M(?ai:iss)|(?ai:mo|mont|neb|nev|okla)"
-        "|O(?ai:re)|P(?ai:a)|(?ai:penn|tenn)|T(?ai:ex)|(?ai:va|vt)|W(?ai:ash)|(?ai:wisc?|wyo)"
+        "(?i:ala|ariz)|A(?i:z)|A(?i:rk)|(?i:calif|colo|conn|ct|dak)|D(?i:el)|(?i:fla|ga)|I(?i:ll)"
+        "|(?i:ind|kans?|ky)|L(?i:a)|M(?i:ass)|(?i:md|mich|minn)|M(?i:iss)|(?i:mo|mont|neb|nev|okla)"
+        "|O(?i:re)|P(?i:a)|(?i:penn|tenn)|T(?i:ex)|(?i:va|vt)|W(?i:ash)|(?i:wisc?|wyo)"
     )
     # 3.4.1's lists: later CoreNLP versions moved "Dept" here from ABCOMP2 and added "ft" to ABNUM
-    ABCOMP = "(?ai:inc|cos?|corp)|(?ai:pp?t)[ye](?ai:s)?|(?ai:ltd|plc|rt|bancorp|bhd|assn|univ|intl|sys)"
-    ABNUM = "(?ai:tel|est|ext|sq)"
-    ABPTIT = "(?ai:jr|sr|bros|(?:ed|ph)\\.d|esq|blvd|rd)"
-    ABBREV1 = f"(?:{ABMONTH}|{ABDAYS}|{ABSTATE}|{ABCOMP}|{ABNUM}|{ABPTIT}|(?ai:etc|al|seq|bldg))\\."
+    ABCOMP = "(?i:inc|cos?|corp)|(?i:pp?t)[ye](?i:s)?|(?i:ltd|plc|rt|bancorp|bhd|assn|univ|intl|sys)"
+    ABNUM = "(?i:tel|est|ext|sq)"
+    ABPTIT = "(?i:jr|sr|bros|(?:ed|ph)\\.d|esq|blvd|rd)"
+    ABBREV1 = f"(?:{ABMONTH}|{ABDAYS}|{ABSTATE}|{ABCOMP}|{ABNUM}|{ABPTIT}|(?i:etc|al|seq|bldg))\\."
     ABTITLE = (
-        "(?ai:mr|mrs|ms)|M(?ai:iss)|(?ai:drs?|profs?|sens?|reps?|attys?|lt|col|gen|messrs|govs?|adm|rev"
+        "(?i:mr|mrs|ms)|M(?i:iss)|(?i:drs?|profs?|sens?|reps?|attys?|lt|col|gen|messrs|govs?|adm|rev"
         "|maj|sgt|cpl|pvt|mt|capt|ste?|ave|pres|lieut|hon|brig|co?mdr|pfc|spc|supts?|det|ft|adj|adv"
         "|asst|assoc|ens|insp|mlle|mme|msgr|sfc)"
     )
-    ABCOMP2 = "(?ai:invt|elec|natl)|(?ai:m)[ft](?ai:g)|(?ai:dept)"
+    ABCOMP2 = "(?i:invt|elec|natl)|(?i:m)[ft](?i:g)|(?i:dept)"
     # ACRO_ first: it subsumes the one-letter case and its leftmost-first match is the longest
-    ABBREV4 = f"(?:{ACRO_}|{ABTITLE}|(?ai:vs|alex|wm|jos|cie|a\\.k\\.a|cf|treas|ph)|{ABCOMP2})"
+    ABBREV4 = f"(?:{ACRO_}|{ABTITLE}|(?i:vs|alex|wm|jos|cie|a\\.k\\.a|cf|treas|ph)|{ABCOMP2})"
     ABBREV2 = f"{ABBREV4}\\."
-    ABBREV3 = "(?ai:ca|figs?|prop|nos?|art|bldg|pp|op)\\."
+    ABBREV3 = "(?i:ca|figs?|prop|nos?|art|bldg|pp|op)\\."
     ACRONYM = f"{ACRO_}\\."
     SENT_WORDS = "|".join(
-        w[0] + (f"(?ai:{re.escape(w[1:])})" if len(w) > 1 else "")
+        w[0] + (f"(?i:{re.escape(w[1:])})" if len(w) > 1 else "")
         for w in (
             "About According Additionally After An A As At But Earlier He Her Here However If In It "
             "Last Many More Mr. Ms. Now Once One Other Our She Since So Some Such That The Their "
@@ -272,7 +275,7 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         "[0-9]{3,4}[\\- \u00A0]?[0-9]{3,5}"
     )
     PHONE2 = "(?:(?:\\+\\+?)?[0-9]{2,4}\\.)?[0-9]{2,4}\\.[0-9]{3,4}\\.[0-9]{3,5}"
-    DBLQUOT = '"|(?ai:&quot;)'
+    DBLQUOT = '"|(?i:&quot;)'
     LDOTS = "\\.{3,5}|(?:\\.[ \u00A0]){2,4}\\.|[\u0085\u2026]"
     INSENTP = "[,;:\u3001]"
     SENTP = "[.\u00A1\u00BF\u037E\u0589\u061F\u06D4\u0700-\u0702\u07FA\u3002]"
@@ -282,8 +285,8 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         f"\u2039\u203A\u00AB\u00BB]{{1,2}}|{APOS}"
     )
     TBSPEC = (
-        "(?ai:-(?:rrb|lrb|rcb|lcb|rsb|lsb)-|c\\.d\\.s|pro-|anti-|s(?:&|&amp;)p-500|s(?:&|&amp;)ls)"
-        f"|(?ai:cap){APOS}(?ai:n)|(?ai:c){APOS}(?ai:est)"
+        "(?i:-(?:rrb|lrb|rcb|lcb|rsb|lsb)-|c\\.d\\.s|pro-|anti-|s(?:&|&amp;)p-500|s(?:&|&amp;)ls)"
+        f"|(?i:cap){APOS}(?i:n)|(?i:c){APOS}(?i:est)"
     )
     TBSPEC2 = f"{APOS}[0-9][0-9]"
     SMILEY = "[<>]?[:;=][\\-o*']?[()DPdpO\\\\{@|\\[\\]]"
@@ -307,22 +310,22 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
     # Top-level alternatives whose leftmost-first match might not be the longest are split
     # into consecutive rules: JFlex compares lengths across them exactly as across rules.
     R = [
-        ("(?ai:c\\+\\+|[cf]#)", None, None, "[cCfF]"),
-        ("(?ai:cannot|'twas)", None, _push(3), "[cC']"),
-        ("(?ai:'tis|gonna|gotta|lemme|gimme|wanna)", None, _push(2), "['gGlLwW]"),
+        ("(?i:c\\+\\+|[cf]#)", None, None, "[cCfF]"),
+        ("(?i:cannot|'twas)", None, _push(3), "[cC']"),
+        ("(?i:'tis|gonna|gotta|lemme|gimme|wanna)", None, _push(2), "['gGlLwW]"),
         (SGML, None, _nbsp, "<"),
-        ("(?ai:&(?:md|mdash|ndash);)|[\u0096\u0097\u2013\u2014\u2015]", None, _const("--"),
+        ("(?i:&(?:md|mdash|ndash);)|[\u0096\u0097\u2013\u2014\u2015]", None, _const("--"),
          "[&\u0096\u0097\u2013\u2014\u2015]"),
-        ("(?ai:&amp;)", None, _const("&"), "&"),
-        ("(?ai:&(?:ht|tl|ur|lr|qc|ql|qr|odq|cdq|#[0-9]+);)", None, None, "&"),
+        ("(?i:&amp;)", None, _const("&"), "&"),
+        ("(?i:&(?:ht|tl|ur|lr|qc|ql|qr|odq|cdq|#[0-9]+);)", None, None, "&"),
         (WORD, REDAUX, _remove_soft_hyphens, LET1),
         (SWORD, SREDAUX, _remove_soft_hyphens, "[A-Za-z\u00AD]"),
         (WORD, None, _remove_soft_hyphens, LET1),
     ]
     R += [(alt, None, None, f"(?:{A}|{AP1})") for alt in APOWORD.split("|\x00")]
     R += [
-        ("(?ai:y)" + APOS, A, None, "[yY]"),
-        ("(?ai:https?)" + FULLURL, None, None, "[hH]"),
+        ("(?i:y)" + APOS, A, None, "[yY]"),
+        ("(?i:https?)" + FULLURL, None, None, "[hH]"),
         (LIKELYURL_WWW + URLPATH, None, None, "[wW]"),
         (LIKELYURL_DOM + URLPATH, None, None, ANY),
         (EMAIL, None, None, "[<&a-zA-Z0-9]"),
@@ -355,8 +358,8 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         (DBLQUOT, "[A-Za-z0-9$]", _left_quotes, '["&]'),
         (DBLQUOT, None, _right_quotes, '["&]'),
         ("\\x7f", None, SKIP, "\\x7f"),
-        ("<|(?ai:&lt;)", None, _const("<"), "[<&]"),
-        (">|(?ai:&gt;)", None, _const(">"), "[>&]"),
+        ("<|(?i:&lt;)", None, _const("<"), "[<&]"),
+        (">|(?i:&gt;)", None, _const(">"), "[>&]"),
         (SMILEY, "[^A-Za-z0-9]", _parens, "[<>:;=]"),
         (ASIANSMILEY, None, _parens, "[\\^x=~<>'(\\-]"),
         ("\\{", None, _const("-LCB-"), "\\{"),
@@ -388,7 +391,7 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
         (MISCSYMBOL, None, None, MISCSYMBOL),
         (f"\\x00|{SP}+|[\u200B\u200E\u200F\uFEFF]", None, SKIP, f"(?:{SP}|[\\x00\u200B\u200E\u200F\uFEFF])"),
         ("\\r\\n|" + NLCH, None, SKIP, NLCH),
-        ("(?ai:&nbsp;)", None, SKIP, "&"),
+        ("(?i:&nbsp;)", None, SKIP, "&"),
         ("(?s:.)", None, SKIP, ANY),  # "Untokenizable": CoreNLP logs it and drops it
     ]
     return R
@@ -420,11 +423,17 @@ def _compiled(ascii_only: bool = False) -> tuple[_Rule, ...]:
 _CANDIDATES: dict[tuple[str, bool], tuple[_Rule, ...]] = {}
 
 
+#: The non-ASCII characters that a caseless ASCII letter matches (see _rules): a rule whose
+#: first-character class takes the letter may start with them too.
+_CASELESS_TWINS = {"\u0130": "iI", "\u0131": "iI", "\u017f": "sS", "\u212a": "kK"}
+
+
 def _candidates(ch: str, ascii_only: bool = False) -> tuple[_Rule, ...]:
     """The rules whose match can start with ``ch``, in grammar order (cached per character)."""
     cand = _CANDIDATES.get((ch, ascii_only))
     if cand is None:
-        cand = tuple(r for r in _compiled(ascii_only) if r.first is None or r.first.match(ch))
+        probes = ch + _CASELESS_TWINS.get(ch, "")
+        cand = tuple(r for r in _compiled(ascii_only) if r.first is None or any(map(r.first.match, probes)))
         if len(_CANDIDATES) < 8192:
             _CANDIDATES[ch, ascii_only] = cand
     return cand
