@@ -42,6 +42,18 @@ class Signature:
         return "|".join(parts)
 
 
+def with_fields(signature: str, **fields: str) -> str:
+    """``signature`` (a signature line) with the values of these existing fields replaced: the
+    ``tok`` and ``nrefs`` of scores merged from parts (chunks, ranks), which each part stamped
+    from its own rows."""
+    parts = signature.split("|")
+    for k, p in enumerate(parts):
+        key = p.split(":", 1)[0]
+        if k and key in fields:
+            parts[k] = f"{key}:{fields[key]}"
+    return "|".join(parts)
+
+
 def nrefs_field(references) -> str:
     """``nrefs`` as sacrebleu writes it: the count, or ``var`` when it varies."""
     counts = {len(r) for r in references}

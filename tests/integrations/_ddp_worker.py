@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 
@@ -20,10 +19,12 @@ def run_rank(rank: int, world: int, tmp: str, shards: list, names: list[str], em
             if not (rank == 1 and name in empty_on_rank1):
                 for i in range(0, len(cands), 3):  # a few batches per rank
                     metric.update(cands[i:i + 3], refs[i:i + 3])
+            local_bytes = metric.state_nbytes  # before compute() gathers every rank's
             value = metric.compute()
             per = metric.result.per_caption[next(iter(metric.result.per_caption))]
             out[name] = {"value": float(value).hex(), "dtype": str(value.dtype),
-                         "per_caption": [float(x).hex() for x in per]}
+                         "per_caption": [float(x).hex() for x in per], "by_statistics": metric.by_statistics,
+                         "state_nbytes": local_bytes}
         Path(tmp, f"rank{rank}.json").write_text(json.dumps(out))
     finally:
         dist.destroy_process_group()

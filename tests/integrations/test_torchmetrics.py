@@ -132,6 +132,9 @@ def test_two_gloo_processes_equal_capeval_score_on_all_the_data(tmp_path):
             # every caption, rank 0's then rank 1's
             assert [float.fromhex(x) for x in got["per_caption"]] == expected.per_caption[OUTPUT[name]].tolist()
             assert got["dtype"] == "torch.float64"
+            # ranks exchange statistics, not strings, but for CIDEr-D with df from the gathered
+            # references (its stated rule); the state size of each rank is on record
+            assert got["by_statistics"] is (name != "CIDErD") and got["state_nbytes"] > 0
 
 
 @pytest.mark.slow
@@ -159,3 +162,32 @@ def test_ciderd_with_a_fixed_df_file(tmp_path):
     expected = capeval.score(CANDS[:1], REFS[:1], ["cider_d"], options={"cider_d": {"df": str(df_path)}})
     assert m.compute().item() == expected.corpus["cider_d"]
     assert m.signature == expected.signatures["cider_d"] and "df:file:" in m.signature
+
+
+@pytest.mark.parametrize("name", ["BLEU", "METEOR", "ROUGEL"])
+def test_statistics_states_hold_no_text_and_reduce(name):
+    """update() keeps the batch's statistics (no caption text); keep_per_caption=False reduces
+    them to what the corpus score reads, with the same value."""
+    kept, reduced = (tm.BLEU(4, allow_empty=True, keep_per_caption=k) if name == "BLEU" else
+                     getattr(tm, name)(allow_empty=True, keep_per_caption=k) for k in (True, False))
+    for m in (kept, reduced):
+        assert m.by_statistics and not hasattr(m, "cand_bytes")
+        for i in range(0, len(CANDS), 4):
+            m.update(CANDS[i:i + 4], REFS[i:i + 4])
+    expected = _result(name, CANDS, REFS)
+    assert kept.compute().item() == reduced.compute().item() == expected.corpus[OUTPUT[name]]
+    assert kept.result.per_caption[OUTPUT[name]].tolist() == expected.per_caption[OUTPUT[name]].tolist()
+    assert kept.signature == reduced.signature == expected.signatures[OUTPUT[name]]
+    assert reduced.result.per_caption == {}
+    if name != "ROUGEL":  # a mean keeps its column; BLEU's and METEOR's rows reduce to sums
+        assert reduced.state_nbytes < kept.state_nbytes
+
+
+def test_ciderd_keeps_texts_unless_its_df_is_fixed(tmp_path):
+    from capeval.metrics.cider import DocumentFrequency
+
+    assert not tm.CIDErD().by_statistics
+    df_path = tmp_path / "df.json"
+    DocumentFrequency.from_references([["a dog runs"], ["a cat"]], [1, 1]).save(df_path)
+    assert tm.CIDErD(df=str(df_path)).by_statistics
+

@@ -7,12 +7,16 @@
     cider.compute()                         # tensor(float64): capeval.score(...).corpus["cider_d"]
     cider.signature                         # the signature of that number
 
-``update(preds, target)`` only stores the strings (``preds``: one caption per item; ``target``: a
-list of references per item, or one reference string). ``compute()`` calls :func:`capeval.score`
-once on everything gathered, so corpus-level numbers (CIDEr-D's document frequencies, BLEU's
-summed statistics, METEOR's aggregate) are those of the whole set. Under DDP the stored texts
-are list states (UTF-8 bytes and lengths, concatenated across processes), so every rank computes
-the score of all ranks' captions, in rank order.
+``update(preds, target)`` (``preds``: one caption per item; ``target``: a list of references per
+item, or one reference string) scores the batch into its sufficient statistics
+(``capeval.metrics.statistics``: BLEU's counts, METEOR's statistics, per-row ROUGE-L and SPICE
+values) and keeps those as tensor states; ``compute()`` merges every batch's, so corpus-level
+numbers (BLEU's summed statistics, METEOR's aggregate) are those of the whole set, ``==``
+:func:`capeval.score` on it. Under DDP the statistics states are concatenated across processes,
+in rank order: ranks exchange statistics, not strings (``state_nbytes`` says how much). The
+stated exception: CIDEr-D with df from the gathered references (the default) needs that df
+before any row can be scored, so it keeps the texts (UTF-8 bytes and lengths) and ``compute()``
+calls :func:`capeval.score` once on all of them; with a df file it keeps statistics too.
 
 Requires ``torchmetrics`` (the ``torchmetrics`` extra: ``pip install -e '.[torchmetrics]'`` in the
 capeval checkout).
@@ -33,6 +37,14 @@ from ..errors import InputError
 #: State name -> dtype. Texts travel as UTF-8 bytes plus byte lengths, because states must be tensors.
 _STATES = {"cand_bytes": torch.uint8, "cand_lens": torch.int64, "ref_bytes": torch.uint8,
            "ref_lens": torch.int64, "ref_counts": torch.int64}
+
+
+#: The statistics states: numeric statistics (float64: integer counts below 2**53 stay exact),
+#: string statistics (METEOR jar's lines) as UTF-8 bytes and lengths, each batch's layout
+#: (pickled: row count, columns, aggregate, signature fields, signature) and each row's number
+#: of references (for the signature's ``nrefs``).
+_STAT_STATES = {"stat_values": torch.float64, "stat_text": torch.uint8, "stat_text_lens": torch.int64,
+                "stat_meta": torch.uint8, "stat_meta_lens": torch.int64, "stat_nrefs": torch.int64}
 
 
 def _encode(texts: list[str], what: str) -> tuple[bytes, list[int]]:
@@ -75,13 +87,17 @@ class _CaptionMetric(Metric):
         return family_for(self.output).family
 
     def __init__(self, *, tokenizer: str = "ptb", allow_empty: bool = False,
-                 options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+                 options: dict[str, Any] | None = None, keep_per_caption: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tokenizer = tokenizer
         self.allow_empty = allow_empty
         self.options = dict(options or {})
+        #: False: each batch's statistics are reduced to what the corpus score reads (BLEU's and
+        #: METEOR's to their sums: a few numbers per batch), and ``result`` has no per-caption scores.
+        self.keep_per_caption = bool(keep_per_caption)
         self._check_arguments()
-        for name in _STATES:
+        self.by_statistics = self._streams()
+        for name in self._states():
             self.add_state(name, default=[], dist_reduce_fx="cat")
         self.result = None  #: the last compute()'s capeval Result (per-caption scores, signatures)
 
@@ -104,6 +120,29 @@ class _CaptionMetric(Metric):
         if close is not None:
             close()
 
+    def _streams(self) -> bool:
+        """Whether this family's rows have statistics of their own: it streams with these
+        options and needs no corpus pre-pass (CIDEr-D's df from the gathered references does)."""
+        from ..metrics.registry import get_family
+
+        cls = get_family(self.family)
+        if cls.cannot_stream(self.options) is not None:
+            return False
+        with cls(**self.options) as metric:
+            return metric.prepass(["a"], [["a"]]) is None
+
+    def _states(self) -> dict[str, torch.dtype]:
+        return _STAT_STATES if self.by_statistics else _STATES
+
+    @property
+    def state_nbytes(self) -> int:
+        """Bytes held in this metric's states (this rank's, or every rank's after a sync)."""
+        total = 0
+        for name in self._states():
+            state = getattr(self, name)
+            total += sum(t.numel() * t.element_size() for t in (state if isinstance(state, list) else [state]))
+        return total
+
     def update(self, preds: Sequence[str], target: Sequence[str | Sequence[str]]) -> None:
         if isinstance(preds, str) or not all(isinstance(p, str) for p in preds):
             raise InputError(f"{type(self).__name__}.update: preds must be a list of caption strings")
@@ -119,6 +158,9 @@ class _CaptionMetric(Metric):
                 raise InputError(f"{type(self).__name__}.update: target {i} must be a string or a list of strings")
             refs.extend(group)
             counts.append(len(group))
+        if self.by_statistics:
+            self._update_statistics(preds, refs, counts)
+            return
         cand_data, cand_lens = _encode(preds, "pred")
         ref_data, ref_lens = _encode(refs, "reference")
         for name, value in (("cand_bytes", _bytes_tensor(cand_data)), ("cand_lens", torch.tensor(cand_lens)),
@@ -126,10 +168,106 @@ class _CaptionMetric(Metric):
                             ("ref_counts", torch.tensor(counts))):
             getattr(self, name).append(value.to(device=self.device, dtype=_STATES[name]))
 
+    def _update_statistics(self, preds: list[str], refs: list[str], counts: list[int]) -> None:
+        import pickle
+
+        import numpy as np
+
+        groups, pos = [], 0
+        for n in counts:
+            groups.append(refs[pos:pos + n])
+            pos += n
+        _encode(preds, "pred")  # the texts' check, as the text states make it
+        _encode(refs, "reference")
+        options = {self.family: self.options} if self.options else None
+        res = score(preds, groups, [self.output], tokenizer=self.tokenizer, allow_empty=self.allow_empty,
+                    options=options, _statistics=True)
+        st = res.details["statistics"][self.family]
+        if not self.keep_per_caption:
+            st = st.reduced()
+        numeric = [k for k, v in st.rows.items() if v.dtype.kind in "biuf"]
+        text = [k for k in st.rows if k not in numeric]
+        values = [np.asarray(st.rows[k]).reshape(st.n, -1).astype(np.float64) for k in numeric]
+        flat = np.concatenate(values, axis=1).ravel() if values else np.zeros(0)
+        strings = [str(x) for k in text for x in st.rows[k].tolist()]
+        text_data, text_lens = _encode(strings, "statistics line")
+        rows_kept = len(next(iter(st.rows.values()))) if st.rows else 0
+        meta = pickle.dumps({"n": st.n, "rows": rows_kept, "numeric": [(k, st.rows[k].dtype.str, st.rows[k].shape[1:]) for k in numeric],
+                             "text": text, "totals": st.totals, "aggregate": st.aggregate, "fields": st.fields,
+                             "signature": res.signatures[self.output]})
+        for name, value in (("stat_values", torch.from_numpy(flat)), ("stat_text", _bytes_tensor(text_data)),
+                            ("stat_text_lens", torch.tensor(text_lens, dtype=torch.int64)),
+                            ("stat_meta", _bytes_tensor(meta)), ("stat_meta_lens", torch.tensor([len(meta)])),
+                            ("stat_nrefs", torch.tensor(counts))):
+            getattr(self, name).append(value.to(device=self.device, dtype=_STAT_STATES[name]))
+
+    def _cat(self, name: str) -> torch.Tensor:
+        state = getattr(self, name)
+        if isinstance(state, list) and not state:
+            return torch.zeros(0, dtype=self._states()[name])
+        return dim_zero_cat(state) if isinstance(state, list) else state
+
+    def _merged_statistics(self):
+        """Every batch's statistics (all ranks' after a sync, in rank order), merged, and the
+        per-batch layouts."""
+        import pickle
+
+        import numpy as np
+
+        from ..metrics.statistics import Statistics
+
+        raw = self._cat("stat_meta").cpu().numpy().tobytes()
+        metas, pos = [], 0
+        for n in self._cat("stat_meta_lens").cpu().tolist():
+            metas.append(pickle.loads(raw[pos:pos + n]))  # noqa: S301 - written by update() of this job's ranks
+            pos += n
+        if not metas:
+            return None, metas
+        values = self._cat("stat_values").cpu().numpy()
+        strings = _decode(self._cat("stat_text"), self._cat("stat_text_lens"))
+        parts, vpos, tpos = [], 0, 0
+        for m in metas:
+            n = m["rows"]  # the batch's rows, or none when it was reduced to totals
+            widths = [int(np.prod(shape)) for _k, _dt, shape in m["numeric"]]
+            block = values[vpos:vpos + n * sum(widths)].reshape(n, sum(widths))
+            vpos += n * sum(widths)
+            rows, col = {}, 0
+            for (k, dt, shape), w in zip(m["numeric"], widths):
+                rows[k] = np.ascontiguousarray(block[:, col:col + w].astype(np.dtype(dt)).reshape((n, *shape)))
+                col += w
+            for k in m["text"]:
+                rows[k] = np.array(strings[tpos:tpos + n], dtype=object)
+                tpos += n
+            parts.append(Statistics(m["n"], m["aggregate"], rows, m["totals"], m["fields"]))
+        return Statistics.merge(parts), metas
+
+    def _compute_statistics(self) -> torch.Tensor:
+        import numpy as np
+
+        from ..metrics.registry import get_family
+        from ..result import Result
+        from ..signature import with_fields
+        from ..text import tokenizer_id
+        from ..validation import LINE_BREAK_TAG
+
+        merged, metas = self._merged_statistics()
+        if merged is None:
+            raise InputError(f"{type(self).__name__}.compute: no captions were given to update()")
+        breaks = LINE_BREAK_TAG if any(LINE_BREAK_TAG in m["signature"] for m in metas) else ""
+        tok = (tokenizer_id(self.tokenizer) if get_family(self.family).text_input == "tokenized" else "none") + breaks
+        counts = set(self._cat("stat_nrefs").cpu().tolist())
+        nrefs = str(counts.pop()) if len(counts) == 1 else "var"
+        sig = with_fields(metas[0]["signature"], tok=tok, nrefs=nrefs)
+        value = float(merged.corpus()[self.output])
+        per = {self.output: np.asarray(merged.per_caption()[self.output], dtype=float)} if self.keep_per_caption else {}
+        self.result = Result(corpus={self.output: value}, per_caption=per,
+                             signatures={self.output: sig}, n=merged.n)
+        return torch.tensor(value, dtype=torch.float64)
+
     def _sync_dist(self, dist_sync_fn=None, process_group=None) -> None:
         # A rank that saw no data would otherwise send torchmetrics' empty placeholder of the
         # metric's float dtype while the others send bytes; all_gather needs one dtype.
-        for name, dtype in _STATES.items():
+        for name, dtype in self._states().items():
             state = getattr(self, name)
             if isinstance(state, list) and not state:
                 state.append(torch.zeros(0, dtype=dtype, device=self.device))
@@ -153,6 +291,8 @@ class _CaptionMetric(Metric):
         return cands, refs
 
     def compute(self) -> torch.Tensor:
+        if self.by_statistics:
+            return self._compute_statistics()
         cands, refs = self.texts()
         if not cands:
             raise InputError(f"{type(self).__name__}.compute: no captions were given to update()")

@@ -33,6 +33,7 @@ from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
 from ..metrics.statistics import Statistics
 from ..result import Result
+from ..signature import with_fields
 from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, pickle_user_classes, score_pass
 from .ids import IdTracker, duplicate_error
 from .prepared import Prepared, source_id
@@ -102,16 +103,6 @@ def _merged(family: str, parts: list[Statistics]) -> Statistics:
         return Statistics.merge(parts)
     except ValueError as e:
         raise RuntimeError(f"{family}: the chunks' statistics do not merge ({e})") from None
-
-
-def _merge_signature(sig: str, tok: str, nrefs: str) -> str:
-    parts = sig.split("|")
-    for k, p in enumerate(parts):
-        if p.startswith("tok:"):
-            parts[k] = f"tok:{tok}"
-        elif p.startswith("nrefs:"):
-            parts[k] = f"nrefs:{nrefs}"
-    return "|".join(parts)
 
 
 def _df_pass(eng, store: RunStore, settings: Settings, read_chunks, sid, prepared: Prepared | None,
@@ -346,8 +337,8 @@ def score_stream(
             tok = tokenizer_id(tokenizer) + (LINE_BREAK_TAG if line_break else "")
             nrefs_s = str(next(iter(nrefs))) if len(nrefs) == 1 else "var"
             raw_tok = "none" + (LINE_BREAK_TAG if line_break else "")  # families given the untokenized text
-            signatures = {m: _merge_signature(signatures[m], tok if family_for(m).text_input == "tokenized" else raw_tok,
-                                              nrefs_s) for m in metrics}
+            signatures = {m: with_fields(signatures[m], tok=tok if family_for(m).text_input == "tokenized" else raw_tok,
+                                         nrefs=nrefs_s) for m in metrics}
             merged = {fam: _merged(fam, parts) for fam, parts in stats.items()}
             corpus = {m: float(merged[family_for(m).family].corpus()[m]) for m in metrics}
             arrays = {m: np.concatenate(v) if v else np.zeros(0) for m, v in per_caption.items()}
