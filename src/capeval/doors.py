@@ -84,6 +84,18 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
+def kind_of(path: str | Path) -> str:
+    """What ``path`` is, for a message: "a directory", "a character device", "a FIFO (named
+    pipe)", "a regular file", "missing", or why it cannot be examined."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    return "a regular file" if stat.S_ISREG(st.st_mode) else f"a {_kind(st.st_mode)}"
+
+
 def open_regular(path: str | Path, what: str, max_bytes: int) -> BinaryIO:
     """``path`` opened for binary reading once it is known to be a regular file of at most
     ``max_bytes`` bytes. Opened non-blocking and checked on the open descriptor, so a FIFO (or a
@@ -324,6 +336,10 @@ def parse_number(value: object, where: str, what: str = "score") -> float:
             raise InputError(f"{where}: {what} {value!r} is not a number (plain decimal digits, as JSON writes "
                              "numbers)")
         f = float(text)
+        if not math.isfinite(f):  # float() gives inf for a decimal past its range
+            size = "" if "e" in text.lower() else f" (a number of {sum(c.isdigit() for c in text)} digits)"
+            shown = repr(text) if len(text) <= 24 else repr(text[:24]) + "..."
+            raise InputError(f"{where}: {what} {shown}{size} is past a float's range; {what}s must be finite")
     elif isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's bool_ is not Real
         raise InputError(f"{where}: {what} {value!r:.80} is not a number")
     elif isinstance(value, numbers.Integral):

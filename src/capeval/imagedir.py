@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .doors import confined_name, walk_files
+from .doors import confined_name, kind_of, walk_files
 from .errors import InputError
 
 COCO_PATTERNS = ("COCO_val2014_{:012d}.jpg", "COCO_train2014_{:012d}.jpg", "{}.jpg", "{}")
@@ -40,7 +40,7 @@ class ImageDir:
     def __init__(self, directory: str | Path):
         self.root = Path(directory).expanduser()
         if not self.root.is_dir():
-            raise InputError(f"--images {self.root}: not a directory")
+            raise InputError(f"--images {self.root}: not a directory ({kind_of(self.root)})")
         self._index: dict[str, list[Path]] | None = None
 
     def _by_name(self) -> dict[str, list[Path]]:

@@ -141,7 +141,10 @@ def same_file(a: str | Path, b: str | Path) -> bool:
             return True
     except OSError:
         pass
-    return a.resolve() == b.resolve()
+    try:
+        return a.resolve() == b.resolve()
+    except (RuntimeError, OSError):  # a symbolic-link loop: compare the paths as written
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def missing_folders(outputs: Iterable[Path], out_dirs: Iterable[Path] = ()) -> dict[Path, Path]:

@@ -43,9 +43,10 @@ def resolve_df(df, allow_pickle: bool = False) -> DocumentFrequency | None:
         raise InputError(f"CiderD(df={df!r}): df must be 'corpus', a df file path or name, or a DocumentFrequency")
     given = Path(df)
     # The fork opens data/<df>.p relative to the working directory; a converted file beside it wins.
-    candidates = [given] if given.is_file() else [Path("data") / f"{df}.json", Path("data") / f"{df}.p"]
+    # exists(), not is_file(): a device or FIFO of that name is refused by the file door, naming it.
+    candidates = [given] if given.exists() else [Path("data") / f"{df}.json", Path("data") / f"{df}.p"]
     for p in candidates:
-        if not p.is_file():
+        if not p.exists():
             continue
         if p.suffix.lower() in _PICKLE_SUFFIXES:
             if not allow_pickle:

@@ -1,0 +1,317 @@
+"""Every surface that reads outside input, against every hostile input (issue 33; the doors are
+:mod:`capeval.doors`, docs/RELIABILITY.md lists them).
+
+:data:`SURFACES` lists the ways in (command-line options and Python entry points), each with the
+kind of file it reads; :data:`HOSTILE` lists the inputs, each able to take the shape of some
+kinds (a 100,000-deep JSON value, a 400-digit number, a character device, a FIFO, a symbolic-link
+loop, a sparse 1.5 GiB file, image and pickle bombs). The test is their product, so a surface
+added to the list meets the whole corpus. A command must end with status 2 and a one-line named
+error (no traceback); a Python entry point must raise :class:`capeval.errors.InputError`.
+
+Cases that could hang or exhaust memory if a guard failed (devices, FIFOs, bombs, huge files,
+deep pickles, which crash the interpreter rather than raise) run in a subprocess whose address
+space is capped at 4 GiB (``RLIMIT_AS``, as ``ulimit -v 4194304``) under a time limit; the others
+run in this process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from capeval.dffile import FORMAT as DF_FORMAT
+
+# ------------------------------------------------------------------------------ the corpus
+
+NESTED = "[" * 100_000 + "]" * 100_000
+HUGE = "1" * 400
+
+#: Kind -> file text around one JSON value ``{v}`` (the hostile value goes there).
+JSON_TEMPLATES = {
+    "jsonl": '{{"id": {v}, "candidate": "a dog", "references": ["a dog runs"]}}\n',
+    "image_field": '{{"id": "a", "candidate": "a dog", "references": ["a dog runs"], "image": {v}}}\n',
+    "coco_results": '[{{"image_id": {v}, "caption": "a dog"}}]',
+    "coco_annotations": '{{"annotations": [{{"image_id": {v}, "caption": "a dog runs"}}]}}',
+    "df": '{{"format": "' + DF_FORMAT + '", "n_units": {v}, "df": {{"a": 1}}}}',
+    "scores_jsonl": '{{"id": "u1", "score": {v}}}\n',
+    "data_json": '{{"items": {v}}}',
+}
+
+#: Kinds read from a file (the others are directories).
+FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image"}
+
+
+def _u(text: str) -> bytes:  # pickle BINUNICODE
+    b = text.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def _df_pickle(key_ops: bytes, ref_len: bytes = b"K\x0a") -> bytes:
+    """``{"document_frequency": {<key>: 1.0}, "ref_len": <ref_len>}`` in protocol 2, built op by
+    op: pickling a 200,000-deep key would itself overflow the stack."""
+    return (b"\x80\x02}" + _u("document_frequency") + b"}" + key_ops + b"G" + struct.pack(">d", 1.0) + b"ss"
+            + _u("ref_len") + ref_len + b"s.")
+
+
+def _memo_bomb() -> bytes:
+    """One 1 MiB word in the memo, then 2,000 two-word n-grams reusing it (a 1 MB file)."""
+    word = _u("w" * (1 << 20)) + b"q\x00"  # BINPUT 0
+    out = b"\x80\x02}" + _u("document_frequency") + b"}" + word + b"\x85G" + struct.pack(">d", 1.0) + b"s"
+    for i in range(2000):
+        out += b"h\x00" + _u(str(i)) + b"\x86G" + struct.pack(">d", 1.0) + b"s"
+    return out + b"s" + _u("ref_len") + b"K\x0as."
+
+
+def _png(width: int, height: int) -> bytes:
+    """A 1-bit greyscale PNG of ``width`` x ``height`` zero pixels, compressed as it is written
+    (a 50000x50000 one is about 2.4 MB; nothing that size is held in memory)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row = b"\x00" * (1 + (width + 7) // 8)
+    z = zlib.compressobj(9)
+    parts = []
+    rows_per = max(1, (1 << 20) // len(row))
+    for start in range(0, height, rows_per):
+        parts.append(z.compress(row * min(rows_per, height - start)))
+    parts.append(z.flush())
+    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"".join(parts)) + chunk(b"IEND", b"")
+
+
+def _content(kind: str, value: str) -> bytes | None:
+    if kind in JSON_TEMPLATES:
+        return JSON_TEMPLATES[kind].format(v=value).encode()
+    return None
+
+
+@dataclass(frozen=True)
+class Hostile:
+    name: str
+    risky: bool  # run in a capped subprocess
+    expect: str  # a phrase of the named error
+
+    def make(self, kind: str, dest: Path) -> Path | None:
+        """Write this input as a ``kind`` at ``dest`` (a file path with the kind's suffix, or a
+        directory path); None when it has no such shape."""
+        if self.name == "nested_json":
+            data = _content(kind, NESTED) or (_df_pickle(_u("a") + b"\x85" * 200_000) if kind == "pickle" else None)
+        elif self.name == "huge_number":
+            data = _content(kind, HUGE)
+            if kind == "scores_csv":
+                data = f"id,score\nu1,{HUGE}\n".encode()
+            elif kind == "pickle":
+                digits = (10 ** 400).to_bytes(167, "little")
+                data = _df_pickle(_u("a") + b"\x85", b"\x8b" + struct.pack("<i", len(digits)) + digits)  # LONG4
+        elif self.name == "device":
+            if kind == "images_dir":
+                dest.symlink_to("/dev/zero")
+                return dest
+            if kind not in FILE_KINDS:
+                return None
+            dest.symlink_to("/dev/zero")
+            return dest
+        elif self.name == "fifo":
+            if kind not in FILE_KINDS:
+                return None
+            os.mkfifo(dest)
+            return dest
+        elif self.name == "symlink_loop":
+            if kind == "images_dir":
+                dest.mkdir()
+                (dest / "here").symlink_to(".")
+                (dest / "again").symlink_to(".")
+                (dest / "sub").mkdir()
+                (dest / "sub" / "up").symlink_to("..")
+                return dest
+            dest.symlink_to(dest.name)  # a link to itself
+            return dest
+        elif self.name == "huge_file":
+            if kind not in FILE_KINDS:
+                return None
+            with open(dest, "wb") as f:  # sparse: 1.5 GiB of NUL bytes after a valid start
+                f.write(b"id,score\n" if kind == "scores_csv" else b"")
+                f.truncate(3 << 29)
+            return dest
+        elif self.name == "pixel_bomb":
+            data = _png(50_000, 50_000) if kind == "image" else None
+        elif self.name == "aspect_bomb":
+            data = _png(1, 40_000) if kind == "image" else None
+        elif self.name == "memo_bomb":
+            data = _memo_bomb() if kind == "pickle" else None
+        else:
+            raise AssertionError(self.name)
+        if data is None:
+            return None
+        dest.write_bytes(data)
+        return dest
+
+
+HOSTILE = [
+    Hostile("nested_json", False, "deeper than"),
+    Hostile("huge_number", False, "digits"),
+    Hostile("device", True, "character device"),
+    Hostile("fifo", True, "FIFO"),
+    Hostile("symlink_loop", False, ""),
+    Hostile("huge_file", True, ""),
+    Hostile("pixel_bomb", True, "pixels"),
+    Hostile("aspect_bomb", True, "longer than it is wide"),
+    Hostile("memo_bomb", True, "every reference"),
+]
+
+# ----------------------------------------------------------------------------- the surfaces
+
+GOOD_ROWS = [{"id": "a", "candidate": "a dog runs", "references": ["a dog runs fast"], "image": "a.png"},
+             {"id": "b", "candidate": "two cats", "references": ["two cats sleep"], "image": "missing.png"}]
+
+
+def _good_files(d: Path) -> dict[str, str]:
+    rows = d / "good.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in GOOD_ROWS), encoding="utf-8")
+    ann = d / "good_ann.json"
+    ann.write_text(json.dumps({"annotations": [{"image_id": 1, "caption": "a dog runs"}]}), encoding="utf-8")
+    res = d / "good_res.json"
+    res.write_text(json.dumps([{"image_id": 1, "caption": "a dog"}]), encoding="utf-8")
+    return {"rows": str(rows), "ann": str(ann), "res": str(res), "out": str(d / "out.json"),
+            "outp": str(d / "out_df.json")}
+
+
+def install_toy_benchmarks(set_attr=setattr) -> None:
+    """The synthetic benchmarks of ``tests/metaeval/conftest.py`` behind ``capeval.data.load``
+    (``set_attr``: ``monkeypatch.setattr`` in this process, plain ``setattr`` in a subprocess)."""
+    import capeval.data
+    from tests.metaeval.conftest import make_tables
+
+    tables = make_tables()
+    real, real_spec = capeval.data.load, capeval.data.registry.get_spec
+    set_attr(capeval.data, "load", lambda name, root=None, **kw: tables[name] if name in tables else real(name, root, **kw))
+    set_attr(capeval.data.registry, "get_spec", lambda name: None if name in tables else real_spec(name))
+
+
+@dataclass(frozen=True)
+class Surface:
+    name: str
+    kind: str
+    suffix: str
+    cli: tuple[str, ...] = ()  # argv, "{path}" and the _good_files keys in braces
+    api: str = ""  # Python statements using {path!r}
+    toy_benchmarks: bool = False  # needs install_toy_benchmarks()
+
+    def argv(self, path: Path, good: dict[str, str]) -> list[str]:
+        return [a.format(path=str(path), **good) for a in self.cli]
+
+
+SURFACES = [
+    Surface("score -i jsonl (streamed)", "jsonl", ".jsonl", ("score", "-i", "{path}", "-m", "bleu4", "-q")),
+    Surface("score -i jsonl (in memory)", "jsonl", ".jsonl",
+            ("score", "-i", "{path}", "-m", "bleu4", "-o", "{out}", "-q")),
+    Surface("score -i csv (streamed)", "csv", ".csv", ("score", "-i", "{path}", "-m", "bleu4", "-q")),
+    Surface("score -i csv (in memory)", "csv", ".csv", ("score", "-i", "{path}", "-m", "bleu4", "-o", "{out}", "-q")),
+    Surface("score -i jsonl image field", "image_field", ".jsonl",
+            ("score", "-i", "{path}", "-m", "bleu4", "-o", "{out}", "-q")),
+    Surface("score -i COCO results", "coco_results", ".json",
+            ("score", "-i", "{path}", "--annotations", "{ann}", "-m", "bleu4", "-q")),
+    Surface("score --annotations", "coco_annotations", ".json",
+            ("score", "-i", "{res}", "--annotations", "{path}", "-m", "bleu4", "-q")),
+    Surface("score --cider-df", "df", ".json", ("score", "-i", "{rows}", "-m", "cider_d", "--cider-df", "{path}", "-q")),
+    Surface("score --images", "images_dir", "", ("score", "-i", "{rows}", "-m", "bleu4", "--images", "{path}", "-q")),
+    Surface("bench --scores jsonl", "scores_jsonl", ".jsonl",
+            ("bench", "toy-corr", "--scores", "mine={path}", "--no-cache", "-q"), toy_benchmarks=True),
+    Surface("bench --scores csv", "scores_csv", ".csv",
+            ("bench", "toy-corr", "--scores", "mine={path}", "--no-cache", "-q"), toy_benchmarks=True),
+    Surface("compat convert-cider-df", "pickle", ".p", ("compat", "convert-cider-df", "{path}", "{outp}")),
+    Surface("CiderD(df=...)", "df", ".json", api="from capeval.compat.ciderD import CiderD\nCiderD(df={path!r})"),
+    Surface("scores_metric()", "scores_jsonl", ".jsonl",
+            api="from capeval.metrics.user import scores_metric\nscores_metric('mine', {path!r})"),
+    Surface("read_fork_df(allow_pickle=True)", "pickle", ".p",
+            api="import warnings\nwarnings.simplefilter('ignore')\n"
+                "from capeval.compat.fork_df import read_fork_df\nread_fork_df({path!r}, allow_pickle=True)"),
+    Surface("benchmark data file", "data_json", ".json",
+            api="from pathlib import Path\nfrom capeval.data._common import read_json\nread_json(Path({path!r}), 'bench')"),
+    Surface("CLIP image", "image", ".png",
+            api="from capeval.doors import read_image_bytes\nfrom capeval.metrics._clip_image import decode, "
+                "preprocess_image\npreprocess_image(decode(read_image_bytes({path!r}), {path!r}), 224)"),
+]
+
+RUNNER = textwrap.dedent("""
+    import resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    mode, toy, payload = sys.argv[1], sys.argv[2] == "toy", sys.argv[3:]
+    if toy:
+        from tests.test_hostile_inputs import install_toy_benchmarks
+        install_toy_benchmarks()
+    if mode == "cli":
+        from capeval.cli.main import app
+        sys.argv = ["capeval", *payload]
+        app()
+    else:
+        from capeval.errors import InputError
+        try:
+            exec(payload[0])
+        except InputError as e:
+            print("NAMED:", e)
+            sys.exit(2)
+        print("ACCEPTED")
+""")
+
+
+def _run_cli_inprocess(argv):
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    res = CliRunner().invoke(app, argv)
+    return res.exit_code, res.output
+
+
+def _run_api_inprocess(code):
+    from capeval.errors import InputError
+
+    try:
+        exec(code, {})  # noqa: S102 - the surface's own statements, written above
+    except InputError as e:
+        return 2, f"NAMED: {e}"
+    return 0, "ACCEPTED"
+
+
+def _run_capped(mode, payload, toy: bool):
+    proc = subprocess.run([sys.executable, "-c", RUNNER, mode, "toy" if toy else "-", *payload], capture_output=True,
+                          text=True, timeout=120, check=False, cwd=Path(__file__).parent.parent)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("hostile", HOSTILE, ids=lambda h: h.name)
+@pytest.mark.parametrize("surface", SURFACES, ids=lambda s: s.name)
+def test_hostile_input_gets_a_named_error(surface, hostile, tmp_path, monkeypatch):
+    good = _good_files(tmp_path)
+    path = hostile.make(surface.kind, tmp_path / f"hostile{surface.suffix}")
+    if path is None:
+        pytest.skip(f"{hostile.name} has no {surface.kind} form")
+    if surface.toy_benchmarks and not hostile.risky:
+        install_toy_benchmarks(monkeypatch.setattr)
+    if surface.cli:
+        argv = surface.argv(path, good)
+        code, out = _run_capped("cli", argv, surface.toy_benchmarks) if hostile.risky else _run_cli_inprocess(argv)
+    else:
+        api = surface.api.format(path=str(path))
+        code, out = _run_capped("api", [api], False) if hostile.risky else _run_api_inprocess(api)
+    flat = " ".join(out.split())
+    assert code == 2, f"exit {code}: {out[-3000:]}"
+    assert "Traceback" not in out, out[-3000:]
+    if not surface.cli:
+        assert flat.startswith("NAMED:") or "\nNAMED:" in out, out[-3000:]
+    assert hostile.expect in flat, flat[-2000:]
+    assert path.name in flat or str(path) in flat or "image(s) not found" in flat, flat[-2000:]
