@@ -14,7 +14,7 @@ from capeval.stream.store import RunStore
 
 from ._rows import make_rows, write_jsonl
 
-METRICS = "bleu4,rouge_l,cider_d"
+METRICS = "bleu4,rouge_l,cider_d,meteor,ter"  # totals (BLEU, METEOR), ordered columns (TER), means
 
 
 def _cli(args, **kw):

@@ -1,6 +1,8 @@
-"""A metric family that declares ``streamable = True`` streams with no other edit: planted in a
-temporary plug-in distribution (``capeval.metrics`` entry point), it is scored chunk by chunk by
-``score_stream`` and by ``capeval score --chunk-size``, with the in-memory numbers."""
+"""A plug-in metric family streams with no edit to capeval and no declaration of its own (the
+default statistics contract: its per-row value and their mean): planted in a temporary plug-in
+distribution (``capeval.metrics`` entry point), it is scored chunk by chunk by ``score_stream``
+and by ``capeval score --chunk-size --jobs 2`` (workers load the plug-in themselves), with the
+in-memory numbers."""
 from __future__ import annotations
 
 import json
@@ -16,7 +18,6 @@ PLUGIN = textwrap.dedent('''
         """Share of the candidate's words found in one of its references: a function of the row."""
         name, version = "plug_overlap", "1.0"
         range = (0.0, 1.0)
-        streamable = True
 
         def score(self, candidates, references, images):
             out = []
