@@ -93,7 +93,7 @@ def score_cmd(
                                             "before scoring, shown as +norm=nfc in the signatures. Default: texts "
                                             "as given (as pycocoevalcap), with a warning when they mix NFC and NFD."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) for the streamed metrics (BLEU, ROUGE-L, CIDEr); with spice in a run scored in memory, SPICE-py's parse processes."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) of a streamed run (every metric that streams: docs/SCALE.md); in a run scored in memory, a metric's own processes (SPICE-py's parses)."),
     engine: str = typer.Option("local", "--engine", help=f"local (this machine) or ray (needs the ray extra: {install_command(['ray'])})."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
     chunk_size: Optional[int] = typer.Option(None, "--chunk-size", min=1, help="Rows per streamed chunk (default 10000)."),
