@@ -315,3 +315,74 @@ def test_hostile_input_gets_a_named_error(surface, hostile, tmp_path, monkeypatc
         assert flat.startswith("NAMED:") or "\nNAMED:" in out, out[-3000:]
     assert hostile.expect in flat, flat[-2000:]
     assert path.name in flat or str(path) in flat or "image(s) not found" in flat, flat[-2000:]
+
+
+# ------------------------------------------------------------------------------ cache entries
+
+def _shard_with(values: float) -> tuple[str, bytes]:
+    import numpy as np
+
+    from capeval.metrics._clip_cache import shard_bytes
+
+    return shard_bytes({"ab" * 32: np.full(4, values, dtype=np.float32)})
+
+
+def _flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def _rewrite_with_other_values(path: Path) -> None:
+    path.write_bytes(_shard_with(2.0)[1])  # a valid shard, under the first one's name
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:100])
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _device(path: Path) -> None:
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
+#: Cache surfaces: (name, write one good entry into a folder and return its path, read the
+#: folder back -> the entries found).
+def _clip_write(folder: Path) -> Path:
+    name, data = _shard_with(1.0)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data)
+    return folder / name
+
+
+def _clip_read(folder: Path) -> dict:
+    from capeval.metrics._clip_cache import load_shards
+
+    return load_shards(folder)
+
+
+CACHES = [("CLIP image embeddings", _clip_write, _clip_read)]
+DAMAGE = [_flip_a_byte, _rewrite_with_other_values, _truncate, _fifo, _device]
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("cache", CACHES, ids=lambda c: c[0])
+def test_a_damaged_cache_entry_is_dropped_with_a_note(cache, damage, tmp_path):
+    """Not an error on every later run, and never other values read silently: the entry is
+    deleted (so the next run writes a good one) and a warning names it."""
+    from capeval.metrics._clip_cache import CacheDamaged
+
+    _, write, read = cache
+    entry = write(tmp_path / "cache")
+    assert len(read(tmp_path / "cache")) == 1
+    damage(entry)
+    with pytest.warns(CacheDamaged, match=entry.name):
+        assert read(tmp_path / "cache") == {}
+    assert not os.path.lexists(entry)
+    write(tmp_path / "cache")
+    assert len(read(tmp_path / "cache")) == 1  # healed
