@@ -1,0 +1,121 @@
+"""The doors themselves (capeval.doors): what each accepts and refuses. Every surface against every
+hostile input is tests/test_hostile_inputs.py."""
+from __future__ import annotations
+
+import collections
+import os
+import pickle
+import struct
+
+import pytest
+
+from capeval import doors
+from capeval.errors import InputError
+
+
+@pytest.mark.parametrize("text,value", [("1", 1.0), ("-2.5", -2.5), ("+3", 3.0), (".5", 0.5), ("5.", 5.0),
+                                        ("1e3", 1000.0), (" 7 ", 7.0), (2 ** 53, 2.0 ** 53)])
+def test_numbers_accepted(text, value):
+    assert doors.parse_number(text, "f:2") == value
+
+
+@pytest.mark.parametrize("text,match", [
+    ("1_000", "not a number"),  # Python's digit grouping: float() reads it, JSON does not
+    ("٣", "not a number"),  # Arabic-Indic three: float() reads it, JSON does not
+    ("0x10", "not a number"), ("high", "not a number"), ("", "not a number"),
+    ("nan", "must be finite"), ("-Infinity", "must be finite"), ("1" * 400, "400 digits"), ("1e400", "past a float"),
+    (True, "not a number"), (None, "not a number"), ([1], "not a number"), (2 ** 53 + 1, "2\\*\\*53"),
+])
+def test_numbers_refused_like_json(text, match):
+    with pytest.raises(InputError, match=match):
+        doors.parse_number(text, "f:2")
+
+
+def test_scores_csv_cells_are_read_strictly(tmp_path):
+    from capeval.scorefile import read_scores
+
+    for cell in ("1_000", "٣"):
+        p = tmp_path / "s.csv"
+        p.write_text(f"id,score\nu1,{cell}\n", encoding="utf-8")
+        with pytest.raises(InputError, match=f"s.csv:2: score '{cell}' is not a number"):
+            read_scores(p)
+
+
+def test_json_limits():
+    assert doors.loads_json('{"a": [1, 2, {"b": 9007199254740992}]}', "x") == {"a": [1, 2, {"b": 2 ** 53}]}
+    with pytest.raises(InputError, match="x: unreadable JSON .nested deeper than 64"):
+        doors.loads_json("[" * 65 + "]" * 65, "x")
+    with pytest.raises(InputError, match="nested deeper than"):
+        doors.loads_json("[" * 100_000 + "]" * 100_000, "x")
+    with pytest.raises(InputError, match="an integer of 16 digits"):
+        doors.loads_json("[9007199254740993]", "x")
+    with pytest.raises(InputError, match="an integer of 4400 digits"):
+        doors.loads_json("1" * 4400, "x")
+
+
+def test_text_lines_names_bad_utf8_by_byte_and_line(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"\xef\xbb\xbfok\n" + b"x" * 70_000 + b"\n\xff\n")
+    with pytest.raises(InputError, match=r"t.jsonl: not valid UTF-8 \(byte 70007, line 3"):
+        list(doors.text_lines(p, "input file", 1 << 20))
+    p.write_bytes(b"\xef\xbb\xbfa\r\nb\n")
+    assert list(doors.text_lines(p, "input file", 1 << 20)) == ["a\r\n", "b\n"]
+
+
+def test_overlong_line_is_named(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"a\n" + b"b" * 2000)
+    with pytest.raises(InputError, match="t.jsonl:2: a line over"):
+        list(doors.text_lines(p, "input file", 1 << 20, max_line=1000))
+
+
+def test_files_that_are_not_regular_are_named(tmp_path):
+    fifo = tmp_path / "df.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="is a FIFO"):
+        doors.read_regular(fifo, "CIDEr df file", 100)  # refused at once, not blocked on
+    with pytest.raises(InputError, match="is a character device"):
+        doors.read_regular("/dev/zero", "input file", 100)
+    with pytest.raises(InputError, match="is a directory"):
+        doors.read_regular(tmp_path, "input file", 100)
+    big = tmp_path / "big.json"
+    big.write_bytes(b"x" * 101)
+    with pytest.raises(InputError, match="has 101 bytes, over the limit"):
+        doors.read_regular(big, "input file", 100)
+
+
+def _u(text: str) -> bytes:
+    b = text.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def test_pickle_prescan_passes_a_real_df_file_and_counts_memo_references():
+    df = collections.defaultdict(float, {("a",): 3.0, ("a", "dog"): 1.0, ("a", "dog", "runs", "fast"): 1.0})
+    for proto in range(6):
+        doors.prescan_pickle(pickle.dumps({"document_frequency": df, "ref_len": 10}, protocol=proto), "x")
+    word = _u("w" * 1000) + b"q\x00"  # one 1000-character word in the memo, referenced 600 times
+    data = b"\x80\x02]" + word + b"a" + b"h\x00a" * 600 + b"."
+    doors.prescan_pickle(data, "x", max_decoded=10 ** 6)
+    with pytest.raises(InputError, match="every reference"):
+        doors.prescan_pickle(data, "x", max_decoded=500_000)
+
+
+def test_walk_files_enters_each_directory_once(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.png").write_bytes(b"x")
+    (tmp_path / "a" / "loop").symlink_to("..")
+    (tmp_path / "self").symlink_to(".")
+    assert sorted(p.name for p in doors.walk_files(tmp_path)) == ["x.png"]
+
+
+def test_contained_passes_ctrl_c_and_catches_exits():
+    def exits():
+        raise SystemExit(0)
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    value, exc = doors.contained(exits)
+    assert value is None and isinstance(exc, SystemExit)
+    with pytest.raises(KeyboardInterrupt):
+        doors.contained(interrupted)
