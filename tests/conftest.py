@@ -39,7 +39,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "needs(*requirements): data[:PATH], java, chromium, compiled[:speedups|meteor|paratable], "
-        "extra:NAME, model:RESOURCE (tests/_needs.py); unmet ones skip the test at collection")
+        "extra:NAME, model:RESOURCE, module:NAME, env:NAME (tests/_needs.py); unmet ones skip the test at collection")
 
 
 #: nodeid -> the unmet requirements its collection-time skip names (read by the strict check).
