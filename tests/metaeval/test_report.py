@@ -21,6 +21,7 @@ from capeval.cli.main import app
 from capeval.data.records import PairwiseTable
 from capeval.data.distractor_tasks import TASKS
 from capeval.stats.williams import williams_from_scores, williams_matrix
+from tests._needs import CHROMIUM, requires
 
 from .conftest import WORDS, make_tables
 
@@ -164,7 +165,6 @@ def test_cli_report_flag(toy_data, tmp_path):
 
 # ---- headless Chromium ----------------------------------------------------------------------------
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 # RESOURCES.md: the flags that run Debian's chromium headless as root, offline.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0",
@@ -187,12 +187,9 @@ window.addEventListener("load", () => {
 
 
 @pytest.fixture(scope="module")
+@requires("chromium")  # apt-get install chromium; .ci/run installs it
 def chromium():
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("headless browser test: no chromium on PATH (apt-get install chromium; .ci/run installs it)")
+    return next(path for name in CHROMIUM if (path := shutil.which(name)))
 
 
 def render(chromium: str, page: str, tmp_path) -> tuple[list[dict], list[str]]:
