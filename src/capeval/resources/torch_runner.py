@@ -76,6 +76,10 @@ class _Pool:
     def _serve(self, ready: threading.Barrier) -> None:
         import torch
 
+        # torch sets a thread's count from its process-wide default the first time the thread
+        # asks for it or runs a parallel operation; that happens here first, so the default
+        # restored by __init__ cannot undo the count set next.
+        torch.get_num_threads()
         torch.set_num_threads(1)  # this thread's OpenMP and MKL count, for its whole life
         _local.runner = True
         ready.wait()
