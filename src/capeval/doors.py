@@ -514,9 +514,9 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
                     memo[len(memo)] = stack[-1]
             elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
                 if stack and stack[-1] is not mark:
-                    memo[int(arg)] = stack[-1]
+                    memo[int(str(arg))] = stack[-1]  # genops gives PUT's argument as an int or its text
             elif name in ("GET", "BINGET", "LONG_BINGET"):
-                cell = memo.get(int(arg))
+                cell = memo.get(int(str(arg)))
                 if cell is None:
                     raise InputError(f"{where}: not a readable pickle (memo key {arg} unset)")
                 push(cell)

@@ -9,6 +9,7 @@ functions, so loading a family stays cheap.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 
@@ -153,7 +154,7 @@ def load_plugins() -> None:
             what = f"plug-in {ep.name!r} ({ep.value}, from {origin})"
             # Third-party code: SystemExit (even SystemExit(0)) at import must not end the
             # process silently, with no output and status 0; only Ctrl-C passes (doors.contained).
-            cls, exc = contained(lambda ep=ep, what=what: _load_plugin(ep, what))
+            cls, exc = contained(functools.partial(_load_plugin, ep, what))
             if exc is not None:
                 _PLUGIN_ERRORS.append(f"{what}: {type(exc).__name__}: {exc}")
                 continue
