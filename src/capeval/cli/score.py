@@ -115,7 +115,7 @@ def score_cmd(
         # Streaming (bounded memory, resumable, --jobs/--engine) when the run allows it: cli/_stream.py.
         why_not, jobs = _why_not_streamed(input, annotations, output, names, save_cider_df, images, normalize,
                                           families, options, jobs=jobs, engine=engine, address=address,
-                                          chunk_size=chunk_size)
+                                          chunk_size=chunk_size, defaulted=asked is None)
         streamed = why_not is None
         if streamed:
             from ._stream import run_streamed
@@ -174,7 +174,7 @@ def _family_options(names: list[str], cider_df, save_cider_df, user_options: dic
 
 
 def _why_not_streamed(input, annotations, output, names, save_cider_df, images, normalize, families, options, *,
-                      jobs: int, engine: str, address, chunk_size) -> tuple[str | None, int]:
+                      jobs: int, engine: str, address, chunk_size, defaulted: bool = False) -> tuple[str | None, int]:
     """Why the run is scored in memory (None: it streams), and the streamed worker count. In
     memory, ``--jobs`` with spice sets SPICE-py's parse processes (in ``options``); the other
     streaming options are refused."""
@@ -186,6 +186,10 @@ def _why_not_streamed(input, annotations, output, names, save_cider_df, images, 
         why_not = "--images is given (streamed runs score text metrics only)"
     if why_not is None and normalize is not None:
         why_not = "--normalize is given (streamed runs score the text as it is)"
+    if why_not is None and defaulted and jobs == 1 and engine == "local" and not address and chunk_size is None:
+        # In memory the default set adapts to the input (a family that cannot score it, CIDEr-D on
+        # one caption, is skipped saying why); asked to stream, every family of it is scored.
+        why_not = "the default metric set is scored in memory, where it adapts to the input"
     parallel = [cls for cls in map(get_family, families) if cls.jobs_option is not None]
     if why_not is not None and jobs != 1 and parallel and engine == "local" and not address and chunk_size is None:
         # Scored in memory: --jobs is the process count of the families that have one (SPICE-py's parses).
