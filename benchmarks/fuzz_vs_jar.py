@@ -3,13 +3,14 @@ by score.
 
     nice -n 19 python benchmarks/fuzz_vs_jar.py [--rows 20000] [--batch 500] [--seed 1]
 
-Rows (one candidate, 1-6 references) come from two generators: ``hostile`` draws characters and
+Rows (one candidate, 1-6 references) come from three generators: ``hostile`` draws characters and
 fragments from the alphabet of issue 36 (punctuation, emoji, combining marks, zero-width space,
 tabs, ligatures, CJK, clitics, abbreviations); ``grammar`` builds caption-like sentences around
 the PTB lexer's special cases (abbreviations, acronyms and one-letter initials, decimals and
 other numbers, contractions, quotes, brackets, ellipses, dashes, entities, URLs, smileys, and
 sentence-final periods after each of them, within a line and before a next caption starting
-with a capitalised sentence word). Each batch of rows is one pycocoevalcap evaluation:
+with a capitalised sentence word); ``dense`` glues all those pieces, punctuation and the caseless
+look-alikes of ASCII letters together at random. Each batch of rows is one pycocoevalcap evaluation:
 
 - tokens: the Java PTBTokenizer on the references and on the candidates (two jar runs, as the
   wrapper does) against ``capeval.text.ptb.tokenize_lines`` on the same batches, per caption;
@@ -46,7 +47,7 @@ from tests.fuzz.jar_diff import GENERATORS, issue_rows, new_report, quiet, run_b
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=20000, help="Generated rows (half per generator).")
+    ap.add_argument("--rows", type=int, default=20000, help="Generated rows (an equal share per generator).")
     ap.add_argument("--batch", type=int, default=500, help="Rows per pycocoevalcap evaluation.")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-issue-corpus", action="store_true", help="Skip issue 36's seed-1 corpus.")

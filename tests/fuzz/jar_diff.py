@@ -124,7 +124,28 @@ def grammar_row(rng: random.Random) -> tuple[str, list[str]]:
     return grammar_caption(rng), [grammar_caption(rng) for _ in range(rng.randint(1, 6))]
 
 
-GENERATORS = {"hostile": hostile_row, "grammar": grammar_row}
+#: Everything at once, densely: the special pieces, words, punctuation and the caseless
+#: look-alikes of ASCII letters (İ ı ſ and the Kelvin sign), glued or spaced at random.
+DENSE = (
+    [p for pieces in SPECIAL.values() for p in pieces] + WORDS[:30] + SENTENCE_WORDS
+    + list("abcxyzABCXYZ0123456789.,;:!?'\"-()[]{}/\\&@#$%*+=<>_~^|`")
+    + ["é", "ß", "\u0301", "\u0130", "\u0131", "\u017f", "\u212a", "\u00a0", "\t", " ", "  ",
+       "中", "ﬁ", "’", "‘", "“", "”", "…"]
+)
+
+
+def dense_caption(rng: random.Random) -> str:
+    k = rng.choice([1, 2, 3, 5, 8, 15, 30])
+    text = "".join(rng.choice(DENSE) + (rng.choice(["", " ", " ", "\u00a0"]) if rng.random() < 0.6 else "")
+                   for _ in range(k))
+    return text.strip() or "x"
+
+
+def dense_row(rng: random.Random) -> tuple[str, list[str]]:
+    return dense_caption(rng), [dense_caption(rng) for _ in range(rng.randint(1, 6))]
+
+
+GENERATORS = {"hostile": hostile_row, "grammar": grammar_row, "dense": dense_row}
 
 
 # --- the reference side ------------------------------------------------------------------------
