@@ -21,25 +21,21 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .._version import __version__
 from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
-from ..metrics.statistics import Statistics
 from ..result import Result
-from ..signature import with_fields
+from .assemble import assemble
 from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, pickle_user_classes, score_pass
 from .ids import IdTracker, duplicate_error
 from .prepared import Prepared, source_id
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
-from ..rowfiles import RowFileWriter, row_format
+from ..rowfiles import row_format
 
 
 
@@ -94,15 +90,6 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
                         user_ids, user_classes)
     needs_df = any(cls.uses_df for cls in groups)
     return settings, needs_df, df_source
-
-
-def _merged(family: str, parts: list[Statistics]) -> Statistics:
-    """One family's statistics of the whole input from its chunks'. Parts that disagree (a
-    signature field that depends on the chunk) are a bug in that family's contract."""
-    try:
-        return Statistics.merge(parts)
-    except ValueError as e:
-        raise RuntimeError(f"{family}: the chunks' statistics do not merge ({e})") from None
 
 
 def _df_pass(eng, store: RunStore, settings: Settings, read_chunks, sid, prepared: Prepared | None,
@@ -168,7 +155,8 @@ def score_stream(
         ``(candidate, references)``, ``(id, candidate, references)`` or mappings with
         ``candidate``, ``references`` and optionally ``id``. A one-shot iterator is spilled to
         the run folder when it must be read twice (CIDEr's df pass).
-    metrics : names of the BLEU, ROUGE-L, CIDEr-D and CIDEr outputs (others do not stream).
+    metrics : output names of families that stream (``Metric.cannot_stream``), or, as in
+        :func:`capeval.score`, a ``UserMetric`` subclass or instance or a callable.
     output : path, optional
         ``.jsonl`` (one object per row), ``.csv`` or ``.parquet`` per-row scores, written in
         input order, plus ``<name>.signatures.json`` with corpus scores and signatures.
@@ -187,34 +175,62 @@ def score_stream(
         How often the df pass saves its counts so far (a killed df pass resumes from there).
     tokenizer, allow_empty, line_breaks, options : as :func:`capeval.score`.
     """
-    from ..metrics.registry import family_for
-    from ..text import tokenizer_id
-    from ..validation import LINE_BREAK_TAG
     from .engines import make_engine
 
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-    out_path = Path(output) if output is not None else None
-    fmt = None
-    if out_path is not None:
-        fmt = row_format(out_path)
-        if fmt is None:
-            raise InputError(f"{out_path}: streamed output is .jsonl, .csv or .parquet (one row per caption)")
-        from ..outputs import same_file
-
-        if isinstance(rows, (str, Path)) and same_file(rows, out_path):
-            raise InputError(f"{out_path}: the output would overwrite the input")
-    metrics = list(metrics)
+    out_path, fmt = _output(rows, output)
+    metrics = _names(metrics)
     settings, needs_df, df_file = _settings(metrics, tokenizer, allow_empty, line_breaks, options, fmt)
     if keep_per_caption is None:
         keep_per_caption = out_path is None
+    store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df)
+    eng = make_engine(engine, jobs, address)
+    try:
+        source = _Input(rows, chunk_size, store)
+        handle, df_id, score_chunks = _df_handle(eng, store, settings, source, df_file, needs_df, chunk_size,
+                                                 progress, checkpoint_seconds)
+        keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress)
+        result = assemble(store, keys, metrics, out_path=out_path, fmt=fmt, chunk_size=chunk_size,
+                          tokenizer=tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows)
+    finally:
+        eng.close()
+        if temporary:
+            store.remove()
+    store.remove()  # done: the chunks are in the output
+    return result
 
-    # Re-iterable sources are read twice; a one-shot iterator is spilled to the run folder.
-    is_path = isinstance(rows, (str, Path))
-    one_shot = not is_path and iter(rows) is rows
+
+def _output(rows, output) -> tuple[Path | None, str | None]:
+    """The output path and its row-file format, refused when it is none or is the input."""
+    if output is None:
+        return None, None
+    out_path = Path(output)
+    fmt = row_format(out_path)
+    if fmt is None:
+        raise InputError(f"{out_path}: streamed output is .jsonl, .csv or .parquet (one row per caption)")
+    from ..outputs import same_file
+
+    if isinstance(rows, (str, Path)) and same_file(rows, out_path):
+        raise InputError(f"{out_path}: the output would overwrite the input")
+    return out_path, fmt
+
+
+def _names(metrics) -> list[str]:
+    """Output names; a ``UserMetric`` class or instance, or a callable, registered for this
+    process (and pickled to the workers) under its name, as :func:`capeval.score` takes them."""
+    from ..metrics.user import as_metric_name
+
+    return [m if isinstance(m, str) else as_metric_name(m) for m in metrics]
+
+
+def _run_store(out_path: Path | None, run_dir, settings: Settings, chunk_size: int, df_file,
+               needs_df: bool) -> tuple[RunStore, bool]:
+    """The run folder (``<output>.capeval-run``, ``run_dir``, or a temporary one without
+    output) under the run's fingerprint, and whether it is temporary."""
     if run_dir is None:
         temporary = out_path is None
-        folder = Path(tempfile.mkdtemp(prefix="capeval-run-")) if temporary else \
+        folder = Path(tempfile.mkdtemp(prefix="capeval-run-")) if out_path is None else \
             out_path.with_name(out_path.name + ".capeval-run")
     else:
         temporary, folder = False, Path(run_dir)
@@ -222,150 +238,103 @@ def score_stream(
     if df_file is not None and not isinstance(df_file, (str, Path)):
         df_label = f"object:{df_file.source}"
     fingerprint = {"version": __version__, "settings": repr(settings), "chunk_size": chunk_size, "df": df_label}
-    store = RunStore(folder, fingerprint, temporary=temporary)
-    eng = make_engine(engine, jobs, address)
-    try:
-        # Peek: an input of one chunk is scored as one corpus (no df pass needed).
+    return RunStore(folder, fingerprint, temporary=temporary), temporary
+
+
+class _Input:
+    """The rows, read once per pass: a file or a list is read again; a one-shot iterator is
+    spilled to the run folder on the first read. Peeks at two chunks: an input of one chunk is
+    scored as one corpus (no df pass needed)."""
+
+    def __init__(self, rows, chunk_size: int, store: RunStore):
+        self.rows, self.chunk_size, self.store = rows, chunk_size, store
+        self.one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
+        self.spilled: list[int] = []
         first = chunks(open_rows(rows), chunk_size)
         head = list(itertools.islice(first, 2))
-        spilled: list[int] = []
-
-        def read_chunks():
-            if not one_shot:
-                return chunks(open_rows(rows), chunk_size)
-            return (store.load(i, "input", kind="input") for i in spilled)
-
-        if one_shot:  # keep the rows for the second read
+        if self.one_shot:  # keep the rows for the second read
             for c in itertools.chain(head, first):
                 store.save(c.index, "input", c, kind="input")
-                spilled.append(c.index)
+                self.spilled.append(c.index)
         else:
             first.close()  # a file reader: reopened for each pass
         if not head:
-            raise InputError(f"{rows}: no records" if is_path else "no rows to score")
-        single = len(head) == 1
+            raise InputError(f"{rows}: no records" if isinstance(rows, (str, Path)) else "no rows to score")
+        self.single = len(head) == 1
 
-        handle: DfHandle | None = None
-        df_id = "none"
-        score_chunks = read_chunks
-        if df_file is not None:
-            from ..metrics.cider import DocumentFrequency
+    def read(self):
+        if not self.one_shot:
+            return chunks(open_rows(self.rows), self.chunk_size)
+        return (self.store.load(i, "input", kind="input") for i in self.spilled)
 
-            dfo = df_file if isinstance(df_file, DocumentFrequency) else DocumentFrequency.load(df_file)
-            if eng.name == "ray":
-                handle = eng.ship_df(dfo, None)  # into the object store once
-            elif eng.jobs > 1 and not isinstance(df_file, DocumentFrequency):
-                handle = DfHandle("file", str(df_file), dfo.n_units)  # each worker loads it once
-            else:
-                handle = DfHandle("object", dfo, dfo.n_units)
-            df_id = dfo.source
-        elif needs_df and not single:
-            sid = source_id(rows)
-            # Local engines keep the chunks the df pass validated and tokenized in the run
-            # folder, for the score pass (Ray workers may run where the folder is not).
-            prepared = Prepared(store, sid) if eng.name == "local" else None
-            dfo = store.load_df(sid)
-            if dfo is None:
-                dfo = _df_pass(eng, store, settings, read_chunks, sid, prepared, progress, checkpoint_seconds)
-                df_id = store.save_df(dfo, sid)
-                store.drop_df_checkpoint()
-            else:
-                df_id = dfo.digest()
-            handle = eng.ship_df(dfo, store.folder)
-            if prepared is not None:
-                n_chunks = -(-dfo.n_units // chunk_size)
-                score_chunks = lambda: prepared.read(n_chunks, read_chunks)  # noqa: E731
 
-        ids = IdTracker()
-        keys: list[str] = []
-        n_rows = 0
+def _df_handle(eng, store: RunStore, settings: Settings, source: _Input, df_file, needs_df: bool, chunk_size: int,
+               progress, checkpoint_seconds: float):
+    """CIDEr's corpus pre-pass, shipped to the engine: ``(handle, df id, chunks to score)``. The
+    df of a file, or counted over the whole input (resuming a saved one); none for one chunk."""
+    if df_file is not None:
+        from ..metrics.cider import DocumentFrequency
 
-        def tasks():
-            nonlocal n_rows
-            for c in score_chunks():
-                ids.add(c.ids)
-                n_rows += len(c)
-                key = store.chunk_key(c.digest, df_id)
-                keys.append(key)
-                if not store.has(c.index, key):
-                    yield c, settings, handle
+        dfo = df_file if isinstance(df_file, DocumentFrequency) else DocumentFrequency.load(df_file)
+        if eng.name == "ray":
+            handle = eng.ship_df(dfo, None)  # into the object store once
+        elif eng.jobs > 1 and not isinstance(df_file, DocumentFrequency):
+            handle = DfHandle("file", str(df_file), dfo.n_units)  # each worker loads it once
+        else:
+            handle = DfHandle("object", dfo, dfo.n_units)
+        return handle, dfo.source, source.read
+    if not needs_df or source.single:
+        return None, "none", source.read
+    sid = source_id(source.rows)
+    # Local engines keep the chunks the df pass validated and tokenized in the run folder, for
+    # the score pass (Ray workers may run where the folder is not).
+    prepared = Prepared(store, sid) if eng.name == "local" else None
+    dfo = store.load_df(sid)
+    if dfo is None:
+        dfo = _df_pass(eng, store, settings, source.read, sid, prepared, progress, checkpoint_seconds)
+        df_id = store.save_df(dfo, sid)
+        store.drop_df_checkpoint()
+    else:
+        df_id = dfo.digest()
+    handle = eng.ship_df(dfo, store.folder)
+    if prepared is None:
+        return handle, df_id, source.read
+    n_chunks = -(-dfo.n_units // chunk_size)
+    return handle, df_id, lambda: prepared.read(n_chunks, source.read)
 
-        done = 0
-        for res in eng.map(score_pass, tasks()):
-            store.save(res.index, keys[res.index], res)
-            done += res.n
-            if progress is not None:
-                progress("score", done)
-        suspects = ids.suspects()
-        if suspects:
-            err = duplicate_error(rows, (r for c in read_chunks() for r in
-                                          zip(c.lines or [None] * len(c), c.ids or [None] * len(c), c.cands, c.refs)),
-                                   suspects)
-            if err is not None:
-                raise err
 
-        # Assembly, in input order.
-        writer = RowFileWriter(out_path, fmt, metrics) if out_path is not None else None
-        per_caption: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
-        stats: dict[str, list[Statistics]] = {}
-        nrefs: set[int] = set()
-        line_break = False
-        emptied: dict[str, int] = {}
-        forms = [0, 0]  # texts holding composed / decomposed Unicode
-        signatures: dict[str, str] = {}
-        try:
-            for i, key in enumerate(keys):
-                r = store.load(i, key)
-                if r is None:
-                    raise RuntimeError(f"chunk {i} result missing or damaged in {store.folder} after scoring")
-                if writer is not None:
-                    rids = r.ids if r.ids is not None else list(range(i * chunk_size, i * chunk_size + r.n))
-                    writer.write(r.fragment, rids, r.per_caption)
-                if keep_per_caption:
-                    for m in metrics:
-                        per_caption[m].append(r.per_caption[m])
-                for fam, st in r.stats.items():
-                    stats.setdefault(fam, []).append(st)
-                nrefs |= r.nrefs
-                line_break |= r.line_break
-                for k, v in r.emptied.items():
-                    emptied[k] = emptied.get(k, 0) + v
-                for k, v in enumerate(r.extra.get("unicode_forms", (0, 0))):
-                    forms[k] += v
-                if not signatures:
-                    signatures = dict(r.signatures)
-            tok = tokenizer_id(tokenizer) + (LINE_BREAK_TAG if line_break else "")
-            nrefs_s = str(next(iter(nrefs))) if len(nrefs) == 1 else "var"
-            raw_tok = "none" + (LINE_BREAK_TAG if line_break else "")  # families given the untokenized text
-            signatures = {m: with_fields(signatures[m], tok=tok if family_for(m).text_input == "tokenized" else raw_tok,
-                                         nrefs=nrefs_s) for m in metrics}
-            merged = {fam: _merged(fam, parts) for fam, parts in stats.items()}
-            corpus = {m: float(merged[family_for(m).family].corpus()[m]) for m in metrics}
-            arrays = {m: np.concatenate(v) if v else np.zeros(0) for m, v in per_caption.items()}
-            if writer is not None:
-                writer.commit(corpus, signatures)  # rows and signatures as a pair (rowfiles.commit_pair)
-                writer = None
-        finally:
-            if writer is not None:
-                writer.abort()
-        details: dict[str, Any] = {fam: d for fam, st in merged.items() if (d := st.aggregate.details(st))}
-        if emptied:
-            details["input"] = {"empty_after_tokenization": emptied}
-            warnings.warn(f"{', '.join(f'{v} {k}' for k, v in emptied.items())} empty after the {tokenizer} "
-                          "tokenizer (scored as empty text by the n-gram metrics); counted in "
-                          "result.details['input']", stacklevel=2)
-        from ..text.unicode_forms import mixed_message
+def _score_all(eng, store: RunStore, settings: Settings, source: _Input, score_chunks, handle, df_id: str,
+               progress) -> tuple[list[str], int]:
+    """Every chunk scored and saved (those a killed run saved are kept); the chunk keys in input
+    order and the row count. Duplicate ids across the whole input are an error naming both."""
+    ids = IdTracker()
+    keys: list[str] = []
+    n_rows = 0
 
-        if (mixed := mixed_message(*forms)) is not None:
-            warnings.warn(mixed, UserWarning, stacklevel=2)
-        result = Result(corpus=corpus, per_caption=arrays if keep_per_caption else {},
-                        signatures=signatures, n=n_rows, details=details)
-    finally:
-        eng.close()
-        if temporary:
-            store.remove()
-    store.remove()  # done: the chunks are in the output
-    return result
+    def tasks():
+        nonlocal n_rows
+        for c in score_chunks():
+            ids.add(c.ids)
+            n_rows += len(c)
+            key = store.chunk_key(c.digest, df_id)
+            keys.append(key)
+            if not store.has(c.index, key):
+                yield c, settings, handle
+
+    done = 0
+    for res in eng.map(score_pass, tasks()):
+        store.save(res.index, keys[res.index], res)
+        done += res.n
+        if progress is not None:
+            progress("score", done)
+    suspects = ids.suspects()
+    if suspects:
+        rows = (r for c in source.read() for r in
+                zip(c.lines or [None] * len(c), c.ids or [None] * len(c), c.cands, c.refs))
+        err = duplicate_error(source.rows, rows, suspects)
+        if err is not None:
+            raise err
+    return keys, n_rows
 
 
 __all__ = ["score_stream", "streamable", "DEFAULT_CHUNK", "Chunk"]
