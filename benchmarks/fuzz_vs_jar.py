@@ -65,7 +65,7 @@ def main(argv=None) -> int:
         "capeval": capeval.__version__,
         "python": platform.python_version(),
         "machine": platform.machine(),
-        "java": subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0],
+        "java": subprocess.run(["java", "-version"], check=False, capture_output=True, text=True).stderr.splitlines()[0],
         "seed": a.seed, "batch_rows": a.batch,
     }
     if not a.no_issue_corpus:

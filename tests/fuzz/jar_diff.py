@@ -210,7 +210,7 @@ def jvm_pow(xs: list[float]) -> dict[float, float] | None:
         src.write_text(_POW_SOURCE)
         data = "".join(f"{int.from_bytes(_bits(x), 'big'):016x}\n" for x in xs)
         try:
-            p = subprocess.run(["java", str(src)], input=data, capture_output=True, text=True, timeout=300)
+            p = subprocess.run(["java", str(src)], check=False, input=data, capture_output=True, text=True, timeout=300)
         except (OSError, subprocess.TimeoutExpired):
             return None
     if p.returncode != 0:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 
 # ---------------------------------------------------------------------------------------------
@@ -172,7 +173,11 @@ def _push(k: int):
 # "Cie.", an abbreviation, for the jar).
 
 
-def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
+#: (regex, trailing context or None, action, class of possible first characters or None)
+RuleSpec = tuple[str, "str | None", object, "str | None"]
+
+
+def _rules(ascii_only: bool = False) -> list[RuleSpec]:
     c = _ASCII_CLASSES if ascii_only else _classes()
     L, A, D, AD = c["L"], c["A"], c["D"], c["AD"]
     SPLET = r"&[aeiouAEIOU](?i:acute|grave|uml);"
@@ -309,7 +314,7 @@ def _rules(ascii_only: bool = False) -> list[tuple[str, str | None, object]]:
     # (regex, trailing context or None, action, class of possible first characters or None).
     # Top-level alternatives whose leftmost-first match might not be the longest are split
     # into consecutive rules: JFlex compares lengths across them exactly as across rules.
-    R = [
+    R: list[RuleSpec] = [
         ("(?i:c\\+\\+|[cf]#)", None, None, "[cCfF]"),
         ("(?i:cannot|'twas)", None, _push(3), "[cC']"),
         ("(?i:'tis|gonna|gotta|lemme|gimme|wanna)", None, _push(2), "['gGlLwW]"),
@@ -402,6 +407,7 @@ class _Rule:
     compiling the whole grammar is most of the cost of a first call that lexes a few captions."""
 
     __slots__ = ("pattern", "match", "has_trail", "action", "first")
+    match: Callable[[str, int], re.Match[str] | None]
 
     def __init__(self, pattern: str, trail: str | None, action, first: str | None) -> None:
         self.pattern = pattern if trail is None else f"(?:{pattern})(?=({trail}))"
@@ -410,7 +416,7 @@ class _Rule:
         self.action = action
         self.first = re.compile(first) if first is not None else None
 
-    def _compile_and_match(self, s: str, pos: int):
+    def _compile_and_match(self, s: str, pos: int) -> re.Match[str] | None:
         self.match = re.compile(self.pattern).match
         return self.match(s, pos)
 

@@ -20,6 +20,7 @@ import operator
 import re
 from collections.abc import Iterable
 from itertools import repeat
+from typing import cast
 
 from .. import _compiled
 from ..errors import InputError
@@ -151,7 +152,7 @@ def _fast_many(captions: list[str]) -> list[str | None]:
         out = out.replace(ch, "")
     # Only spaces separate words in these lines: collapse runs, trim each line's ends.
     out = _SPACE_RUNS.sub(" ", out.replace("'", " '")).replace(" \n", "\n").replace("\n ", "\n").strip(" ")
-    lines: list[str | None] = out.split("\n")
+    lines: list[str | None] = [*out.split("\n")]
     for i in slow:
         lines[i] = None
     return lines
@@ -197,7 +198,7 @@ def tokenize(captions: Iterable[str]) -> list[str]:
         out = _fast_many(caps)
     for i in list(itertools.compress(range(len(out)), map(operator.is_, out, repeat(None)))):
         out[i] = _slow(caps[i])
-    return out
+    return cast("list[str]", out)  # every None was replaced just above
 
 
 # --- the jar's view of a whole batch -----------------------------------------------------------
@@ -205,7 +206,7 @@ def tokenize(captions: Iterable[str]) -> list[str]:
 #: reaches into the next line is ACRONYM's (spaces and line breaks, then one of 46 words or an
 #: SGML tag, then a space); 256 characters past the blank lines cover any caption-like tag.
 _CONTEXT_CHARS = 256
-_BLANK_PREFIX = re.compile("[ \t\u00A0\u2000-\u200A\u3000\n]*")
+_BLANKS = " \t\u00A0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u3000\n"
 
 
 def tokenize_lines(captions: Iterable[str]) -> list[str]:
@@ -233,7 +234,7 @@ def tokenize_lines(captions: Iterable[str]) -> list[str]:
         while j < n:
             following += "\n" + lines[j]
             j += 1
-            if len(following) - _BLANK_PREFIX.match(following).end() >= _CONTEXT_CHARS:
+            if len(following.lstrip(_BLANKS)) >= _CONTEXT_CHARS:
                 break
         out[i] = _slow(cap, following)
     return out
