@@ -582,7 +582,8 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
                 raise InputError(f"{where}: the pickle uses opcode {name}, which a CIDEr df file does not")
     except InputError:
         raise
-    except (ValueError, IndexError, KeyError) as e:  # a truncated or malformed opcode stream
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError) as e:
+        # a truncated or malformed opcode stream (AttributeError: a mark used as an object)
         raise InputError(f"{where}: not a readable pickle ({type(e).__name__}: {e})") from None
 
 
