@@ -72,3 +72,14 @@ def test_vector_and_scene_graph_families_stream(tmp_path, names):
     p = tmp_path / "in.jsonl"
     write_jsonl(p, rows)
     _same(mem, score_stream(p, names, chunk_size=7, keep_per_caption=True), names)
+
+
+def test_score_stream_takes_user_metric_classes_and_callables(tmp_path):
+    rows = make_rows(30, seed=8)
+    p = tmp_path / "in.jsonl"
+    write_jsonl(p, rows)
+    ref_share = from_callable(_ref_share, name="stream_ref_share2")
+    got = score_stream(p, [WordCount, ref_share, "bleu4"], chunk_size=7, jobs=2)
+    mem = _in_memory(rows, [WordCount, ref_share, "bleu4"])
+    assert list(got.corpus) == ["stream_words", "stream_ref_share2", "bleu4"]
+    assert got.corpus == mem.corpus and got.signatures == mem.signatures
