@@ -119,3 +119,9 @@ def test_contained_passes_ctrl_c_and_catches_exits():
     assert value is None and isinstance(exc, SystemExit)
     with pytest.raises(KeyboardInterrupt):
         doors.contained(interrupted)
+
+
+@pytest.mark.parametrize("data", [b"(2t.", b"(2\x85.", b"\x80\x02h\x00.", b"\x80\x02X\xff\xff\xff\xff", b"", b"\x80"])
+def test_pickle_prescan_names_malformed_streams(data):
+    with pytest.raises(InputError, match="not a readable pickle|opcode"):
+        doors.prescan_pickle(data, "x")
