@@ -9,6 +9,7 @@ tricky inputs and on a sample of every benchmark candidate set. The full sets:
 """
 from __future__ import annotations
 
+import math
 import random
 import subprocess
 
@@ -251,6 +252,44 @@ def test_compiled_score_equals_python():
         row[0], row[1] = max(row[0], matched[0]), max(row[1], matched[1])  # lengths cover the matches
         want = score_one(row)
         assert core.score_one(row) == want and core.score_one([float(x) for x in row]) == want
+
+
+#: Statistics of issue 36's seed-1 row 63 (the jar's and capeval's lines are identical); its
+#: fragmentation is 45/47, where the JVM's Math.pow (HotSpot's x86_64 intrinsic) and the C
+#: library's pow(x, 0.2) differ by one ulp (docs/METRICS.md, "The last bit: Math.pow").
+ROW_63 = [116, 64, 21, 11, 40, 40, 7, 7] + [0] * 12 + [45, 47, 47]
+
+
+def test_fragmentation_uses_the_c_librarys_pow():
+    from capeval.metrics._meteor_native.score import score_one
+
+    assert scores(np.array([ROW_63], dtype=float))[0] == score_one(ROW_63) == 0.27027226694786305
+    core = _compiled_or_skip()
+    assert core.score_one(ROW_63) == 0.27027226694786305
+
+
+@pytest.mark.oracle
+@pytest.mark.java
+def test_the_jar_differs_there_only_by_math_pow(java):
+    # The jar's own score of the row, and the score recomputed with the JVM's Math.pow value.
+    from tests.fuzz.jar_diff import jvm_pow, score_with_pow
+
+    powers = jvm_pow([45 / 47])
+    if powers is None:
+        pytest.skip("the JVM's Math.pow needs a JDK (java's source launcher)")
+    pytest.importorskip("pycocoevalcap")
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    m = Meteor()
+    try:
+        m.meteor_p.stdin.write(("EVAL ||| " + " ".join(f"{x:.1f}" for x in ROW_63) + "\n").encode())
+        m.meteor_p.stdin.flush()
+        jar = float(m.meteor_p.stdout.readline().strip())
+    finally:
+        del m
+    assert jar == score_with_pow([float(x) for x in ROW_63], powers[45 / 47])
+    if powers[45 / 47] != math.pow(45 / 47, 0.2):  # HotSpot's x86_64 intrinsic
+        assert jar == 0.2702722669478631
 
 
 def test_compiled_phrase_lookups_equal_python():
