@@ -74,26 +74,31 @@ def main(argv=None) -> int:
         run_batch(rows, meteor, rep, "issue36-seed1")
         rep["rows"] = len(rows)
         result["issue36_seed1"] = rep
-    totals = {}
-    for g, (name, make) in enumerate(GENERATORS.items()):
-        rng = random.Random(a.seed * 1000 + g)
-        rep = new_report()
-        left = a.rows // len(GENERATORS)
-        b = 0
-        while left > 0:
-            rows = [make(rng) for _ in range(min(a.batch, left))]
-            run_batch(rows, meteor, rep, f"{name}-{b}")
-            rep["rows"] += len(rows)
-            left -= len(rows)
-            b += 1
-            print(f"{name}: {rep['rows']} rows, {rep['token_differences']} token / "
-                  f"{sum(rep['score_differences'].values())} score differences", file=sys.stderr, flush=True)
-        totals[name] = rep
+    # The generators take turns batch by batch, and the results are rewritten after every batch
+    # ("complete": false until the last), so an interrupted run still records what it compared.
+    names = list(GENERATORS)
+    rngs = {name: random.Random(a.seed * 1000 + g) for g, name in enumerate(names)}
+    totals = {name: new_report() for name in names}
+    left = {name: a.rows // len(names) for name in names}
     result["generated"] = totals
-    result["generated_rows"] = sum(r["rows"] for r in totals.values())
-    result["seconds"] = round(time.time() - t0, 1)
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    b = 0
+    while any(left.values()):
+        name = names[b % len(names)]
+        b += 1
+        if not left[name]:
+            continue
+        rep = totals[name]
+        rows = [GENERATORS[name](rngs[name]) for _ in range(min(a.batch, left[name]))]
+        run_batch(rows, meteor, rep, f"{name}-{rep['rows'] // a.batch}")
+        rep["rows"] += len(rows)
+        left[name] -= len(rows)
+        print(f"{name}: {rep['rows']} rows, {rep['token_differences']} token / "
+              f"{sum(rep['score_differences'].values())} score differences", file=sys.stderr, flush=True)
+        result["generated_rows"] = sum(r["rows"] for r in totals.values())
+        result["complete"] = not any(left.values())
+        result["seconds"] = round(time.time() - t0, 1)
+        a.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in result.items() if k != "generated"}, ensure_ascii=False)[:2000])
     return 0
 
