@@ -216,3 +216,11 @@ def test_cli_export_then_scores(tmp_path, spacy_parser):
     assert r.exit_code == 0, r.output
     res = json.loads(out.read_text())["results"]["mine"]
     assert res["shuffle"]["tie_rate"] == 1.0 and res["drop_half"]["accuracy"] == 0.0  # shorter scores higher here
+
+
+def test_row_dependent_families_score_every_item():
+    from capeval.stress.scoring import full_row_metrics
+
+    assert full_row_metrics(["bleu1", "meteor", "cider_d", "bertscore_f"], None) == {"cider_d", "bertscore_f"}
+    assert "bertscore_f" not in full_row_metrics(["bertscore_f"], {"bertscore": {"padding_floor": False}})
+    assert full_row_metrics(["bleu1", "learned"], None) == {"bleu1", "learned"}  # learned reads bleu1

@@ -51,11 +51,14 @@ def full_row_metrics(metrics: Sequence[str], options: dict[str, dict[str, Any]] 
 
 def whole_input(cls, options: dict[str, Any]) -> bool:
     """Whether a family's score of a row may depend on the other rows of the call: a corpus
-    pre-pass (CIDEr's df), or scores built from other metrics (SPIDEr, ``learned``)."""
+    pre-pass (CIDEr's df), scores built from other metrics (SPIDEr, ``learned``), or any other
+    reason the family gives for not scoring chunk by chunk (BERTScore's batch padding floor,
+    QACE-Ref)."""
     from ..metrics.base import Metric
 
     return bool(getattr(cls, "corpus_dependent", False) or getattr(cls, "uses_df", False) or cls.reuses_scores
-                or getattr(cls, "prepass", None) is not getattr(Metric, "prepass", None) or cls.reads(options))
+                or getattr(cls, "prepass", None) is not getattr(Metric, "prepass", None) or cls.reads(options)
+                or cls.cannot_stream(options) is not None)
 
 
 def unit_ids(items: Sequence[StressItem], texts: Sequence[str]) -> list[str]:
