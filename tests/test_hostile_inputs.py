@@ -46,7 +46,7 @@ JSON_TEMPLATES = {
 }
 
 #: Kinds read from a file (the others are directories).
-FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image"}
+FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image", "parquet"}
 
 
 def _u(text: str) -> bytes:  # pickle BINUNICODE
@@ -230,6 +230,7 @@ SURFACES = [
             ("score", "-i", "{path}", "-m", "bleu4", "-o", "{out}", "-q")),
     Surface("score -i csv (streamed)", "csv", ".csv", ("score", "-i", "{path}", "-m", "bleu4", "-q")),
     Surface("score -i csv (in memory)", "csv", ".csv", ("score", "-i", "{path}", "-m", "bleu4", "-o", "{out}", "-q")),
+    Surface("score -i parquet (streamed)", "parquet", ".parquet", ("score", "-i", "{path}", "-m", "bleu4", "-q")),
     Surface("score -i jsonl image field", "image_field", ".jsonl",
             ("score", "-i", "{path}", "-m", "bleu4", "-o", "{out}", "-q")),
     Surface("score -i COCO results", "coco_results", ".json",

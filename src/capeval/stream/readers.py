@@ -115,9 +115,25 @@ def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object,
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+    import pyarrow as pa
+
+    f = open_lines(path, "input file").f  # through the file door: a regular file
+    try:
+        yield from _parquet_file_rows(path, pq, pa, f, batch)
+    finally:
+        f.close()
+
+
+def _parquet_file_rows(path, pq, pa, f, batch):
     from ..inputs import REF_COLUMN
 
-    pf = pq.ParquetFile(path)
+    def damaged(e: Exception) -> InputError:
+        return InputError(f"{path}: not a readable Parquet file ({type(e).__name__}: {e})")
+
+    try:
+        pf = pq.ParquetFile(f)
+    except (pa.ArrowException, OSError) as e:
+        raise damaged(e) from None
     names = pf.schema_arrow.names
     lower = [n.lower() for n in names]
     if "candidate" not in lower:
@@ -135,7 +151,14 @@ def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object,
     cand_col = names[lower.index("candidate")]
     cols = [c for c in (id_col, cand_col, list_col, *ref_cols) if c is not None]
     row = 0
-    for rb in pf.iter_batches(batch_size=batch, columns=cols):
+    batches = pf.iter_batches(batch_size=batch, columns=cols)
+    while True:
+        try:
+            rb = next(batches)
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError) as e:  # a damaged row group
+            raise damaged(e) from None
         data = rb.to_pydict()
         for k in range(rb.num_rows):
             row += 1
