@@ -210,8 +210,8 @@ _BLANKS = " \t\u00A0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009
 
 
 def tokenize_lines(captions: Iterable[str]) -> list[str]:
-    """What pycocoevalcap's PTBTokenizer gives for ``captions`` as ONE batch: the captions
-    joined with ``"\n"`` into one file, as its wrapper writes the references (or the
+    """What pycocoevalcap's PTBTokenizer gives for ``captions`` as one batch: the captions
+    joined with ``"\\n"`` into one file, as its wrapper writes the references (or the
     candidates) of a whole evaluation.
 
     In that file a caption's last token can depend on the next line, and the last caption is
@@ -223,7 +223,10 @@ def tokenize_lines(captions: Iterable[str]) -> list[str]:
     equal one pycocoevalcap run on one batch).
     """
     caps = list(captions)
-    out = tokenize(caps)  # validates; the fast-path shapes are context-free (docs/TOKENIZER.md)
+    # tokenize validates; its fast path's shapes hold no token whose trailing context can reach
+    # past the caption (no initial or abbreviation before a period, no quote but '"'), so only
+    # the general path needs the following lines
+    out = tokenize(caps)
     lines = [space_line_breaks(c) for c in caps]
     n = len(lines)
     for i, cap in enumerate(caps):
