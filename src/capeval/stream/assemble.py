@@ -48,10 +48,10 @@ class Assembly:
             self.stats.setdefault(fam, []).append(st)
         self.nrefs |= r.nrefs
         self.line_break |= r.line_break
-        for k, v in r.emptied.items():
-            self.emptied[k] = self.emptied.get(k, 0) + v
-        for k, v in enumerate(r.extra.get("unicode_forms", (0, 0))):
-            self.forms[k] += v
+        for what, v in r.emptied.items():
+            self.emptied[what] = self.emptied.get(what, 0) + v
+        for form, v in enumerate(r.extra.get("unicode_forms", (0, 0))):
+            self.forms[form] += v
         if not self.first_signatures:
             self.first_signatures = dict(r.signatures)
 

@@ -42,6 +42,7 @@ class Prepared:
 
         if self.failed:
             return
+        obj: bytes | Chunk
         try:  # lists of str and int: marshal, some 3x faster than pickle both ways
             obj = marshal.dumps(tuple(getattr(chunk, f) for f in self._FIELDS))
         except ValueError:  # ids of other types (an iterable's): the Chunk itself

@@ -250,7 +250,7 @@ class _Input:
         self.rows, self.chunk_size, self.store = rows, chunk_size, store
         self.one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
         self.spilled: list[int] = []
-        first = chunks(open_rows(rows), chunk_size)
+        first: Any = chunks(open_rows(rows), chunk_size)  # a generator: closed when not spilled
         head = list(itertools.islice(first, 2))
         if self.one_shot:  # keep the rows for the second read
             for c in itertools.chain(head, first):
