@@ -46,7 +46,18 @@ JSON_TEMPLATES = {
 }
 
 #: Kinds read from a file (the others are directories).
-FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image", "parquet"}
+FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image", "parquet", "npz", "model_npz"}
+
+
+def _model_npz(meta_json: str) -> bytes:
+    """A model file (capeval.learn.model_files) whose metadata is ``meta_json``."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, meta_json=np.array(meta_json), w=np.zeros(2))
+    return buf.getvalue()
 
 
 def _u(text: str) -> bytes:  # pickle BINUNICODE
@@ -90,6 +101,8 @@ def _png(width: int, height: int) -> bytes:
 def _content(kind: str, value: str) -> bytes | None:
     if kind in JSON_TEMPLATES:
         return JSON_TEMPLATES[kind].format(v=value).encode()
+    if kind == "model_npz":
+        return _model_npz('{"kind": ' + value + "}")
     return None
 
 
@@ -252,6 +265,10 @@ SURFACES = [
                 "from capeval.compat.fork_df import read_fork_df\nread_fork_df({path!r}, allow_pickle=True)"),
     Surface("benchmark data file", "data_json", ".json",
             api="from pathlib import Path\nfrom capeval.data._common import read_json\nread_json(Path({path!r}), 'bench')"),
+    Surface("pregen --probs file", "npz", ".npz",
+            api="from capeval.pregen.tokens import TokenScores\nTokenScores.load_npz({path!r})"),
+    Surface("learned-metric model file", "model_npz", ".npz",
+            api="from capeval.learn.model_files import load_npz\nload_npz({path!r})"),
     Surface("CLIP image", "image", ".png",
             api="from capeval.doors import read_image_bytes\nfrom capeval.metrics._clip_image import decode, "
                 "preprocess_image\npreprocess_image(decode(read_image_bytes({path!r}), {path!r}), 224)"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,19 +49,20 @@ def save_npz(path: Path | str, arrays: Mapping[str, np.ndarray], meta: Mapping[s
 
 
 def load_npz(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    from ..doors import MAX_PICKLE_BYTES, open_regular
+
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):  # lexists: a link loop or a device reaches the door, which names it
         raise ResourceNotFound(f"model file {path} not found")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with open_regular(path, "model file", MAX_PICKLE_BYTES) as f, np.load(f, allow_pickle=False) as z:
             arrays = {k: np.array(z[k]) for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise InputError(f"{path} is not a readable capeval model (.npz without pickles): {e}") from None
     if META_KEY not in arrays:
         raise InputError(f"{path} has no {META_KEY!r} entry; not a capeval model file")
-    try:
-        meta = json.loads(str(arrays.pop(META_KEY)))
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: metadata is not valid JSON: {e}") from None
+    from ..doors import loads_json
+
+    meta = loads_json(str(arrays.pop(META_KEY)), f"{path}: metadata")  # the JSON door: depth, integers
     return arrays, meta
 

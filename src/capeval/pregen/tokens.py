@@ -8,6 +8,8 @@ engine can work on whole arrays instead of nested lists.
 """
 from __future__ import annotations
 
+import os
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,9 +198,17 @@ class TokenScores:
     @classmethod
     def load_npz(cls, path: str | Path) -> "TokenScores":
         path = Path(path)
-        if not path.is_file():
+        from ..doors import MAX_PICKLE_BYTES, open_regular
+
+        if not os.path.lexists(path):  # lexists: a link loop reaches the door, which names it
             raise InputError(f"{path}: no such file")
-        with np.load(path, allow_pickle=False) as z:
+        f = open_regular(path, "--probs file", MAX_PICKLE_BYTES)  # a regular file (not a FIFO or device)
+        try:
+            z = np.load(f, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:  # not an npz, or one with pickles
+            f.close()
+            raise InputError(f"{path}: not a readable .npz of arrays ({type(e).__name__}: {e})") from None
+        with f, z:
             missing = [k for k in NPZ_KEYS if k not in z.files]
             if missing:
                 raise InputError(
