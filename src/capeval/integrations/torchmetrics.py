@@ -33,6 +33,7 @@ from torchmetrics.utilities import dim_zero_cat
 
 from ..api import score
 from ..errors import InputError
+from ..result import Result
 
 #: State name -> dtype. Texts travel as UTF-8 bytes plus byte lengths, because states must be tensors.
 _STATES = {"cand_bytes": torch.uint8, "cand_lens": torch.int64, "ref_bytes": torch.uint8,
@@ -99,7 +100,7 @@ class _CaptionMetric(Metric):
         self.by_statistics = self._streams()
         for name in self._states():
             self.add_state(name, default=[], dist_reduce_fx="cat")
-        self.result = None  #: the last compute()'s capeval Result (per-caption scores, signatures)
+        self.result: Result | None = None  #: the last compute()'s capeval Result (per-caption scores, signatures)
 
     def _check_arguments(self) -> None:
         """Every argument checked when the metric is built, not at the first ``compute()`` after a
@@ -245,7 +246,6 @@ class _CaptionMetric(Metric):
         import numpy as np
 
         from ..metrics.registry import get_family
-        from ..result import Result
         from ..signature import with_fields
         from ..text import tokenizer_id
         from ..validation import LINE_BREAK_TAG
