@@ -21,6 +21,10 @@ Inputs come from ``stream_synth.py`` (seeded; row i depends only on the seed and
 size is a prefix of the largest). Writes ``benchmarks/results/stream_scale.json``.
 
     python benchmarks/stream_scale.py --sizes 10000,100000,1000000 --jobs 1,2 --workdir /tmp/stream_bench
+
+``--metrics`` scores other metrics (every family that streams: ``--metrics coco`` includes
+METEOR, ``coco,spice`` SPICE-py); the pycocoevalcap check then covers the default three only and
+is skipped.
 """
 from __future__ import annotations
 
@@ -241,6 +245,14 @@ def chunk_costs(rows: Path, chunk_rows: int) -> dict:
             "df_bytes_per_gram": 20}
 
 
+def _use_metrics(names: str) -> None:
+    """The runs' ``--metrics`` (set names such as ``coco`` expanded), for every helper here."""
+    from capeval.metrics.registry import METRIC_SETS
+
+    global METRICS
+    METRICS = ",".join(dict.fromkeys(m for n in names.split(",") for m in METRIC_SETS.get(n.strip(), (n.strip(),))))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000,1000000")
@@ -251,7 +263,11 @@ def main(argv=None) -> int:
     ap.add_argument("--oracle-rows", type=int, default=2_000, help="0 to skip the pycocoevalcap check")
     ap.add_argument("--chunk-rows", type=int, default=2_000)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "stream_scale.json")
+    ap.add_argument("--metrics", default=METRICS, help="-m of every run (default: %(default)s)")
     a = ap.parse_args(argv)
+    _use_metrics(a.metrics)
+    if a.metrics != "bleu4,rouge_l,cider_d":
+        a.oracle_rows = 0  # pycocoevalcap's scorers of the default three only
     a.workdir.mkdir(parents=True, exist_ok=True)
     sizes = [int(x) for x in a.sizes.split(",")]
     jobs = [int(x) for x in a.jobs.split(",")]
