@@ -448,6 +448,24 @@ class _Cell:
         self.depth, self.size = depth, size
 
 
+(_STR, _PUT, _GET, _TUPLEN, _SCALAR, _INT, _MARK, _ADD_MARKED, _FROM_MARK, _EMPTY, _SKIP, _STOP) = range(12)
+_PICKLE_OP_KINDS: dict[str, int] = {
+    **dict.fromkeys(("STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE",
+                     "BINUNICODE8", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"), _STR),
+    **dict.fromkeys(("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"), _PUT),
+    **dict.fromkeys(("GET", "BINGET", "LONG_BINGET"), _GET),
+    **dict.fromkeys(("TUPLE1", "TUPLE2", "TUPLE3"), _TUPLEN),
+    **dict.fromkeys(("NONE", "NEWTRUE", "NEWFALSE", "FLOAT", "BINFLOAT", "NEXT_BUFFER", "PERSID"), _SCALAR),
+    **dict.fromkeys(("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4"), _INT),
+    "MARK": _MARK,
+    **dict.fromkeys(("APPENDS", "ADDITEMS", "SETITEMS"), _ADD_MARKED),
+    **dict.fromkeys(("TUPLE", "LIST", "DICT", "FROZENSET", "INST", "OBJ"), _FROM_MARK),
+    **dict.fromkeys(("EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET"), _EMPTY),
+    **dict.fromkeys(("PROTO", "FRAME", "READONLY_BUFFER"), _SKIP),
+    "STOP": _STOP,
+}
+
+
 def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH,
                    max_decoded: int = MAX_PICKLE_DECODED) -> None:
     """Walk the opcodes of ``data`` without building anything, simulating the unpickler's stack
@@ -499,87 +517,81 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
         return c
 
     try:
-        ops = pickletools.genops(data)
-        for op, arg, _pos in ops:
-            name = op.name
-            if name == "STOP":
-                break
-            if name in ("PROTO", "FRAME", "READONLY_BUFFER"):
-                continue
-            if name == "MARK":
-                marks.append(len(stack))
-                stack.append(mark)
-            elif name == "MEMOIZE":
+        kinds = _PICKLE_OP_KINDS
+        for op, arg, _pos in pickletools.genops(data):
+            kind = kinds.get(op.name)
+            # The frequent opcodes of a df pickle first: strings, memo, small tuples, numbers.
+            if kind == _STR:
+                stack.append(_Cell(0, len(arg) if arg is not None else 0))
+            elif kind == _PUT:
                 if stack and stack[-1] is not mark:
-                    memo[len(memo)] = stack[-1]
-            elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
-                if stack and stack[-1] is not mark:
-                    memo[int(str(arg))] = stack[-1]  # genops gives PUT's argument as an int or its text
-            elif name in ("GET", "BINGET", "LONG_BINGET"):
+                    memo[len(memo) if arg is None else int(str(arg))] = stack[-1]
+            elif kind == _GET:
                 cell = memo.get(int(str(arg)))
                 if cell is None:
                     raise InputError(f"{where}: not a readable pickle (memo key {arg} unset)")
                 push(cell)
-            elif name in ("POP",):
-                pop()
-            elif name == "DUP":
-                push(stack[-1] if stack else _Cell())
-            elif name == "POP_MARK":
-                pop_mark()
-            elif name in ("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4"):
+            elif kind == _TUPLEN:
+                n = int(op.name[-1])
+                items = [pop() for _ in range(n)][::-1]
+                push(build(items))
+            elif kind == _SCALAR:
+                stack.append(_Cell())
+            elif kind == _INT:
                 if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > MAX_EXACT_INT:
                     raise InputError(f"{where}: the pickle holds an integer of {len(str(abs(arg)))} digits; "
                                      "integers are limited to 2**53 in magnitude (as --cider-df reads them)")
-                push(_Cell())
-            elif name in ("STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE",
-                          "BINUNICODE8", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"):
-                push(_Cell(0, len(arg) if arg is not None else 0))
-            elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
-                n = int(name[-1])
-                items = [pop() for _ in range(n)][::-1]
-                push(build(items))
-            elif name in ("TUPLE", "LIST", "DICT", "FROZENSET"):
-                push(build(pop_mark()))
-            elif name in ("EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET"):
-                push(_Cell(1))
-            elif name in ("NONE", "NEWTRUE", "NEWFALSE", "FLOAT", "BINFLOAT", "NEXT_BUFFER", "PERSID"):
-                push(_Cell())
-            elif name == "BINPERSID":
-                pop()
-                push(_Cell())
-            elif name == "APPEND":
-                item = pop()
-                target = pop()
-                push(build([item], target))
-            elif name in ("APPENDS", "ADDITEMS", "SETITEMS"):
+                stack.append(_Cell())
+            elif kind == _MARK:
+                marks.append(len(stack))
+                stack.append(mark)
+            elif kind == _ADD_MARKED:  # APPENDS, ADDITEMS, SETITEMS
                 items = pop_mark()
                 target = pop()
                 push(build(items, target))
-            elif name == "SETITEM":
+            elif kind == _FROM_MARK:  # TUPLE, LIST, DICT, FROZENSET, INST, OBJ
+                push(build(pop_mark()))
+            elif kind == _EMPTY:
+                stack.append(_Cell(1))
+            elif kind == _SKIP:
+                continue
+            elif kind == _STOP:
+                break
+            elif op.name == "POP":
+                pop()
+            elif op.name == "DUP":
+                push(stack[-1] if stack else _Cell())
+            elif op.name == "POP_MARK":
+                pop_mark()
+            elif op.name == "BINPERSID":
+                pop()
+                push(_Cell())
+            elif op.name == "APPEND":
+                item = pop()
+                target = pop()
+                push(build([item], target))
+            elif op.name == "SETITEM":
                 v, k = pop(), pop()
                 target = pop()
                 push(build([k, v], target))
-            elif name in ("GLOBAL", "STACK_GLOBAL"):
-                if name == "STACK_GLOBAL":
-                    pop(), pop()
+            elif op.name == "GLOBAL":
                 push(_Cell())
-            elif name == "INST":
-                push(build(pop_mark()))
-            elif name in ("REDUCE", "NEWOBJ"):
+            elif op.name == "STACK_GLOBAL":
+                pop(), pop()
+                push(_Cell())
+            elif op.name in ("REDUCE", "NEWOBJ"):
                 args, fn = pop(), pop()
                 push(build([fn, args]))
-            elif name == "BUILD":  # the state is set on the object in place
+            elif op.name == "BUILD":  # the state is set on the object in place
                 state, obj = pop(), pop()
                 push(build([state], obj))
-            elif name == "NEWOBJ_EX":
+            elif op.name == "NEWOBJ_EX":
                 kw, args, cls = pop(), pop(), pop()
                 push(build([cls, args, kw]))
-            elif name == "OBJ":
-                push(build(pop_mark()))
-            elif name in ("EXT1", "EXT2", "EXT4"):
+            elif op.name in ("EXT1", "EXT2", "EXT4"):
                 push(_Cell())
             else:
-                raise InputError(f"{where}: the pickle uses opcode {name}, which a CIDEr df file does not")
+                raise InputError(f"{where}: the pickle uses opcode {op.name}, which a CIDEr df file does not")
     except InputError:
         raise
     except (ValueError, IndexError, KeyError, AttributeError, TypeError) as e:
