@@ -46,7 +46,7 @@ JSON_TEMPLATES = {
 }
 
 #: Kinds read from a file (the others are directories).
-FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image", "parquet", "npz", "model_npz"}
+FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image", "parquet", "npz", "model_npz", "results_tsv"}
 
 
 def _model_npz(meta_json: str) -> bytes:
@@ -265,6 +265,7 @@ SURFACES = [
                 "from capeval.compat.fork_df import read_fork_df\nread_fork_df({path!r}, allow_pickle=True)"),
     Surface("benchmark data file", "data_json", ".json",
             api="from pathlib import Path\nfrom capeval.data._common import read_json\nread_json(Path({path!r}), 'bench')"),
+    Surface("pregen analyse results", "results_tsv", ".txt", ("pregen", "analyse", "{path}")),
     Surface("pregen --probs file", "npz", ".npz",
             api="from capeval.pregen.tokens import TokenScores\nTokenScores.load_npz({path!r})"),
     Surface("learned-metric model file", "model_npz", ".npz",

@@ -71,10 +71,16 @@ def _parse_float(text: str, where: str) -> float:
 
 def read_results(path: str | Path) -> ResultsTable:
     """Read a ``data.txt``-style file; pre-gen columns are recognised by their names."""
+    import contextlib
+    import os
+
+    from ..doors import MAX_TABLE_BYTES, text_lines
+
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise InputError(f"{path}: no such file")
-    with path.open(encoding="utf-8", newline="") as f:
+    # The file door: a regular file, bounded size and lines, UTF-8 errors named.
+    with contextlib.closing(text_lines(path, "results table", MAX_TABLE_BYTES, newline="")) as f:
         reader = csv.reader(f, delimiter="\t")
         try:
             header = next(reader)
