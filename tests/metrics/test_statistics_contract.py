@@ -33,8 +33,8 @@ CASES = [
     ("wmd", {}, 40),
     ("wembsim", {}, 40),
     ("spice", {}, 16),
-    ("bertscore", {"batch_size": 1}, 8),
-    ("sentsim", {"batch_size": 1}, 8),
+    ("bertscore", {}, 8),
+    ("sentsim", {}, 8),
 ]
 
 
@@ -152,3 +152,20 @@ def test_the_default_contract_is_the_per_row_value_and_its_mean():
     assert merged.corpus() == m.compute(["ab", "c", "defg"], [["x"], ["y"], ["z"]]).corpus
     assert merged.per_caption()["toy_len"].tolist() == [2.0, 1.0, 4.0]
     assert Length.prepass is Metric.prepass and m.prepass(["a"], [["b"]]) is None
+
+
+def test_a_family_whose_corpus_is_not_the_mean_must_declare_its_statistics():
+    """The default contract would merge it into another number: an error naming it, not a guess."""
+    from capeval.errors import InputError
+    from capeval.result import MetricScores
+
+    class Median(Metric):
+        family, variant = "toy_median", "toy_median"
+        outputs = ()
+
+        def compute(self, candidates, references):
+            per = np.array([len(c) for c in candidates], dtype=float)
+            return MetricScores(corpus={"toy_median": float(np.median(per))}, per_caption={"toy_median": per})
+
+    with pytest.raises(InputError, match=r"'toy_median': its corpus toy_median \(2.0\) is not the mean"):
+        Median().statistics(["ab", "c", "defgh"], [["x"], ["y"], ["z"]])

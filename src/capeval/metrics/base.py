@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from ..result import MetricScores
 from ..signature import Signature
-from .statistics import Aggregate, RowMean, Statistics, from_scores
+from .statistics import Aggregate, RowMean, Statistics, check_default_rule, from_scores
 
 
 @dataclass(frozen=True)
@@ -139,9 +139,14 @@ class Metric(ABC):
                    **kw: Any) -> Statistics:
         """(b) Per-row sufficient statistics of a batch, given the pre-pass state this instance
         was built with. Default: the per-row values of :meth:`compute` (keyword ``images`` as
-        there), with :meth:`aggregate`'s rule (the mean)."""
+        there), with :meth:`aggregate`'s rule (the mean). A family on the default rule whose
+        corpus score is not the mean of its per-caption scores is an error naming it (merged
+        chunks would otherwise give another number than the whole input)."""
         out = self.compute(candidates, references, **kw)
-        return from_scores(out, len(candidates), self.aggregate(tuple(out.per_caption)))
+        st = from_scores(out, len(candidates), self.aggregate(tuple(out.per_caption)))
+        if type(self).aggregate is Metric.aggregate:
+            check_default_rule(self.family, out, st)
+        return st
 
     def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
         """(c) How this instance's scores follow from the per-row values of :meth:`statistics`'

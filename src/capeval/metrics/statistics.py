@@ -153,9 +153,23 @@ class Statistics:
                           dict(self.fields))
 
 
+def check_default_rule(family: str, out: MetricScores, st: Statistics) -> None:
+    """``out``'s corpus scores are the default rule's (the mean of the per-caption scores), or an
+    error naming the family and what to declare."""
+    from ..errors import InputError
+
+    got = st.corpus()
+    for name, want in out.corpus.items():
+        have = got.get(name)
+        if have is None or not (have == want or (math.isnan(have) and math.isnan(want))):
+            raise InputError(f"metric family {family!r}: its corpus {name} ({want!r}) is not the mean of its "
+                             f"per-caption scores ({have!r}), so it cannot be merged from parts; give the family "
+                             "its own statistics (Metric.statistics and Metric.aggregate) or set streamable = False")
+
+
 def from_scores(out: MetricScores, n: int, aggregate: Aggregate) -> Statistics:
     """Statistics of a family whose per-row values are its per-caption scores."""
     return Statistics(n, aggregate, rows=dict(out.per_caption), fields=dict(out.signature_fields))
 
 
-__all__ = ["Aggregate", "RowMean", "Statistics", "from_scores"]
+__all__ = ["Aggregate", "RowMean", "Statistics", "check_default_rule", "from_scores"]
