@@ -116,8 +116,8 @@ class Hostile:
         """Whether :meth:`make` gives this input as a ``kind`` (decided without writing it, so
         that only the pairs that exist are collected)."""
         return {
-            "nested_json": kind in JSON_TEMPLATES or kind == "pickle",
-            "huge_number": kind in JSON_TEMPLATES or kind in ("scores_csv", "pickle"),
+            "nested_json": kind in JSON_TEMPLATES or kind in ("pickle", "model_npz"),
+            "huge_number": kind in JSON_TEMPLATES or kind in ("scores_csv", "pickle", "model_npz"),
             "device": kind in FILE_KINDS or kind == "images_dir",
             "fifo": kind in FILE_KINDS,
             "symlink_loop": True,
