@@ -52,7 +52,14 @@ def run_streamed(input: Path, output, names, *, tokenizer, allow_empty, line_bre
     if total is not None:  # a known size: a bar and an ETA from the row rate
         columns[1:1] = [BarColumn()]
         columns += [TextColumn("ETA"), TimeRemainingColumn()]
-    with Progress(*columns, console=err, transient=True) as prog:
+    from rich.markup import escape
+
+    from ..progress import noting
+
+    # Notes of long one-time steps (METEOR's resource conversion) made in this process; a
+    # --jobs worker's go to its log.
+    with Progress(*columns, console=err, transient=True) as prog, \
+            noting(lambda msg: prog.console.print(f"[dim]{escape(msg)}[/dim]")):
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int) -> None:
