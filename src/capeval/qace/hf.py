@@ -256,20 +256,28 @@ class VisualT5Answerer:
         return torch.cat([emb, self.proj(reg)], dim=1), mask
 
     def answer(self, questions: Sequence[str], regions: Sequence[np.ndarray]) -> list[Answer]:
-        import torch
 
         if len(questions) != len(regions):
             raise InputError(f"{len(questions)} questions but {len(regions)} region sets")
         if not questions:
             return []
-        with self._lock, torch.inference_mode():
-            embeds, mask = self.encoder_inputs(questions, regions)
+        from ..resources.torch_runner import map_fixed
+
+        def forward(idx: list[int]) -> list[tuple[str, np.ndarray]]:
+            embeds, mask = self.encoder_inputs([questions[i] for i in idx], [regions[i] for i in idx])
             out = self.model.generate(inputs_embeds=embeds, attention_mask=mask, max_length=self.max_length,
                                       num_beams=1, do_sample=False, output_scores=True,
                                       return_dict_in_generate=True)
-        texts = [clean_generation(t, self.tok) for t in self.tok.batch_decode(out.sequences, skip_special_tokens=False)]
-        ans = answerability_from_logits(out.scores[0].float().numpy(), self._unans)
-        return [Answer(strip_stopwords(t, self._stop), float(a)) for t, a in zip(texts, ans)]
+            texts = [clean_generation(t, self.tok)
+                     for t in self.tok.batch_decode(out.sequences, skip_special_tokens=False)]
+            return list(zip(texts, out.scores[0].float().cpu().numpy()))
+
+        # Every input row has the same length (text_len + prefix + regions); batches of the torch
+        # runner's fixed shape per region count, so an answer depends on its question alone.
+        with self._lock:
+            got = map_fixed(forward, [int(r.shape[0]) for r in regions], workers=1)
+        ans = answerability_from_logits(np.stack([v for _, v in got]), self._unans)
+        return [Answer(strip_stopwords(t, self._stop), float(a)) for (t, _), a in zip(got, ans)]
 
 
 class ImageQA:
