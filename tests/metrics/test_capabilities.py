@@ -23,9 +23,9 @@ def test_capabilities_default_to_false_and_are_declared_on_the_families():
     # input with no pre-pass for it
     assert Metric.streamable is True
     never = {get_family(f).family for f in _built_in(get_family(f).family for f in
-                                                     ("spider", "learned", "nneval", "qace_ref", "qace_img"))}
+                                                     ("learned", "nneval", "qace_ref", "qace_img"))}
     assert set(_built_in(families_with("streamable"))) == {family_for(o).family for o in OUTPUT_MODULES} - never
-    assert _built_in(families_with("uses_df")) == ["cider", "cider_d"]
+    assert _built_in(families_with("uses_df")) == ["cider", "cider_d", "spider"]
     assert _built_in(families_with("is_learned")) == ["learned", "nneval"]
     assert get_family("learned").provenance({}) is not None  # learned families say what they saw
 
@@ -37,11 +37,11 @@ def test_unknown_capability_is_an_error():
 
 def test_streaming_reads_the_capabilities():
     assert streamable(["bleu4", "rouge_l", "cider_d", "cider", "meteor", "ter", "spice"])
-    assert not streamable(["bleu4", "spider"])
+    assert not streamable(["bleu4", "nneval"]) and streamable(["spider"])
     # an option decides it: BERTScore's idf comes from the whole input's references
     assert not streamable(["bertscore_f"], {"bertscore": {"idf": True}})
-    with pytest.raises(InputError, match=r"spider cannot be streamed: spider's per-row scores depend on the whole input"):
-        _settings(["bleu4", "spider"], "ptb", False, "space", None, None)
+    with pytest.raises(InputError, match=r"nneval cannot be streamed: nneval's per-row scores depend on the whole input"):
+        _settings(["bleu4", "nneval"], "ptb", False, "space", None, None)
     _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)
     assert needs_df is False
     _, needs_df, _ = _settings(["bleu4", "cider"], "ptb", False, "space", None, None)

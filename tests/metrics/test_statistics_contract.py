@@ -33,6 +33,7 @@ CASES = [
     ("wmd", {}, 40),
     ("wembsim", {}, 40),
     ("spice", {}, 16),
+    ("spider", {}, 16),
     ("bertscore", {"padding_floor": False}, 8),  # bert_score's padding floor depends on batch-mates
     ("sentsim", {}, 8),
 ]

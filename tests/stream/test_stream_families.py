@@ -65,9 +65,10 @@ def test_meteor_ter_and_user_metrics_stream_in_workers(tmp_path, jobs):
 
 @pytest.mark.parametrize("names", [
     pytest.param(["wmd", "wembsim"], marks=pytest.mark.needs(*family_needs(get_family("wmd")))),
-    pytest.param(["spice", "spice_object"], marks=pytest.mark.needs(*family_needs(get_family("spice"))))])
+    pytest.param(["spice", "spice_object"], marks=pytest.mark.needs(*family_needs(get_family("spice")))),
+    pytest.param(["spider", "cider_d"], marks=pytest.mark.needs(*family_needs(get_family("spider"))))])
 def test_vector_and_scene_graph_families_stream(tmp_path, names):
-    rows = make_rows(24 if "spice" in names else 90, seed=5)
+    rows = make_rows(24 if any(n.startswith("sp") for n in names) else 90, seed=5)
     mem = _in_memory(rows, names)
     p = tmp_path / "in.jsonl"
     write_jsonl(p, rows)

@@ -3,7 +3,8 @@
 Both parts come from their registered families (``cider_d``, ``spice``), computed on the same
 tokenized text, so SPIDEr inherits CIDEr-D's dependence on the scored set and SPICE's backend.
 The corpus value is the mean of the two corpus values, as aac-metrics computes it (docs/SPICE.md,
-SPIDEr); it equals the mean of the per-unit values up to rounding.
+SPIDEr); it equals the mean of the per-unit values up to rounding. Its statistics are its two
+parts' per-row values, and its corpus pre-pass is CIDEr-D's df, so it streams as CIDEr-D does.
 """
 from __future__ import annotations
 
@@ -15,8 +16,20 @@ import numpy as np
 from ..result import MetricScores
 from .base import Metric, OutputInfo
 from .registry import get_family, register
+from .statistics import Aggregate, Statistics
 
 CITATION = "Liu et al., ICCV 2017 (SPIDEr)"
+
+
+class SpiderAggregate(Aggregate):
+    """Per row: CIDEr-D and SPICE. Per caption: their mean; corpus: the mean of their corpus
+    means (not the mean of the per-caption values, which differs in rounding)."""
+
+    def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
+        return {"spider": (st.rows["cider_d"] + st.rows["spice"]) / 2.0}
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        return {"spider": (float(np.mean(st.rows["cider_d"])) + float(np.mean(st.rows["spice"]))) / 2.0}
 
 
 @register
@@ -26,7 +39,10 @@ class Spider(Metric):
     Parameters
     ----------
     cider_d : dict, optional
-        Options for the ``cider_d`` family (e.g. ``{"df": "df.json"}``).
+        Options for the ``cider_d`` family (e.g. ``{"sigma": 6.0}``).
+    df, save_df : optional
+        CIDEr-D's df (``"corpus"``, a df file or a ``DocumentFrequency``) and where to save the
+        one computed from this call, as for ``cider_d`` (``capeval score --cider-df``).
     spice : dict, optional
         Options for the ``spice`` family (e.g. ``{"backend": "jar"}``).
     """
@@ -36,8 +52,7 @@ class Spider(Metric):
     cache_resources = ("wordnet", "spice-jar", "corenlp-3.6.0")  # SPICE's; CIDEr-D needs none
     variant = "spider"
     text_input = "tokenized"
-    # its CIDEr-D half takes df from the scored set: a row depends on the whole input
-    streamable = False
+    uses_df = True  # its CIDEr-D half's: the df pass of a streamed run, --cider-df
     outputs = (
         OutputInfo("spider", "spider", "spider", (0.0, 5.5), True,
                    "(CIDEr-D + SPICE) / 2", CITATION),
@@ -52,11 +67,34 @@ class Spider(Metric):
         """SPIDEr's SPICE half changes with the SPICE backend's revision."""
         return get_family("spice").cache_token(options.get("spice") or {})
 
-    def __init__(self, cider_d: dict[str, Any] | None = None, spice: dict[str, Any] | None = None):
-        self._cider = get_family("cider_d")(**(cider_d or {}))
+    def __init__(self, cider_d: dict[str, Any] | None = None, spice: dict[str, Any] | None = None,
+                 df: Any = None, save_df: Any = None):
+        cider_opts = dict(cider_d or {})
+        for key, value in (("df", df), ("save_df", save_df)):
+            if value is not None:
+                if cider_opts.get(key) is not None and cider_opts[key] is not value:
+                    raise ValueError(f"{key} given twice (spider's {key} and cider_d's)")
+                cider_opts[key] = value
+        self._cider = get_family("cider_d")(**cider_opts)
         self._spice = get_family("spice")(**(spice or {}))
         # The name says which SPICE it averages with: the Python approximation or the jar.
         self.variant = f"spider_{self._spice.variant}"
+
+    def prepass(self, candidates, references):
+        return self._cider.prepass(candidates, references)
+
+    @classmethod
+    def prepass_options(cls, state) -> dict:
+        return {"df": state}
+
+    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
+        return SpiderAggregate()
+
+    def statistics(self, candidates, references, **kw) -> Statistics:
+        out = self.compute(candidates, references)
+        return Statistics(len(candidates), SpiderAggregate(),
+                          {"cider_d": out.details["cider_d"], "spice": out.details["spice"]}, {},
+                          dict(out.signature_fields))
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
         c = self._cider.compute(candidates, references)
