@@ -110,10 +110,21 @@ def capacity() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _forget_pool_after_fork() -> None:
+    # A forked child has the parent's pool object but none of its threads, and the lock may
+    # have been held by a parent thread at the fork.
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def _get_pool() -> _Pool:
     global _pool
     with _pool_lock:
-        # A forked child has the parent's pool object but none of its threads.
         if _pool is None or _pool.pid != os.getpid():
             from .encoders import fork_safe_torch
 
