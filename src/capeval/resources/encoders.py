@@ -7,6 +7,8 @@ here. A Hugging Face id that is not a local directory is handed to ``from_pretra
 so users with internet (or a warm HF cache) can use the canonical models.
 
 torch and transformers are imported inside the loader only, so importing this module is cheap.
+The models loaded here run only through :mod:`capeval.resources.torch_runner`, which makes a
+value depend on its input alone (thread count, other threads, batch-mates, earlier runs).
 """
 from __future__ import annotations
 
