@@ -35,7 +35,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("inputs",),
     ("rowfiles", "dffile", "scorefile"),
     ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "imagedir", "extras", "_compiled"),
-    ("errors", "_version", "_speedups", "_meteor_speedups"),
+    ("doors",),
+    ("errors", "_version", "_speedups", "_meteor_speedups", "_process"),
 ]
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 
