@@ -17,8 +17,11 @@ def test_missing_ray_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     p = tmp_path / "in.jsonl"
     write_jsonl(p, make_rows(30))
-    with pytest.raises(ResourceNotFound, match=r"capeval\[ray\]"):
+    from capeval.extras import install_hint
+
+    with pytest.raises(ResourceNotFound, match="needs Ray, the ray extra") as e:
         score_stream(p, METRICS, engine="ray")
+    assert install_hint(["ray"]) in str(e.value)
 
 
 @pytest.fixture(scope="module")
