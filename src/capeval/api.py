@@ -101,7 +101,7 @@ def check_options(options: dict[str, Any] | None) -> None:
         check_option_names(get_family(fam), opts)
 
 
-def _instantiate(cls, opts: dict[str, Any]):
+def instantiate(cls, opts: dict[str, Any]):
     """The family's metric with ``opts``; an unknown key or a refused value is an
     :class:`InputError` naming the family (not a TypeError from deep inside)."""
     check_option_names(cls, opts)
@@ -208,7 +208,7 @@ def score(
     for cls, names in groups.items():
         if progress is not None:
             progress(cls.family)
-        metric = _instantiate(cls, options.get(cls.family) or {})
+        metric = instantiate(cls, options.get(cls.family) or {})
         texts = tokenized if cls.text_input == "tokenized" else (cands, refs)
         if defaulted:
             why = metric.cannot_score(*texts)

@@ -106,7 +106,7 @@ class _CaptionMetric(Metric):
         """Every argument checked when the metric is built, not at the first ``compute()`` after a
         whole epoch of ``update()``: the tokenizer, and the family's options, by building the
         capeval metric they describe once (a df file is read then, and refused if bad)."""
-        from ..api import _instantiate
+        from ..api import instantiate
         from ..metrics.registry import get_family
         from ..text import tokenizer_id
 
@@ -116,7 +116,7 @@ class _CaptionMetric(Metric):
         tokenizer_id(self.tokenizer)
         if not isinstance(self.allow_empty, bool):
             raise InputError(f"{name}(allow_empty={self.allow_empty!r}): True or False")
-        metric = _instantiate(get_family(self.family), self.options)
+        metric = instantiate(get_family(self.family), self.options)
         close = getattr(metric, "close", None)
         if close is not None:
             close()
