@@ -101,3 +101,13 @@ def test_learned_range_says_what_its_scale_means():
     (info,) = [m for m in list_metrics() if m.name == "learned"]
     assert info.range == (float("-inf"), float("inf"))
     assert "only its order is meaningful" in info.description
+
+
+def test_missing_meteor_resources_are_named_before_any_family_scores(tmp_path):
+    # A plain install has no METEOR data: the call must fail before BLEU runs, not after.
+    events = []
+    with pytest.raises(capeval.errors.ResourceNotFound) as e:
+        capeval.score(["a dog runs"], [["a dog is running"]], ["bleu4", "meteor"],
+                      options={"meteor": {"jar": str(tmp_path / "meteor-1.5.jar")}},
+                      on_chunk=lambda *ev: events.append(ev))
+    assert str(e.value).startswith("meteor:") and events == []

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, UnknownMetricError
+from .errors import InputError, ResourceNotFound, UnknownMetricError
 from .extras import require as require_extras
 from .metrics.registry import METRIC_SETS, family_for, get_family
 from .progress import reporting
@@ -194,7 +194,7 @@ def score(
     cands, refs, breaks = _prepare_texts(candidates, references, metrics, ids, allow_empty, line_breaks,
                                          normalize)
     groups = group_by_family(metrics)
-    images = _check_requirements(groups, images, len(cands), ids)
+    images = _check_requirements(groups, images, len(cands), ids, options)
     # Families that build on other metrics (``learned``) run last and reuse what this call
     # already computed with default options, so no metric runs twice.
     groups = dict(sorted(groups.items(), key=lambda kv: kv[0].reuses_scores))
@@ -256,10 +256,14 @@ def _prepare_texts(candidates, references, metrics, ids, allow_empty, line_break
     return cands, refs, breaks
 
 
-def _check_requirements(groups, images, n: int, ids):
-    """Before any scoring: every pip extra the requested families lack, named at once, and the
-    images an image metric reads (it would otherwise fail after the others ran)."""
+def _check_requirements(groups, images, n: int, ids, options: dict):
+    """Before any scoring: every pip extra and resource the requested families lack, named at
+    once, and the images an image metric reads (each would otherwise fail after the others ran)."""
     require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})
+    missing = [f"{', '.join(names)}: {why}" for cls, names in groups.items()
+               if (why := cls.missing_resources(options.get(cls.family) or {})) is not None]
+    if missing:
+        raise ResourceNotFound("; ".join(missing))
     blind = [n for cls, names in groups.items() if cls.needs_images for n in names]
     if blind and images is None:
         raise InputError(f"{', '.join(blind)} read(s) the images: pass images=[one path per candidate] "

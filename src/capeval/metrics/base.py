@@ -179,6 +179,13 @@ class Metric(ABC):
         return cls.cache_resources
 
     @classmethod
+    def missing_resources(cls, options: dict) -> str | None:
+        """What ``options`` need that is not on this machine, as the resolver's message (with
+        its install hint), checked before any family scores; None when nothing is missing or
+        the family finds its resources only when it runs."""
+        return None
+
+    @classmethod
     def reads(cls, options: dict) -> tuple[str, ...]:
         """Outputs of other families whose scores this family's numbers are built from (a
         learned model's features, SPIDEr's SPICE and CIDEr-D); their code is part of this

@@ -295,6 +295,16 @@ class Meteor(Metric):
 
         return "meteor-native:" + load(options.get("jar")).identity["conversion"][:16]
 
+    @classmethod
+    def missing_resources(cls, options: dict) -> str | None:
+        """The jar and its paraphrase table (both backends read them; native needs no Java)."""
+        try:
+            jar = resolve("meteor-jar", options.get("jar"))
+        except ResourceNotFound as e:
+            return str(e)
+        table = jar.parent / "data" / "paraphrase-en.gz"
+        return None if table.is_file() else f"METEOR's paraphrase table is missing: expected {table} beside the jar"
+
     def __init__(
         self,
         backend: str = DEFAULT_BACKEND,
