@@ -166,7 +166,7 @@ def quiet():
             os.close(saved)
 
 
-def reference_scores(gts: dict, res: dict, meteor) -> dict[str, tuple[float, list[float]]]:
+def reference_scores(gts: dict, res: dict, meteor, report: dict) -> dict[str, tuple[float, list[float]]]:
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.cider.cider import Cider
     from pycocoevalcap.rouge.rouge import Rouge
@@ -177,8 +177,13 @@ def reference_scores(gts: dict, res: dict, meteor) -> dict[str, tuple[float, lis
         out[f"bleu{n + 1}"] = (b[n], list(bs[n]))
     s, ss = Rouge().compute_score(gts, res)
     out["rouge_l"] = (s, list(ss))
-    s, ss = Cider().compute_score(gts, res)
-    out["cider_d"] = (s, list(ss))
+    if any(t for refs in gts.values() for t in refs):
+        s, ss = Cider().compute_score(gts, res)
+        out["cider_d"] = (s, list(ss))
+    else:
+        # pycocoevalcap's Cider fails on a set with no reference token (max() of an empty df);
+        # there is nothing to compare capeval's zeros with (docs/METRICS.md)
+        report["reference_failures"] += 1
     s, ss = meteor.compute_score(gts, res)
     out["meteor"] = (s, list(ss))
     return out
@@ -301,11 +306,14 @@ def run_batch(rows: list[tuple[str, list[str]]], meteor, report: dict, label: st
             {i: list(jar_refs[i]) for i in range(len(rows))},
             {i: list(jar_cands[i]) for i in range(len(rows))},
             meteor,
+            report,
         )
         got = capeval.score(cands, [r for _, r in rows], list(FAMILIES), allow_empty=True,
                             _tokens=(mine_c, mine_refs))
     pow_rows = []
     for name in FAMILIES:
+        if name not in ref:
+            continue
         corpus, per = ref[name]
         mine = got.per_caption[name]
         for i in range(len(rows)):
@@ -384,5 +392,6 @@ def new_report() -> dict:
     return {
         "rows": 0, "captions": 0, "tokens": 0, "token_differences": 0, "context_only": 0,
         "score_differences": dict.fromkeys(FAMILIES, 0), "corpus_differences": dict.fromkeys(FAMILIES, 0),
-        "meteor_math_pow": 0, "meteor_corpus_math_pow": 0, "meteor_other": 0, "examples": {},
+        "meteor_math_pow": 0, "meteor_corpus_math_pow": 0, "meteor_other": 0, "reference_failures": 0,
+        "examples": {},
     }

@@ -99,6 +99,8 @@ rows = st.lists(st.tuples(caption, st.lists(caption, min_size=1, max_size=6)), m
 @example(rows=[("He running to front x.", ["A dog."]), ("a b.", ["The x"])])
 # ... and at the end of the file (the last candidate, the last reference)
 @example(rows=[("a", ["b"]), ("old \u200b5-62.c.", ["I. The", "no. 5"])])
+# ... where no reference keeps a token (pycocoevalcap's Cider fails; the deep profile's finding)
+@example(rows=[(",``", [",``"]), ("a", [",``"])])
 # ... and the rows of the seed-1 corpus whose METEOR needs the JVM's Math.pow
 @example(rows=[jar_diff.issue_rows(1)[i] for i in (63, 162)])
 def test_random_rows_match_the_jar(meteor, rows):
