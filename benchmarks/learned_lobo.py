@@ -17,7 +17,6 @@ import platform
 import time
 from pathlib import Path
 
-import numpy as np
 
 from capeval._version import __version__
 from capeval.service.cache import ScoreCache

@@ -32,7 +32,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 from capeval import data
 from capeval.service.cache import ScoreCache

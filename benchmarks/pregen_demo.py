@@ -48,7 +48,7 @@ def load_flickr8k(root: Path):
         caps.setdefault(img, {})[int(num)] = karpathy_like_tokens(cap)
     splits = {}
     for name, fname in (("train", "trainImages"), ("dev", "devImages"), ("test", "testImages")):
-        imgs = [l.strip() for l in (text / f"Flickr_8k.{fname}.txt").read_text().splitlines() if l.strip()]
+        imgs = [s.strip() for s in (text / f"Flickr_8k.{fname}.txt").read_text().splitlines() if s.strip()]
         splits[name] = [i for i in imgs if i in caps and all(k in caps[i] for k in range(5))]
     return caps, splits
 

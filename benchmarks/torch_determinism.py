@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.resources import _torch_probes as tp
+from tests.resources import _torch_probes as tp  # noqa: E402 - after the sys.path entry
 
 ORDER_FREE = {"sentsim", "bertscore", "qace_bertscore", "clip", "sentsim_mpnet"}
 

@@ -84,7 +84,7 @@ def test_list_metrics_has_contract_names():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests._budget import examples
+from tests._budget import examples  # noqa: E402
 
 from capeval.validation import LINE_BREAKS  # noqa: E402
 

@@ -209,7 +209,7 @@ def score(
         if progress is not None:
             progress(cls.family)
         metric = instantiate(cls, options.get(cls.family) or {})
-        texts = tokenized if cls.text_input == "tokenized" else (cands, refs)
+        texts = tokenized if tokenized is not None and cls.text_input == "tokenized" else (cands, refs)
         if defaulted:
             why = metric.cannot_score(*texts)
             if why is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import pytest
 
 import capeval.compat.pycocoevalcap.eval as ours_eval
-from capeval.compat import CompatNotice
 
 from ._corpus import coco_rows, fuzz_rows
 from ._flow import load_coco, recording, run_flow, without_timing, write_coco

@@ -5,7 +5,6 @@ import pytest
 import capeval
 from capeval.metaeval.runner import run_benchmark
 from capeval.service.scoring import score_units, score_units_each_ref
-from capeval.data.records import CorrelationTable
 from capeval.errors import InputError
 
 

@@ -163,7 +163,7 @@ def test_parallel_workers_split_distinct_units(fake, monkeypatch):
     with Meteor(backend="jar", java=java, jar=jar, workers=2, batch_size=3) as m:
         out = m.compute(cands, refs)
         assert len(m._procs) == 2
-    assert len([l for l in received() if l.startswith("SCORE")]) == len(set(cands))
+    assert len([line for line in received() if line.startswith("SCORE")]) == len(set(cands))
     expected = [len(c.split()) / 10 + 1 / 100 for c in cands]
     np.testing.assert_array_equal(out.per_caption["meteor"], expected)
 

@@ -1,7 +1,6 @@
 """CiderDReward: batches against a fixed df are exactly pycocoevalcap's CIDEr-D with that df."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import capeval

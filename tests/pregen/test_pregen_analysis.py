@@ -83,7 +83,7 @@ def test_written_correlations_equal_published_text(table, published, tmp_path):
     ours = (tmp_path / "c.txt").read_text().splitlines()
     theirs = (published / "correlations_CIDEr.txt").read_text().splitlines()
     assert ours[0] == theirs[0]
-    assert [l.split("\t")[0] for l in ours] == [l.split("\t")[0] for l in theirs]
+    assert [r.split("\t")[0] for r in ours] == [r.split("\t")[0] for r in theirs]
 
 
 def _toy_table():

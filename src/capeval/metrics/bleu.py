@@ -39,8 +39,8 @@ class BleuStats:
 
 
 def closest_reflen(reflens: Sequence[int], testlen: int) -> int:
-    # min over (|l - L|, l): a tie between a longer and a shorter reference goes to the shorter.
-    return min((abs(l - testlen), l) for l in reflens)[1]
+    # min over (|r - L|, r): a tie between a longer and a shorter reference goes to the shorter.
+    return min((abs(r - testlen), r) for r in reflens)[1]
 
 
 def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarray]:

@@ -40,7 +40,7 @@ CITATION = "Lin & Och, COLING 2004 (smoothing); Papineni et al., ACL 2002 (BLEU)
 
 
 def closest_length(ref_lens: Sequence[int], hyp_len: int) -> int:
-    return min(ref_lens, key=lambda l: (abs(l - hyp_len), l))
+    return min(ref_lens, key=lambda r: (abs(r - hyp_len), r))
 
 
 def max_ref_counts(refs_words: Sequence[Sequence[str]], n: int) -> dict[tuple[str, ...], int]:

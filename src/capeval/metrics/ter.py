@@ -345,12 +345,12 @@ class Ter(Metric):
             for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())
         ]
         row_stats = [unit_stats[u] for u in units.row_unit.tolist()]
-        per = np.array([ter_from_stats(e, l) for e, l in row_stats], dtype=float)
+        per = np.array([ter_from_stats(e, n) for e, n in row_stats], dtype=float)
         # Summed in row order, as sacrebleu does, so the float total is the same.
         edits_sum, len_sum = 0, 0.0
-        for e, l in row_stats:
+        for e, n in row_stats:
             edits_sum += e
-            len_sum += l
+            len_sum += n
         return MetricScores(
             corpus={"ter": ter_from_stats(edits_sum, len_sum)},
             per_caption={"ter": per},
@@ -359,7 +359,7 @@ class Ter(Metric):
                 "edits": edits_sum,
                 "ref_length": len_sum,
                 "sentence_edits": np.array([e for e, _ in row_stats], dtype=np.int64),
-                "sentence_ref_length": np.array([l for _, l in row_stats], dtype=float),
+                "sentence_ref_length": np.array([n for _, n in row_stats], dtype=float),
                 "distinct_units": len(unit_stats),
             },
         )

@@ -65,7 +65,10 @@ class UserMetric(Metric):
         check_name(name)
         cls.family = name
         cls.variant = f"user:{name}"
-        cls.outputs = (OutputInfo(name, name, cls.variant, tuple(cls.range), cls.higher_is_better,
+        if len(cls.range) != 2:
+            raise InputError(f"user metric {name!r}: range must be (low, high), got {cls.range!r}")
+        low, high = cls.range
+        cls.outputs = (OutputInfo(name, name, cls.variant, (low, high), cls.higher_is_better,
                                   cls.description or f"user metric {name} (version {cls.version})"),)
 
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
@@ -151,7 +154,7 @@ def from_callable(fn: Callable, name: str | None = None, *, higher_is_better: bo
         raise InputError(f"{fn!r} is neither a metric name nor a callable")
     if name is None and getattr(fn, "__name__", "") == "<lambda>":
         raise InputError("a lambda has no name; wrap it with capeval.metrics.user.from_callable(fn, name=...)")
-    name = check_name(name or getattr(fn, "__name__", ""), "callable metric name (pass name=...)")
+    name = check_name(name or str(getattr(fn, "__name__", "")), "callable metric name (pass name=...)")
 
     def score(self, candidates, references, images):
         return fn(candidates, references, images)
