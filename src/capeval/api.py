@@ -144,7 +144,7 @@ def score(
         An entry may also be your own metric: a :class:`capeval.UserMetric` subclass (or
         instance) or a callable ``fn(candidates, references, images) -> floats``; its name
         is its output name in the result.
-    tokenizer : {"ptb", "ptb-java", "none"}
+    tokenizer : {"ptb", "ptb-java", "ptb-batch", "none"}
         Applied to candidates and references before n-gram metrics, as pycocoevalcap does.
         Model-based metrics receive the raw text.
     ids : list, optional

@@ -308,8 +308,8 @@ def run_batch(rows: list[tuple[str, list[str]]], meteor, report: dict, label: st
             meteor,
             report,
         )
-        got = capeval.score(cands, [r for _, r in rows], list(FAMILIES), allow_empty=True,
-                            _tokens=(mine_c, mine_refs))
+        # The public batch tokenizer: equal to tokenize_lines on the candidates and the references.
+        got = capeval.score(cands, [r for _, r in rows], list(FAMILIES), allow_empty=True, tokenizer="ptb-batch")
     pow_rows = []
     for name in FAMILIES:
         if name not in ref:

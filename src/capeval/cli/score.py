@@ -79,7 +79,7 @@ def score_cmd(
     annotations: Optional[Path] = typer.Option(None, "--annotations", "-a", help="COCO captions annotation JSON (with COCO results input)."),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (see `capeval metrics`) or set names (coco, ngram). Default: the coco set (" + ",".join(METRIC_SETS["coco"]) + "), where a metric that cannot score the input (CIDEr-D on a single caption without --cider-df) is skipped with the reason; named metrics are all scored or the command fails."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write per-caption scores: .json (corpus, per_caption, signatures, ids), or a row file .jsonl, .csv or .parquet (one row per caption) with the corpus scores and signatures in <name>.signatures.json beside it (x.csv -> x.signatures.json)."),
-    tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar) or none."),
+    tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar), ptb-batch (ptb with the jar's context across captions of one batch; in memory only) or none."),
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
     save_cider_df: Optional[Path] = typer.Option(None, "--save-cider-df", help="Write the df computed from these references."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Score empty candidates (0, as pycocoevalcap) instead of failing."),

@@ -68,6 +68,11 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
         raise InputError(f"metric(s) {', '.join(bad)} cannot be streamed: {why}. Score them with capeval.score "
                          "(CLI: without --jobs/--engine/--chunk-size)")
     tokenizer_id(tokenizer)
+    from ..text import BATCH_CONTEXT
+
+    if tokenizer in BATCH_CONTEXT:
+        raise InputError(f"tokenizer {tokenizer!r} reads each caption in the context of the next one, which a "
+                         "chunk boundary would change; stream with tokenizer 'ptb' or score in memory")
     check_line_break_policy(line_breaks)
     options = {fam: dict(opt or {}) for fam, opt in (options or {}).items()}
     df_source = None

@@ -2,6 +2,11 @@
 
 ``ptb``      pure-Python emulation of pycocoevalcap's PTBTokenizer pipeline (default).
 ``ptb-java`` the CoreNLP 3.4.1 jar shipped in pycocoevalcap, with line-count checks.
+``ptb-batch`` ``ptb`` as pycocoevalcap sees one batch: the candidates, and then the
+             references, each as one file in input order, where a caption's last token can
+             depend on the next caption (docs/TOKENIZER.md, "Context across lines"). Equal to
+             one pycocoevalcap run token for token; in-memory only (a chunk boundary would
+             change the context).
 ``none``     text passed through unchanged (for pre-tokenized input).
 """
 from __future__ import annotations
@@ -19,8 +24,12 @@ TOKENIZERS = {
 }
 
 
+#: Tokenizers whose output for a caption depends on the captions after it in the batch.
+BATCH_CONTEXT = frozenset({"ptb-batch"})
+
+
 def available_tokenizers() -> list[str]:
-    return ["ptb", "ptb-java", "none"]
+    return ["ptb", "ptb-java", "ptb-batch", "none"]
 
 
 def tokenizer_id(name: str) -> str:
@@ -29,6 +38,8 @@ def tokenizer_id(name: str) -> str:
         return f"ptb-py@{__version__}"
     if name == "ptb-java":
         return "ptb-java-3.4.1"
+    if name == "ptb-batch":
+        return f"ptb-batch-py@{__version__}"
     if name == "none":
         return "none"
     raise InputError(f"unknown tokenizer {name!r}; choose from {available_tokenizers()}")
@@ -39,6 +50,11 @@ def tokenize(texts: Sequence[str], tokenizer: str = "ptb") -> list[str]:
     tokenizer_id(tokenizer)
     if tokenizer == "none":
         return list(texts)
+    if tokenizer == "ptb-batch":
+        # Not deduplicated: a caption's tokens depend on the one after it.
+        from .ptb import tokenize_lines
+
+        return tokenize_lines(texts)
     module, attr = TOKENIZERS[tokenizer]
     fn = getattr(importlib.import_module(module), attr)
     unique = list(dict.fromkeys(texts))
@@ -49,7 +65,14 @@ def tokenize(texts: Sequence[str], tokenizer: str = "ptb") -> list[str]:
 def tokenize_corpus(
     candidates: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str = "ptb"
 ) -> tuple[list[str], list[list[str]]]:
-    """Tokenize candidates and references in one pass over their distinct strings."""
+    """Tokenize candidates and references in one pass over their distinct strings (with
+    ``ptb-batch``: the candidates as one batch, then the references as another, as
+    pycocoevalcap tokenizes its ``res`` and ``gts``)."""
+    if tokenizer == "ptb-batch":
+        cands = tokenize(candidates, tokenizer)
+        refs_flat = tokenize(list(chain.from_iterable(references)), tokenizer)
+        ends = list(accumulate(map(len, references), initial=0))
+        return cands, list(map(refs_flat.__getitem__, map(slice, ends[:-1], ends[1:])))
     flat = list(candidates)
     flat.extend(chain.from_iterable(references))
     toks = tokenize(flat, tokenizer)

@@ -1,5 +1,6 @@
 """pycocoevalcap's ``PTBTokenizer`` without Java: capeval's pure-Python PTB tokenizer
-(:mod:`capeval.text.ptb`), which gives the jar pipeline's strings (docs/TOKENIZER.md)."""
+(:mod:`capeval.text.ptb`) on the whole batch, which gives the jar pipeline's strings
+(docs/TOKENIZER.md)."""
 from __future__ import annotations
 
 from ....errors import InputError
@@ -35,7 +36,9 @@ class PTBTokenizer:
                 image_id.append(k)
                 texts.append(cap)
         # The wrapper itself replaces "\n" by a space; the other line breaks are the difference.
-        tokens = _tokenize(read_breaks_as_spaces(texts, "PTBTokenizer", harmless="\n"), "ptb")
+        # One batch, as the wrapper writes one file: a caption's last token can depend on the
+        # next caption's first word there (docs/TOKENIZER.md, "Context across lines").
+        tokens = _tokenize(read_breaks_as_spaces(texts, "PTBTokenizer", harmless="\n"), "ptb-batch")
         out: dict = {}
         for k, t in zip(image_id, tokens):
             out.setdefault(k, []).append(t)
