@@ -184,7 +184,7 @@ def _why_not_streamed(input, annotations, output, names, save_cider_df, images, 
     why_not = stream_reason(input, annotations, output, names, save_cider_df, options)
     if why_not is None and images is not None:
         why_not = "--images is given (streamed runs score text metrics only)"
-    if why_not is None and any(get_family(f).needs_images or get_family(f).accepts_images for f in families):
+    if why_not is None and any(get_family(f).needs_images for f in families):
         why_not = "a metric reads the images (streamed runs score text metrics only)"
     if why_not is None and normalize is not None:
         why_not = "--normalize is given (streamed runs score the text as it is)"
