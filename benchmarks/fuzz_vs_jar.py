@@ -19,11 +19,10 @@ look-alikes of ASCII letters together at random. Each batch of rows is one pycoc
 - scores: pycocoevalcap's Bleu(4), Rouge(), Cider() and Meteor() on the jar's tokens against
   ``capeval.score`` (native METEOR) on capeval's, per caption and for the batch (``==``).
 
-A METEOR difference is then checked against the one known cause (docs/METRICS.md): the JVM's
-``Math.pow`` (HotSpot's x86_64 intrinsic) differs from the C library's ``pow`` by one unit in
-the last place for a few arguments. For each differing row the jar's statistics are fetched,
-``Math.pow`` of its fragmentation is computed by the JVM, and the row counts as explained when
-the score recomputed with that value equals the jar's (and capeval's equals it with C ``pow``).
+METEOR is ``==`` too: native METEOR takes the JVM's ``Math.pow`` (HotSpot's x86_64 intrinsic,
+one unit in the last place off the C library's ``pow`` for a few arguments) from its generated
+table (docs/METRICS.md). A METEOR difference's example holds the jar's and capeval's statistics
+lines and the fragmentation's power as the JVM and capeval compute it.
 
 Writes benchmarks/results/fuzz_vs_jar.json (counts, and up to 20 examples of each kind).
 """

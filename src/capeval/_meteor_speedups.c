@@ -19,6 +19,10 @@
 #include <string.h>
 #include <math.h>
 
+/* The JVM's Math.pow(frag, 0.2) where it differs from the C library's pow (issue 36); generated
+ * by scripts/meteor_pow_table.py, shared with score.py's pow_beta. */
+#include "metrics/_meteor_native/_jvm_pow_table.h"
+
 #define CHUNK ((int64_t)1 << 20)
 #define MATCH ((int64_t)1 << 40)
 /* weighted counts stay below 2^22 and distances below 2^43: keys fit in int64 */
@@ -1495,6 +1499,23 @@ fail:
     return NULL;
 }
 
+/* score.pow_beta: Math.pow(x, beta) as the jar's JVM computes it (x86_64 HotSpot's intrinsic is
+ * not correctly rounded): the generated table's value where it has x (a fragmentation
+ * chunks / (sum / 2) with sum <= JVM_POW_MAX_SUM that the C library rounds differently), else
+ * the C library's. The table is for beta 0.2, the only beta here. */
+static double pow_beta(double x, double beta) {
+    double y = pow(x, beta);
+    size_t lo = 0, hi = JVM_POW_N;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (jvm_pow_x[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < JVM_POW_N && jvm_pow_x[lo] == x) ? jvm_pow_y[lo] : y;
+}
+
 /* score_one(row) -> float: score.score_one of 23 statistics (ints or floats), the same
  * floating-point operations in the same order */
 static PyObject *py_score_one(PyObject *self, PyObject *arg) {
@@ -1546,7 +1567,7 @@ static PyObject *py_score_one(PyObject *self, PyObject *arg) {
         frag = 0.0;
     else
         frag = chunks / ((t_words + r_words) / 2);
-    double score = f_mean * (1.0 - GAMMA * pow(frag, BETA));
+    double score = f_mean * (1.0 - GAMMA * pow_beta(frag, BETA));
     return PyFloat_FromDouble(0.0 > score ? 0.0 : score);
 }
 

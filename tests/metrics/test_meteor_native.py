@@ -256,27 +256,97 @@ def test_compiled_score_equals_python():
 
 #: Statistics of issue 36's seed-1 row 63 (the jar's and capeval's lines are identical); its
 #: fragmentation is 45/47, where the JVM's Math.pow (HotSpot's x86_64 intrinsic) and the C
-#: library's pow(x, 0.2) differ by one ulp (docs/METRICS.md, "The last bit: Math.pow").
+#: library's pow(x, 0.2) differ by one ulp: the generated table has the JVM's value
+#: (docs/METRICS.md, "The last bit: Math.pow").
 ROW_63 = [116, 64, 21, 11, 40, 40, 7, 7] + [0] * 12 + [45, 47, 47]
 
 
-def test_fragmentation_uses_the_c_librarys_pow():
+def _table_hits(n: int, seed: int) -> list[tuple[int, int]]:
+    """``n`` random (chunks, sum of matches) pairs whose fragmentation is in the JVM table."""
+    from capeval.metrics._meteor_native._jvm_pow_table import JVM_POW, MAX_SUM
+
+    rng = random.Random(seed)
+    hits: list[tuple[int, int]] = []
+    while len(hits) < n:
+        total = rng.randint(2, MAX_SUM)
+        chunks = rng.randint(1, total // 2)
+        if chunks / (total / 2) in JVM_POW:
+            hits.append((chunks, total))
+    return hits
+
+
+def test_fragmentation_uses_the_jvms_pow():
+    from capeval.metrics._meteor_native._jvm_pow_table import JVM_POW
+    from capeval.metrics._meteor_native.score import BETA, pow_beta, score_one
+
+    assert 45 / 47 in JVM_POW and JVM_POW[45 / 47] != math.pow(45 / 47, BETA)
+    assert pow_beta(45 / 47) == JVM_POW[45 / 47] and pow_beta(0.5) == math.pow(0.5, BETA)
+    # the jar's score (tests/fuzz, seed-1 row 63)
+    assert scores(np.array([ROW_63], dtype=float))[0] == score_one(ROW_63) == 0.2702722669478631
+    core = _compiled_or_skip()
+    assert core.score_one(ROW_63) == 0.2702722669478631
+
+
+def test_compiled_score_equals_python_on_table_hits():
+    # Rows whose fragmentation is a table key (the C core's binary search against the Python
+    # twin's dict), and rows just beside one (no hit in either)
+    from capeval.metrics._meteor_native._jvm_pow_table import JVM_POW
     from capeval.metrics._meteor_native.score import score_one
 
-    assert scores(np.array([ROW_63], dtype=float))[0] == score_one(ROW_63) == 0.27027226694786305
     core = _compiled_or_skip()
-    assert core.score_one(ROW_63) == 0.27027226694786305
+    rng = random.Random(31)
+    rows = []
+    for chunks, total in _table_hits(300, 37):
+        for c in (chunks, chunks + 1 if chunks < total // 2 else chunks - 1):
+            if c < 1:
+                continue
+            t_words = rng.randint(max(c, total - total // 2), total - c)  # each side >= chunks
+            r_words = total - t_words
+            row = [t_words + 3, r_words + 2, 1, 1, t_words - 1, r_words - 1, 1, 1] + [0] * 12
+            rows.append(row + [c, t_words, r_words])
+    hits = 0
+    for row in rows:
+        want = score_one(row)
+        hits += row[20] / ((row[21] + row[22]) / 2) in JVM_POW
+        assert core.score_one(row) == want
+    assert hits == 300
+    assert scores(np.array(rows, dtype=float)).tolist() == [score_one(r) for r in rows]
 
 
 @pytest.mark.oracle
 @pytest.mark.java
-def test_the_jar_differs_there_only_by_math_pow(java):
-    # The jar's own score of the row, and the score recomputed with the JVM's Math.pow value.
-    from tests.fuzz.jar_diff import jvm_pow, score_with_pow
+def test_the_pow_table_is_the_jvms(java):
+    # A fresh JVM's Math.pow on a sample of the table's keys (the JVM's values) and of other
+    # fragmentations in its domain (the C library's values). The table is x86_64 HotSpot's.
+    import platform
 
-    powers = jvm_pow([45 / 47])
+    from capeval.metrics._meteor_native._jvm_pow_table import JVM_POW, MAX_SUM
+    from capeval.metrics._meteor_native.score import BETA, pow_beta
+    from tests.fuzz.jar_diff import jvm_pow
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the table reproduces x86_64 HotSpot's Math.pow")
+    assert BETA == 0.2  # jvm_pow's exponent
+    rng = random.Random(41)
+    keys = rng.sample(sorted(JVM_POW), 200)
+    others = []
+    while len(others) < 2000:
+        total = rng.randint(2, MAX_SUM)
+        x = rng.randint(1, total // 2) / (total / 2)
+        if x not in JVM_POW:
+            others.append(x)
+    powers = jvm_pow(keys + others)
     if powers is None:
         pytest.skip("the JVM's Math.pow needs a JDK (java's source launcher)")
+    assert all(powers[x] == JVM_POW[x] != math.pow(x, BETA) for x in keys)
+    assert all(powers[x] == pow_beta(x) == math.pow(x, BETA) for x in others)
+
+
+@pytest.mark.oracle
+@pytest.mark.java
+def test_the_jar_scores_row_63_as_capeval(java):
+    from capeval.metrics._meteor_native.score import score_one
+
     pytest.importorskip("pycocoevalcap")
     from pycocoevalcap.meteor.meteor import Meteor
 
@@ -287,9 +357,7 @@ def test_the_jar_differs_there_only_by_math_pow(java):
         jar = float(m.meteor_p.stdout.readline().strip())
     finally:
         del m
-    assert jar == score_with_pow([float(x) for x in ROW_63], powers[45 / 47])
-    if powers[45 / 47] != math.pow(45 / 47, 0.2):  # HotSpot's x86_64 intrinsic
-        assert jar == 0.2702722669478631
+    assert jar == score_one(ROW_63)
 
 
 def test_compiled_phrase_lookups_equal_python():
