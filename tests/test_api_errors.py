@@ -111,3 +111,16 @@ def test_missing_meteor_resources_are_named_before_any_family_scores(tmp_path):
                       options={"meteor": {"jar": str(tmp_path / "meteor-1.5.jar")}},
                       on_chunk=lambda *ev: events.append(ev))
     assert str(e.value).startswith("meteor:") and events == []
+
+
+def test_missing_extras_and_resources_are_named_in_one_error(tmp_path, monkeypatch):
+    # A missing extra (simulated) and SPICE-py's missing WordNet come in one error, not one at a time.
+    from capeval import extras
+
+    real = extras._importable
+    monkeypatch.setattr(extras, "_importable", lambda m: False if m == "ot" else real(m))
+    with pytest.raises(capeval.errors.ResourceNotFound) as e:
+        capeval.score(["a dog runs"], [["a dog is running"]], ["wmd", "spice"],
+                      options={"spice": {"wordnet": str(tmp_path)}})
+    text = str(e.value)
+    assert "[semantic]" in text and "spice: wordnet:" in text and str(tmp_path) in text

@@ -259,9 +259,13 @@ def _prepare_texts(candidates, references, metrics, ids, allow_empty, line_break
 def _check_requirements(groups, images, n: int, ids, options: dict):
     """Before any scoring: every pip extra and resource the requested families lack, named at
     once, and the images an image metric reads (each would otherwise fail after the others ran)."""
-    require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})
-    missing = [f"{', '.join(names)}: {why}" for cls, names in groups.items()
-               if (why := cls.missing_resources(options.get(cls.family) or {})) is not None]
+    missing = []
+    try:
+        require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})
+    except ResourceNotFound as e:
+        missing.append(str(e))
+    missing += [f"{', '.join(names)}: {why}" for cls, names in groups.items()
+                if (why := cls.missing_resources(options.get(cls.family) or {})) is not None]
     if missing:
         raise ResourceNotFound("; ".join(missing))
     blind = [n for cls, names in groups.items() if cls.needs_images for n in names]

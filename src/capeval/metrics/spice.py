@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ResourceNotFound
 from ..result import MetricScores
 from ._limits import SPICE_MAX_CHARS, SPICE_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
@@ -133,6 +133,20 @@ class Spice(Metric):
                    undefined=f"the references have no {what} (SPICE 1.0 reports NaN)")
         for _, name, what in _CATEGORY_OUTPUTS
     )
+
+    @classmethod
+    def missing_resources(cls, options: dict) -> str | None:
+        """SPICE-py's WordNet database (its synonym matching reads it), named with the extras
+        before any family scores; the jar backend finds its jars when it starts."""
+        if options.get("backend", "py") != "py" or not options.get("synonyms", True):
+            return None
+        from ..resources.wordnet import wordnet_dir
+
+        try:
+            wordnet_dir(options.get("wordnet"))
+        except ResourceNotFound as e:
+            return str(e)
+        return None
 
     def __init__(self, backend: str = "py", synonyms: bool = True, model: str | None = None,
                  wordnet: str | None = None, batch_size: int = 512, n_process: int = 1,
