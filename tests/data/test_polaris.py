@@ -60,7 +60,7 @@ def test_csv_split_reads_polos_columns(root):
     (lambda text: text.replace("\"['A surfer", "\"[A surfer", 1), "line 3: refs .* is not a list literal"),
     (lambda text: text.replace("['A red double-decker bus on a street.', 'A bus driving down the road.']", "[]", 1),
      "line 4: references must be a non-empty list"),
-    (lambda text: text.replace("0.25,", "nan,", 1), "score is nan"),
+    (lambda text: text.replace("0.25,", "nan,", 1), "score is 'nan'; scores must be finite"),
 ])
 def test_bad_csv_rows_are_named(root, edit, message):
     (root / CSV).write_text(edit((root / CSV).read_text()))

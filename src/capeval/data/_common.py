@@ -134,16 +134,11 @@ def json_int(value, what: str, where: str) -> int:
 
 
 def json_number(value, what: str, where: str) -> float:
-    """A rating: a JSON number or its decimal text; ``true``, null and NaN are refused."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise InputError(f"{where}: {what} {value!r} is not a number")
-    try:
-        out = float(value)
-    except ValueError:
-        raise InputError(f"{where}: {what} {value!r} is not a number") from None
-    if out != out or out in (float("inf"), float("-inf")):
-        raise InputError(f"{where}: {what} is {out!r}")
-    return out
+    """A rating: a JSON number or its decimal text; ``true``, null and NaN are refused (the
+    numbers door, :func:`capeval.doors.parse_number`, as for scores files)."""
+    from ..doors import parse_number
+
+    return parse_number(value, where, what)
 
 
 def mat_text(value) -> str:

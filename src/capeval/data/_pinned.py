@@ -76,16 +76,9 @@ def text_field(record: dict, key: str, where: str) -> str:
 
 
 def score_field(record: dict, key: str, where: str) -> float:
-    value = field(record, key, where)
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise InputError(f"{where}: {key} {value!r} is not a number")
-    try:
-        out = float(value)
-    except ValueError:
-        raise InputError(f"{where}: {key} {value!r} is not a number") from None
-    if out != out or out in (float("inf"), float("-inf")):
-        raise InputError(f"{where}: {key} is {out!r}")
-    return out
+    from ..doors import parse_number
+
+    return parse_number(field(record, key, where), where, key)
 
 
 def reference_list(value, where: str) -> list[str]:
