@@ -61,6 +61,8 @@ def test_csv_split_reads_polos_columns(root):
     (lambda text: text.replace("['A red double-decker bus on a street.', 'A bus driving down the road.']", "[]", 1),
      "line 4: references must be a non-empty list"),
     (lambda text: text.replace("0.25,", "nan,", 1), "score is 'nan'; scores must be finite"),
+    # The numbers door: only plain decimals, as JSON writes them (not Python's 1_000).
+    (lambda text: text.replace("0.25,", "1_000,", 1), "score '1_000' is not a number"),
 ])
 def test_bad_csv_rows_are_named(root, edit, message):
     (root / CSV).write_text(edit((root / CSV).read_text()))
