@@ -100,7 +100,7 @@ def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -
     the scores files."""
     from .score import parse_options
 
-    score_files = _parse_scores(scores)
+    score_files = parse_scores(scores)
     names = metrics.split(",") if metrics is not None else [] if score_files else list(METRIC_SETS["ngram"])
     return names, parse_options(option), score_files
 
@@ -235,7 +235,8 @@ def _write_outputs(results, json_out, markdown_out, latex_out, report_out) -> No
         raise
 
 
-def _parse_scores(items: list[str]) -> dict[str, str]:
+def parse_scores(items: list[str]) -> dict[str, str]:
+    """``--scores NAME=FILE`` items as ``{NAME: FILE}`` (bench and stress)."""
     from ..errors import InputError
 
     out: dict[str, str] = {}

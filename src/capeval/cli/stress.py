@@ -81,6 +81,7 @@ def stress_cmd(
 def _check_args(source, input_file, metrics, scores: list[str], export) -> dict[str, str]:
     """The --scores files; refuses a command that names no source or nothing to do."""
     from ..errors import InputError
+    from .bench import parse_scores
 
     score_files = parse_scores(scores)
     if source is not None and input_file is not None:
@@ -101,21 +102,6 @@ def _write_outputs(res, json_out, markdown_out, report_out) -> None:
         atomic_write(markdown_out, to_markdown(res))
     if report_out is not None:
         write_html(res, report_out)
-
-
-def parse_scores(items: list[str]) -> dict[str, str]:
-    """``--scores NAME=FILE`` items as ``{NAME: FILE}``."""
-    from ..errors import InputError
-
-    out: dict[str, str] = {}
-    for item in items:
-        col, sep, path = item.partition("=")
-        if not sep or not col.strip() or not path.strip():
-            raise InputError(f"--scores {item!r}: expected NAME=FILE (e.g. mymetric=scored.jsonl)")
-        if col.strip() in out:
-            raise InputError(f"--scores: column {col.strip()!r} given twice")
-        out[col.strip()] = path.strip()
-    return out
 
 
 def register(app: typer.Typer) -> None:
