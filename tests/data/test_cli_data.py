@@ -105,7 +105,10 @@ def test_verify_absent_is_not_damage_unless_required(tmp_path, monkeypatch):
     assert "nebula: ok" in res.output and "polaris: absent (none of its" in res.output
     assert "not required, so not an error" in res.output
     res = runner.invoke(app, ["data", "verify", "--root", str(root), "--require", "polaris", "--require", "nebula"])
-    assert res.exit_code == 1 and "polaris: absent" in res.output and "required by --require" in res.output
+    assert res.exit_code == 1 and "polaris: absent" in res.output and "required (named or --require)" in res.output
+    # a benchmark named as NAME must be present too: exit 0 would read as "verified"
+    res = runner.invoke(app, ["data", "verify", "polaris", "--root", str(root)])
+    assert res.exit_code == 1 and "polaris: absent" in res.output
     # a benchmark named by --require outside the checked NAME is still checked
     res = runner.invoke(app, ["data", "verify", "nebula", "--root", str(root), "--require", "polaris"])
     assert res.exit_code == 1 and "polaris: absent" in res.output

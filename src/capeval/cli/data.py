@@ -91,13 +91,14 @@ def verify_cmd(
     name: str | None = typer.Argument(None, metavar="[NAME]", help="Benchmark or folder (default: every folder)."),
     root: Path | None = _ROOT,
     require: list[str] = typer.Option([], "--require", metavar="NAME", help="Benchmark or folder that must be "
-                                      "present, repeatable: its absence then fails the check. Without it an "
-                                      "absent folder (e.g. an optional benchmark such as thumb) is reported "
-                                      "and passes."),
+                                      "present, repeatable: its absence then fails the check. A NAME given is "
+                                      "required too; otherwise an absent folder (e.g. an optional benchmark "
+                                      "such as thumb) is reported and passes."),
 ) -> None:
     """Hash every file against the checksums packaged with capeval (never a SHA256SUMS on disk).
     Exit 1 on a modified file, on a folder with only some of its files (an interrupted copy),
-    or on an absent folder named by --require; an absent folder alone is not damage."""
+    or on an absent folder named by NAME or --require; an absent folder that was not asked for
+    alone is not damage."""
     from capeval.data.checksums import check_folder
     from capeval.data.download import folders_for
 
@@ -105,7 +106,9 @@ def verify_cmd(
     failed = False
     with clean_errors():
         folders = folders_for(name)
-        required = {f for r in require for f in folders_for(r)}
+        # Asking to verify one benchmark by name and getting exit 0 for a benchmark that is not
+        # there would read as "verified": the named one must be present.
+        required = {f for r in [*require, *([name] if name else [])] for f in folders_for(r)}
     for folder in dict.fromkeys([*folders, *sorted(required - set(folders))]):
         with clean_errors():
             c = check_folder(base, folder)
@@ -113,7 +116,7 @@ def verify_cmd(
         if absent:
             bad = folder in required
             typer.echo(f"{folder}: absent (none of its {len(c.missing)} files)"
-                       + ("; required by --require" if bad else "; not required, so not an error"))
+                       + ("; required (named or --require)" if bad else "; not required, so not an error"))
         else:
             bad = c.status != "ok"
             typer.echo(f"{folder}: {c.status} ({len(c.ok)} ok, {len(c.missing)} missing, {len(c.mismatch)} "
