@@ -112,29 +112,56 @@ def test_refusals():
         m.compute()  # capeval.score's rule: empty candidates only with allow_empty
 
 
+def _ddp_specs(df_path):
+    """Every wrapped class with its defaults, CIDEr-D with a df file (its statistics path) and
+    BLEU and METEOR reduced to sums: (label, class, kwargs, capeval.score options)."""
+    specs = [(name, name, {"allow_empty": True}, None) for name in sorted(OUTPUT)]
+    specs += [("CIDErD[df]", "CIDErD", {"df": str(df_path), "allow_empty": True}, {"cider_d": {"df": str(df_path)}}),
+              ("BLEU[reduced]", "BLEU", {"allow_empty": True, "keep_per_caption": False}, None),
+              ("METEOR[reduced]", "METEOR", {"allow_empty": True, "keep_per_caption": False}, None)]
+    return specs
+
+
 @pytest.mark.slow
 @pytest.mark.needs(*SPICE_PY)  # SPICE is among the synced metrics
 def test_two_gloo_processes_equal_capeval_score_on_all_the_data(tmp_path):
     import torch.multiprocessing as mp
 
+    from capeval.metrics.cider import DocumentFrequency
+
     from ._ddp_worker import run_rank
 
-    # Uneven shards (7 and 5 items), so the gathered byte states differ in length across ranks.
+    # every class of the module is among the synced ones
+    wrapped = {n for n, c in vars(tm).items() if isinstance(c, type) and issubclass(c, tm._CaptionMetric)
+               and c is not tm._CaptionMetric}
+    assert wrapped == set(OUTPUT)
+    df_path = tmp_path / "train-df.json"
+    DocumentFrequency.from_references([r if isinstance(r, list) else [r] for r in REFS[::-1]],
+                                      [1] * len(REFS)).save(df_path)
+    specs = _ddp_specs(df_path)
+    # Uneven shards (7 and 5 items), so the gathered states differ in length across ranks.
     shards = [(CANDS[:7], REFS[:7]), (CANDS[7:], REFS[7:])]
-    names = sorted(OUTPUT)
-    mp.spawn(run_rank, args=(2, str(tmp_path), shards, names, []), nprocs=2, join=True)
+    mp.spawn(run_rank, args=(2, str(tmp_path), shards, [s[:3] for s in specs], []), nprocs=2, join=True)
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
-    for name in names:
-        expected = _result(name, CANDS, REFS)
+    for label, cls, kwargs, options in specs:
+        output = OUTPUT[cls]
+        expected = capeval.score(CANDS, [[r] if isinstance(r, str) else r for r in REFS], [output],
+                                 allow_empty=True, options=options)
+        reduced = kwargs.get("keep_per_caption") is False
         for r in range(2):
-            got = ranks[r][name]
-            assert float.fromhex(got["value"]) == expected.corpus[OUTPUT[name]], (name, r)
-            # every caption, rank 0's then rank 1's
-            assert [float.fromhex(x) for x in got["per_caption"]] == expected.per_caption[OUTPUT[name]].tolist()
+            got = ranks[r][label]
+            assert float.fromhex(got["value"]) == expected.corpus[output], (label, r)
+            assert got["signature"] == expected.signatures[output], (label, r)
             assert got["dtype"] == "torch.float64"
-            # ranks exchange statistics, not strings, but for CIDEr-D with df from the gathered
-            # references (its stated rule); the state size of each rank is on record
-            assert got["by_statistics"] is (name != "CIDErD") and got["state_nbytes"] > 0
+            if reduced:
+                assert got["per_caption"] is None
+            else:  # every caption, rank 0's then rank 1's
+                assert [float.fromhex(x) for x in got["per_caption"]] == expected.per_caption[output].tolist()
+            # Ranks exchange statistics, not strings, but for CIDEr-D with df from the gathered
+            # references (its stated rule); the state size of each rank is on record.
+            texts = label == "CIDErD"
+            assert got["by_statistics"] is not texts and got["state_nbytes"] > 0, label
+            assert got["holds_caption_text"] is texts, label
 
 
 @pytest.mark.slow
@@ -144,12 +171,13 @@ def test_a_rank_without_data(tmp_path):
     from ._ddp_worker import run_rank
 
     shards = [(CANDS, REFS), (CANDS[:2], REFS[:2])]
-    mp.spawn(run_rank, args=(2, str(tmp_path), shards, ["CIDErD", "ROUGEL"], ["CIDErD", "ROUGEL"]), nprocs=2,
-             join=True)
+    specs = [(name, name, {"allow_empty": True}) for name in ("CIDErD", "ROUGEL", "BLEU")]
+    mp.spawn(run_rank, args=(2, str(tmp_path), shards, specs, ["CIDErD", "ROUGEL", "BLEU"]), nprocs=2, join=True)
     for r in range(2):
         got = json.loads((tmp_path / f"rank{r}.json").read_text())
-        for name in ("CIDErD", "ROUGEL"):
+        for name in ("CIDErD", "ROUGEL", "BLEU"):
             assert float.fromhex(got[name]["value"]) == _expected(name, CANDS, REFS)
+            assert (got[name]["state_nbytes"] == 0) if r == 1 else (got[name]["state_nbytes"] > 0)
 
 
 def test_ciderd_with_a_fixed_df_file(tmp_path):
