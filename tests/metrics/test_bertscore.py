@@ -87,6 +87,34 @@ def test_idf_formula_by_hand():
     assert unseen == math.log(4)
 
 
+def test_idf_counts_merged_from_parts_give_the_weights_of_the_whole(minilm):
+    """The pre-pass state of chunks, merged with + in any grouping, gives the idf weights of the
+    whole input bit for bit (a reference shared by rows counts per row, a repeated token once)."""
+    import random
+
+    from capeval.metrics._bertscore_core import IdfCounts, encode_sentences
+
+    _, tokenizer, _ = minilm
+    refs = [["a dog runs", "a dog a dog"], ["two cats", " a dog runs "], ["a dog runs"], ["x"], ["two cats", "y z"]]
+    metric = BERTScore(idf=True, padding_floor=False)
+    flat = [r for rs in refs for r in rs]
+    distinct = sorted(set(flat))
+    want = idf_table(encode_sentences(tokenizer, distinct), [flat.count(x) for x in distinct])
+    rng = random.Random(34)
+    for cuts in ([0, 1, 2, 3, 4, 5], [0, 5], [0, 2, 5], [0, 0, 3, 5]):
+        parts = [metric.prepass(["c"] * (b - a), refs[a:b]) for a, b in zip(cuts, cuts[1:])]
+        while len(parts) > 1:
+            i = rng.randrange(len(parts) - 1)
+            parts[i: i + 2] = [parts[i] + parts[i + 1]]
+        assert parts[0].m == len(flat) and parts[0].table() == want
+    assert BERTScore(idf=False).prepass(["c"], [["r"]]) is None
+    other = IdfCounts("another-encoder", {1: 1}, 1)
+    with pytest.raises(ValueError, match="do not merge"):
+        metric.prepass(["c"], [["r"]]) + other
+    with pytest.raises(InputError, match="made with encoder 'another-encoder'"):
+        BERTScore(**BERTScore.prepass_options(other))
+
+
 def test_padded_in_batch_marks_shorter_than_batch_max():
     lengths = np.array([5, 7, 7, 3, 4, 4, 9])
     got = padded_in_batch(lengths, 3)

@@ -35,6 +35,7 @@ CASES = [
     ("spice", {}, 16),
     ("spider", {}, 16),
     ("bertscore", {"padding_floor": False}, 8),  # bert_score's padding floor depends on batch-mates
+    ("bertscore", {"padding_floor": False, "idf": True}, 8),  # idf from the merged pre-pass counts
     ("sentsim", {}, 8),
 ]
 
@@ -78,7 +79,7 @@ def _metric(cls, options):
 
 
 @pytest.mark.parametrize("family,options,n", [
-    pytest.param(*case, id=case[0], marks=pytest.mark.needs(*family_needs(get_family(case[0])))) for case in CASES])
+    pytest.param(*case, id=case[0] + ("-idf" if case[1].get("idf") else ""), marks=pytest.mark.needs(*family_needs(get_family(case[0])))) for case in CASES])
 def test_chunked_statistics_equal_the_whole(family, options, n, data_dir):
     cls = get_family(family)
     cands, refs = _rows(data_dir, n)

@@ -74,19 +74,65 @@ def special_only(tokenizer) -> list[int]:
         return list(tokenizer("", add_special_tokens=True)["input_ids"])
 
 
-def idf_table(ref_ids: Sequence[Sequence[int]], ref_counts: Sequence[int]) -> tuple[dict[int, float], float]:
-    """``(idf, unseen)``: idf(t) = ln((M+1)/(df(t)+1)) over the flattened reference list.
+def reference_df(ref_ids: Sequence[Sequence[int]], ref_counts: Sequence[int]) -> dict[int, int]:
+    """df(t): in how many reference documents of the flattened list token id t occurs.
 
     ``ref_ids[k]`` are the ids of distinct reference k and ``ref_counts[k]`` how many times it
     occurs in the flattened list (bert_score counts every occurrence: a reference shared by
-    three rows counts three times). M is the flattened length; unseen tokens get ln(M+1).
+    three rows counts three times; a token repeated within one reference counts once).
     """
     df: Counter = Counter()
     for ids, count in zip(ref_ids, ref_counts):
         for t in set(ids):
             df[t] += count
-    m = int(sum(ref_counts))
+    return dict(df)
+
+
+def idf_from_counts(df: dict[int, int], m: int) -> tuple[dict[int, float], float]:
+    """``(idf, unseen)``: idf(t) = ln((M+1)/(df(t)+1)), M reference documents; unseen tokens
+    get ln(M+1). A function of the integer counts alone, so counts summed over chunks give
+    the same floats as counts of the whole input."""
     return {t: math.log((m + 1) / (c + 1)) for t, c in df.items()}, math.log(m + 1)
+
+
+def idf_table(ref_ids: Sequence[Sequence[int]], ref_counts: Sequence[int]) -> tuple[dict[int, float], float]:
+    """``(idf, unseen)`` over the flattened reference list (:func:`reference_df`, M its length)."""
+    return idf_from_counts(reference_df(ref_ids, ref_counts), int(sum(ref_counts)))
+
+
+@dataclass(frozen=True)
+class IdfCounts:
+    """BERTScore's idf pre-pass state (``Metric.prepass``): reference-document counts per token
+    id of ``encoder``'s tokenizer and the number of reference documents ``m``, both over the
+    flattened reference list as :func:`reference_df` counts them. Parts of an input merge with
+    ``+`` (sums, so in any grouping); :meth:`table` is :func:`idf_table` of the whole input."""
+
+    encoder: str
+    df: dict[int, int]
+    m: int
+
+    def __add__(self, other: IdfCounts) -> IdfCounts:
+        if not isinstance(other, IdfCounts):
+            return NotImplemented
+        if other.encoder != self.encoder:
+            raise ValueError(f"bertscore idf counts of encoder {self.encoder!r} and {other.encoder!r} do not merge "
+                             "(token ids of different tokenizers)")
+        df = dict(self.df)
+        for t, c in other.df.items():
+            df[t] = df.get(t, 0) + c
+        return IdfCounts(self.encoder, df, self.m + other.m)
+
+    def table(self) -> tuple[dict[int, float], float]:
+        return idf_from_counts(self.df, self.m)
+
+
+def reference_counts(tokenizer, references: Sequence[Sequence[str]]) -> tuple[dict[int, int], int]:
+    """``(df, M)`` of the flattened ``references``, each distinct reference tokenized once."""
+    occurrences: Counter = Counter(ref for refs in references for ref in refs)
+    distinct = list(occurrences)
+    ids = encode_sentences(tokenizer, distinct)
+    counts = [occurrences[s] for s in distinct]
+    return reference_df(ids, counts), int(sum(counts))
 
 
 def token_weights(
@@ -294,11 +340,14 @@ def score_rows(
     batch_size: int = 64,
     padding_floor: bool = True,
     device: str = "cpu",
+    idf_weights: tuple[dict[int, float], float] | None = None,
 ) -> dict[int, LayerScores]:
     """BERTScore of every row at each layer in ``layers`` (max over references per component).
 
     ``padding_floor``: reproduce bert_score's zero floor for sentences padded within its
     matching batches of ``batch_size`` consecutive (candidate, reference) pairs.
+    ``idf_weights``: with ``idf``, the :func:`idf_table` to weight with (a larger input's, from
+    its pre-pass) instead of the one of these references.
     """
     if len(candidates) != len(references):
         raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
@@ -321,7 +370,9 @@ def score_rows(
     empty = lengths <= len(special_only(tokenizer))
 
     table = None
-    if idf:
+    if idf and idf_weights is not None:
+        table = idf_weights
+    elif idf:
         keys = list(ref_counts)
         table = idf_table([ids[k] for k in keys], [ref_counts[k] for k in keys])
     weights = token_weights(tokenizer, ids, table)

@@ -43,7 +43,7 @@ from .._version import __version__
 from ..errors import InputError
 from ..result import MetricScores
 from ._bertscore_baselines import Baseline, packaged_baseline, read_baseline
-from ._bertscore_core import score_rows
+from ._bertscore_core import IdfCounts, reference_counts, score_rows
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -80,8 +80,10 @@ class BERTScore(Metric):
         Layer whose token embeddings are used (0 = embedding output). Default: bert-score's
         tuned layer when it has one for the model; 6 for MiniLM-L6, 8 for all-mpnet-base-v2
         (why: ``capeval.resources.encoders``); otherwise required.
-    idf : bool
-        IDF weights from the references of this call, exactly as bert_score computes them.
+    idf : bool or IdfCounts
+        IDF weights from the references of this call, exactly as bert_score computes them; or
+        the reference counts of a larger input (its corpus pre-pass, :meth:`prepass` merged over
+        its parts), whose weights then apply, as a streamed run gives every chunk.
     rescale_with_baseline : bool
         Apply X' = (X − b)/(1 − b) with the baseline capeval computed for the model (see
         ``capeval/metrics/_bertscore_baselines``), or with ``baseline`` when given.
@@ -116,12 +118,12 @@ class BERTScore(Metric):
 
     @classmethod
     def cannot_stream(cls, options: dict) -> str | None:
-        if options.get("idf"):
-            return ("bertscore with idf weights tokens by the references of the whole input, which "
-                    "has no pre-pass yet")
+        # idf streams: its weights come from the pre-pass of the whole input (prepass).
         if options.get("padding_floor", True) and options.get("batch_size", 64) != 1:
             # The embeddings depend on each sentence alone (the torch runner); bert_score's
-            # zero floor depends on the pairs a row shares a matching batch with.
+            # zero floor depends on the pairs a row shares a matching batch with: the lengths
+            # of its neighbours in the whole input's flattened pair list, and its offset there,
+            # which one pre-pass state for every chunk does not carry (docs/SCALE.md).
             return ("bertscore reproduces bert_score's batch padding (padding_floor), which depends on the "
                     "neighbouring rows, so chunks would change its numbers; stream it with padding_floor=False "
                     "or batch_size=1 (CLI: -O bertscore.padding_floor=false) or score it in memory")
@@ -139,7 +141,7 @@ class BERTScore(Metric):
         self,
         model: str | Path | None = None,
         num_layers: int | None = None,
-        idf: bool = False,
+        idf: bool | IdfCounts = False,
         rescale_with_baseline: bool = False,
         baseline: str | Path | None = None,
         batch_size: int = 64,
@@ -148,8 +150,9 @@ class BERTScore(Metric):
     ) -> None:
         from ..resources.encoders import resolve_encoder
 
+        self._idf_counts = idf if isinstance(idf, IdfCounts) else None
         for name, flag in (("idf", idf), ("padding_floor", padding_floor)):
-            if not isinstance(flag, bool):
+            if not isinstance(flag, bool) and not (name == "idf" and self._idf_counts is not None):
                 raise InputError(f"bertscore: {name} must be True or False, got {flag!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"bertscore: batch_size must be a positive integer, got {batch_size!r}")
@@ -164,12 +167,32 @@ class BERTScore(Metric):
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 0:
             raise InputError(f"bertscore: num_layers must be a non-negative integer, got {num_layers!r}")
         self.num_layers = num_layers
-        self.idf = idf
+        if self._idf_counts is not None and self._idf_counts.encoder != self.encoder.name:
+            raise InputError(f"bertscore: the idf counts were made with encoder {self._idf_counts.encoder!r}, "
+                             f"not {self.encoder.name!r} (token ids differ)")
+        self.idf = idf is not False
         self.rescale = bool(rescale_with_baseline or baseline is not None)
         self.baseline_path = baseline
         self.batch_size = batch_size
         self.padding_floor = padding_floor
         self.device = device
+
+    def prepass(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> IdfCounts | None:
+        """With idf from the scored references: their counts (:class:`IdfCounts`); None without
+        idf or when counts were given."""
+        if not self.idf or self._idf_counts is not None:
+            return None
+        if not references:
+            return IdfCounts(self.encoder.name, {}, 0)
+        from ..resources.encoders import load_encoder
+
+        tokenizer, _ = load_encoder(self.encoder.location, self.device)
+        df, m = reference_counts(tokenizer, references)
+        return IdfCounts(self.encoder.name, df, m)
+
+    @classmethod
+    def prepass_options(cls, state: IdfCounts) -> dict:
+        return {"idf": state}
 
     def _baseline(self, revision: str) -> Baseline | None:
         if not self.rescale:
@@ -202,7 +225,7 @@ class BERTScore(Metric):
         layer = score_rows(
             tokenizer, model, candidates, references, [self.num_layers],
             idf=self.idf, batch_size=self.batch_size, padding_floor=self.padding_floor,
-            device=self.device,
+            device=self.device, idf_weights=None if self._idf_counts is None else self._idf_counts.table(),
         )[self.num_layers]
         prf = layer.prf
         if b is not None:
