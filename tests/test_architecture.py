@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("data",),
     ("service",),
     ("api", "reward"),
+    ("plan",),
     ("metrics",),
     ("scenegraph", "text"),
     ("resources",),

@@ -6,16 +6,17 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, ResourceNotFound, UnknownMetricError
-from .extras import require as require_extras
-from .metrics.registry import METRIC_SETS, family_for, get_family
+from .errors import InputError
+from .metrics.registry import METRIC_SETS, family_for
+from .plan import ScoringPlan, as_plan, check_option_names
+from .plan import check_options as check_options  # re-exported: callers check options before scoring
 from .progress import reporting
 from .result import Result
 from .signature import nrefs_field
 from .text import tokenize_corpus, tokenizer_id
 from .text.unicode_forms import TAG as UNICODE_TAG
 from .text.unicode_forms import check_form, mixed_forms, normalize_corpus
-from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus, validate_images
+from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus
 
 DEFAULT_METRICS = METRIC_SETS["coco"]
 
@@ -25,26 +26,14 @@ def shareable_outputs(cls) -> set[str]:
 
 
 def group_by_family(metrics: Sequence[str]):
+    """``{family: [output names]}`` in request order (the streamed run's settings; ``score``
+    takes them from its :class:`~capeval.plan.ScoringPlan`)."""
     groups: dict[type, list[str]] = {}
     for name in metrics:
         if not isinstance(name, str) or not name.strip():
             raise InputError(f"empty or non-string metric name {name!r} in {list(metrics)!r}")
         groups.setdefault(family_for(name), []).append(name)
     return groups
-
-
-def _references_needed(metrics: Sequence[str]) -> bool:
-    """False only when every metric is a known reference-free family (then items may have no
-    references); a name that is not valid is reported by :func:`group_by_family`."""
-    for name in metrics:
-        if not isinstance(name, str) or not name.strip():
-            return True
-        try:
-            if family_for(name).needs_references:
-                return True
-        except UnknownMetricError:
-            return True
-    return False
 
 
 def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokenizer: str) -> dict[str, int]:
@@ -79,32 +68,15 @@ def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokeni
     return out
 
 
-def check_option_names(cls, opts: Any) -> None:
-    """Refuse options ``cls`` does not take (naming them and the accepted ones), whether or not
-    the family is being run: a misspelt option must not pass silently."""
-    import inspect
-
-    if not isinstance(opts, dict):
-        raise InputError(f"options for {cls.family} must be a mapping of option names to values, got {opts!r}")
-    params = inspect.signature(cls.__init__).parameters
-    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        accepted = [n for n, p in params.items() if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        unknown = [k for k in opts if k not in accepted]
-        if unknown:
-            raise InputError(f"unknown option(s) {', '.join(map(repr, unknown))} for {cls.family}; "
-                             f"accepted: {', '.join(accepted) or 'none'}")
-
-
-def check_options(options: dict[str, Any] | None) -> None:
-    """Every family named in ``options`` exists and takes the options given to it."""
-    for fam, opts in (options or {}).items():
-        check_option_names(get_family(fam), opts)
-
-
 def instantiate(cls, opts: dict[str, Any]):
     """The family's metric with ``opts``; an unknown key or a refused value is an
     :class:`InputError` naming the family (not a TypeError from deep inside)."""
     check_option_names(cls, opts)
+    return _construct(cls, opts)
+
+
+def _construct(cls, opts: dict[str, Any]):
+    """``cls(**opts)`` with options already checked by name (a plan's)."""
     try:
         return cls(**opts)
     except InputError:
@@ -127,6 +99,7 @@ def score(
     on_chunk: Callable[[str, int, int], None] | None = None,
     images: Sequence[str] | None = None,
     normalize: str | None = None,
+    plan: ScoringPlan | None = None,
     _tokens: tuple[list[str], list[list[str]]] | None = None,
     _statistics: bool = False,
 ) -> Result:
@@ -172,6 +145,10 @@ def score(
         None (default, as pycocoevalcap): texts are compared as given, code point by code
         point, and a warning says when they mix composed (NFC) and decomposed (NFD) Unicode.
         ``"nfc"``: compose every text first; the signatures' ``tok`` field ends in ``+norm=nfc``.
+    plan : ScoringPlan, optional
+        The metrics, options and tokenizer resolved once (:meth:`capeval.ScoringPlan.build`),
+        for a caller that scores several times with them; then ``metrics`` and ``options`` are
+        not given. A plan with scores files is scored by ``capeval.service.score_units``.
     _tokens : internal
         The validated texts already tokenized by ``tokenizer`` (``tokenize_corpus``), as the
         streamed score pass has them from its df pass; not checked against the texts.
@@ -187,30 +164,28 @@ def score(
     """
     # The default set adapts to the input (a family that cannot score it is skipped, with the
     # reason in details["skipped"]); metrics the caller names are all scored or the call fails.
-    defaulted = metrics is None
-    metrics = _metric_names(metrics)
-    options = options or {}
-    check_options(options)  # a misspelt family or option would otherwise be ignored silently
-    cands, refs, breaks = _prepare_texts(candidates, references, metrics, ids, allow_empty, line_breaks,
-                                         normalize)
-    groups = group_by_family(metrics)
-    images = _check_requirements(groups, images, len(cands), ids, options)
-    # Families that build on other metrics (``learned``) run last and reuse what this call
-    # already computed with default options, so no metric runs twice.
-    groups = dict(sorted(groups.items(), key=lambda kv: kv[0].reuses_scores))
+    plan = as_plan(metrics, plan, tokenizer=tokenizer, options=options)
+    if plan.columns:
+        raise InputError(f"scores files ({', '.join(c.name for c in plan.columns)}) give one score per unit id; "
+                         "score a plan holding them with capeval.service.score_units(..., ids=...)")
+    tokenizer = plan.tokenizer
+    cands, refs, breaks = _prepare_texts(candidates, references, plan.needs_references, ids, allow_empty,
+                                         line_breaks, normalize)
+    images = plan.check_requirements(images, len(cands), ids)
 
     tokenized = None
-    if any(cls.text_input == "tokenized" for cls in groups):
+    if plan.needs_tokens:
         tokenized = _tokens if _tokens is not None else tokenize_corpus(cands, refs, tokenizer)
     emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
     tok = tokenizer_id(tokenizer) + breaks
     merged = _Merged(nrefs_field(refs))
-    for cls, names in groups.items():
+    for fam in plan.families:
+        cls, names = fam.cls, list(fam.names)
         if progress is not None:
             progress(cls.family)
-        metric = instantiate(cls, options.get(cls.family) or {})
+        metric = _construct(cls, fam.options or {})
         texts = tokenized if tokenized is not None and cls.text_input == "tokenized" else (cands, refs)
-        if defaulted:
+        if plan.defaulted:
             why = metric.cannot_score(*texts)
             if why is not None:
                 metric.close()
@@ -220,28 +195,16 @@ def score(
         if _statistics:
             merged.statistics[cls.family], out = out
         tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
-        merged.add(cls, names, metric, out, tok_field, options.get(cls.family))
-    return merged.result(metrics, emptied, len(cands))
+        merged.add(cls, names, metric, out, tok_field, fam.options)
+    return merged.result(list(plan.metrics), emptied, len(cands))
 
 
-def _metric_names(metrics) -> list[str]:
-    """The requested output names: the coco set by default, a user metric by its name."""
-    metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
-    if not metrics:
-        raise InputError("no metrics requested")
-    if not all(isinstance(m, str) for m in metrics):
-        from .metrics.user import as_metric_name
-
-        metrics = [as_metric_name(m) for m in metrics]
-    return metrics
-
-
-def _prepare_texts(candidates, references, metrics, ids, allow_empty, line_breaks, normalize):
+def _prepare_texts(candidates, references, need_references: bool, ids, allow_empty, line_breaks, normalize):
     """Validated (and, if asked, normalised) candidates and references, with the suffix of the
     signatures' ``tok`` field that says how the texts were changed."""
     cands, refs = validate_corpus(
         candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
-        need_references=_references_needed(metrics),
+        need_references=need_references,
     )
     # Numbers differ from the unnormalised text only when a line break was there; say so then.
     breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
@@ -254,27 +217,6 @@ def _prepare_texts(candidates, references, metrics, ids, allow_empty, line_break
 
         warnings.warn(mixed, UserWarning, stacklevel=3)
     return cands, refs, breaks
-
-
-def _check_requirements(groups, images, n: int, ids, options: dict):
-    """Before any scoring: every pip extra and resource the requested families lack, named at
-    once, and the images an image metric reads (each would otherwise fail after the others ran)."""
-    missing = []
-    try:
-        require_extras({", ".join(names): cls.extras for cls, names in groups.items() if cls.extras})
-    except ResourceNotFound as e:
-        missing.append(str(e))
-    missing += [f"{', '.join(names)}: {why}" for cls, names in groups.items()
-                if (why := cls.missing_resources(options.get(cls.family) or {})) is not None]
-    if missing:
-        raise ResourceNotFound("; ".join(missing))
-    blind = [n for cls, names in groups.items() if cls.needs_images for n in names]
-    if blind and images is None:
-        raise InputError(f"{', '.join(blind)} read(s) the images: pass images=[one path per candidate] "
-                         "(CLI: capeval score/bench --images DIR)")
-    if images is not None:
-        images = validate_images(images, n, ids=ids)
-    return images
 
 
 def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, statistics: bool = False):
