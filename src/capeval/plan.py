@@ -233,10 +233,10 @@ class ScoringPlan:
     # -- derived plans -------------------------------------------------------------------------
     def only(self, names: Sequence[str]) -> ScoringPlan:
         """The plan of some of its metrics (same families, options and tokenizer; no scores
-        columns), as a caller that read the others from a cache scores them."""
-        unknown = [n for n in names if n not in self.metrics]
-        if unknown:
-            raise InputError(f"{', '.join(map(repr, unknown))} not in this plan ({', '.join(self.metrics)})")
+        columns), as a caller that read the others from a cache scores them. A name the plan
+        does not hold is resolved (with the plan's options and tokenizer)."""
+        if any(n not in self.metrics for n in names):
+            return ScoringPlan.build(list(names), tokenizer=self.tokenizer, options=self.options)
         keep = set(names)
         families = tuple(replace(f, names=tuple(n for n in f.names if n in keep)) for f in self.families)
         return replace(self, metrics=tuple(names), families=tuple(f for f in families if f.names), columns=(),
@@ -275,17 +275,18 @@ def _metric_names(metrics, allow_none: bool = False) -> list[str]:
 
 
 def as_plan(metrics, plan: ScoringPlan | None, *, tokenizer: str, options) -> ScoringPlan:
-    """``plan`` when the caller gave one (then ``metrics`` and ``options`` must be None, and the
-    tokenizer the plan's or the default), else the plan of ``metrics``."""
+    """``plan`` when the caller gave one, else the plan of ``metrics``. With a plan, ``metrics``
+    (if given) picks some of its metrics (:meth:`ScoringPlan.only`), ``options`` must be None
+    and the tokenizer the plan's or the default."""
     if plan is None:
         return ScoringPlan.build(metrics, tokenizer=tokenizer, options=options)
     if not isinstance(plan, ScoringPlan):
         raise InputError(f"plan must be a capeval ScoringPlan (ScoringPlan.build(...)), got {plan!r}")
-    if metrics is not None or options is not None:
-        raise InputError("pass either metrics and options or a plan (which holds them), not both")
+    if options is not None:
+        raise InputError("pass either options or a plan (which holds them), not both")
     if tokenizer not in ("ptb", plan.tokenizer):
         raise InputError(f"tokenizer {tokenizer!r} differs from the plan's {plan.tokenizer!r}; the plan holds it")
-    return plan
+    return plan if metrics is None else plan.only(_metric_names(metrics))
 
 
 __all__ = ["FamilyPlan", "ScoresColumn", "ScoringPlan", "check_option_names", "check_options", "read_score_columns"]

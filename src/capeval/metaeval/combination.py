@@ -15,7 +15,7 @@ from ..stats.experiments import correlation_units
 from ..service.cache import ScoreCache
 from ..service.scoring import score_units
 from ..signature import Signature
-from .runner import check_metrics, higher_is_better
+from .runner import higher_is_better, plan_for
 
 
 @dataclass
@@ -47,16 +47,15 @@ def run_combination(
 ) -> CombinationRun:
     from .. import data
 
-    metrics = check_metrics(metrics)
+    plan = plan_for(metrics, tokenizer=tokenizer, options=options)
     table = data.load(name, root, **(load_options or {}))
     if not isinstance(table, data.CorrelationTable):
         raise InputError(f"{name} is not a correlation benchmark; combination search needs human scores per row")
     cands, refs = correlation_units(table)
-    scored = score_units(cands, refs, metrics, tokenizer=tokenizer, options=options,
-                         cache=cache if cache is not None else ScoreCache())
+    scored = score_units(cands, refs, plan=plan, cache=cache if cache is not None else ScoreCache())
     search = search_combinations(
         scored.per_caption, table.human, sizes=sizes, combos=combos, method=method,
         statistic=canonical_statistic(statistic or table.statistic),
-        higher_is_better={m: higher_is_better(m) for m in metrics}, df=df,
+        higher_is_better={m: higher_is_better(m, cls) for m, cls in plan.family_map().items()}, df=df,
     )
     return CombinationRun(name, dict(table.protocol), search, scored.signatures)

@@ -17,6 +17,7 @@ from ..stats.experiments import (CorrelationExperiment, PairwiseExperiment, Syst
                                 correlation_experiment, defined_mask, pairwise_experiment, system_experiment)
 from ..stats.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import METRIC_SETS, family_for
+from ..plan import ScoringPlan
 from ..signature import Signature
 from ..service.cache import ScoreCache
 from ..service.scoring import REF_MODES, score_units, score_units_each_ref
@@ -102,18 +103,17 @@ def _note_skipped(signatures: dict[str, str], defined: dict[str, int], total: in
     return out
 
 
-def check_metrics(metrics: Sequence, scores: dict | None = None) -> list[str]:
-    """Names of the metrics to run; a user's Metric subclass or callable is registered under its
-    name (``capeval.metrics.user``). With scores files alone, no metric needs to run."""
+def plan_for(metrics: Sequence, *, tokenizer: str = "ptb", options: dict | None = None,
+             scores: dict | None = None) -> ScoringPlan:
+    """The run's :class:`~capeval.plan.ScoringPlan`: metric names stripped and deduplicated
+    (a comma list may hold blanks), a user's Metric subclass or callable registered under its
+    name (``capeval.metrics.user``), options checked, scores files read. With scores files
+    alone, no metric needs to run."""
     from ..metrics.user import as_metric_name
 
-    metrics = [as_metric_name(m) if not isinstance(m, str) else m for m in metrics]
-    metrics = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
-    if not metrics and not scores:
-        raise InputError("no metrics requested")
-    for m in metrics:
-        family_for(m)  # raises UnknownMetricError listing the known ones
-    return metrics
+    names = [as_metric_name(m) if not isinstance(m, str) else m for m in metrics]
+    names = list(dict.fromkeys(m.strip() for m in names if m.strip()))
+    return ScoringPlan.build(names, tokenizer=tokenizer, options=options, scores=scores)
 
 
 def run_benchmark(
@@ -136,6 +136,7 @@ def run_benchmark(
     scores: dict[str, Path | str] | None = None,
     allow_modified_data: bool = False,
     line_breaks: str = "space",
+    plan: ScoringPlan | None = None,
 ) -> BenchResult:
     """Run one benchmark by name (see :func:`capeval.data.names`).
 
@@ -154,16 +155,20 @@ def run_benchmark(
     :mod:`capeval.metrics.user`). ``images_dir`` resolves the table's image file names for the
     metrics that read images. ``scores`` maps a column name to a user's scores file (one score
     per unit id of ``capeval data export``; higher is better); it becomes a metric column.
+
+    ``plan`` (:func:`plan_for`) holds the metrics, tokenizer, options and scores files resolved
+    once, for a caller that runs several benchmarks with them; ``metrics`` is then not read,
+    and ``options`` and ``scores`` are not given.
     """
-    metrics = check_metrics(metrics, scores)
-    families = {m: family_for(m) for m in metrics}  # each name resolved once, handed down
-    user = _read_scores(scores or {}, metrics)
+    plan = _run_plan(plan, metrics, tokenizer, options, scores)
+    metrics, families = list(plan.metrics), plan.family_map()  # each name resolved once, in the plan
+    user = [c.name for c in plan.columns]
     pictures = _image_source(families, images_dir)
     if tie_policy not in TIE_POLICIES:
         raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     if aggregate not in AGGREGATES:
         raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
-    seen = _seen_metrics(name, metrics, options, root, allow_seen, families)
+    seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families)
     start = time.perf_counter()
     load_options = dict(load_options or {})
     ref_mode = str(load_options.pop("ref_mode", "set"))
@@ -177,12 +182,11 @@ def run_benchmark(
     say = progress or (lambda msg: None)
     lists = unit_lists(table)
     if user:
-        _check_user_ids(user, lists, name)
+        _check_user_ids(plan, lists, name)
     hashes: dict[str, str] = {}  # image content hashes, taken once per file in this run
 
     def score_fn(ul):
-        return _score_list(ul, metrics, user, base_fn, pictures, name, hashes, families=families,
-                           tokenizer=tokenizer, options=options, cache=cache, progress=say)
+        return _score_list(ul, plan, base_fn, pictures, name, hashes, cache=cache, progress=say)
 
     run = _Run(name, [*metrics, *user], score_fn, undef, hib, seed, bootstrap, say)
     result = _run_table(run, table, lists, statistic=statistic, tie_policy=tie_policy, aggregate=aggregate)
@@ -312,26 +316,14 @@ def _run_system(run: _Run, table, lists, aggregate: str) -> BenchResult:
                        aggregate=aggregate, cached=cached)
 
 
-def _read_scores(scores: dict, metrics: Sequence[str]) -> dict[str, Any]:
-    """Column name -> the parsed scores file; names may not shadow a metric."""
-    from ..errors import UnknownMetricError
-    from ..metrics.user import check_name
-    from ..scorefile import read_scores
-
-    out = {}
-    for col, path in scores.items():
-        check_name(col, "scores column name")
-        if col in metrics:
-            raise InputError(f"scores column {col!r} is also a requested metric; name the column differently")
-        try:
-            family_for(col)
-        except UnknownMetricError:
-            pass
-        else:
-            raise InputError(f"scores column {col!r} is the name of a registered metric; name it differently "
-                             f"(e.g. {col}_user)")
-        out[col] = read_scores(path)
-    return out
+def _run_plan(plan, metrics, tokenizer: str, options, scores) -> ScoringPlan:
+    if plan is None:
+        return plan_for(metrics, tokenizer=tokenizer, options=options, scores=scores)
+    if options is not None or scores is not None:
+        raise InputError("pass either options and scores or a plan (which holds them), not both")
+    if tokenizer not in ("ptb", plan.tokenizer):
+        raise InputError(f"tokenizer {tokenizer!r} differs from the plan's {plan.tokenizer!r}; the plan holds it")
+    return plan
 
 
 def _image_source(families: dict[str, type], images_dir):
@@ -349,37 +341,24 @@ def _image_source(families: dict[str, type], images_dir):
     return ImageDir(images_dir)
 
 
-def _check_user_ids(user: dict, lists, name: str) -> None:
+def _check_user_ids(plan: ScoringPlan, lists, name: str) -> None:
     from ..scorefile import scores_for
 
     ids = [i for ul in lists for i in ul.ids()]
-    for sf in user.values():
-        scores_for(sf, ids, name)
+    for col in plan.columns:
+        scores_for(col.file, ids, name)
 
 
-def _score_list(ul, metrics, user, base_fn, pictures, name, hashes, **kw):
-    """Score one unit list with the metrics (through the cache) and add the scores files'
-    columns: a user column's per-unit numbers come from its file, its corpus value is their
-    mean, and its signature names the column and the file's SHA-256."""
-    from ..result import Result
-
+def _score_list(ul, plan: ScoringPlan, base_fn, pictures, name, hashes, **kw):
+    """Score one unit list with the plan (through the cache): its metrics, then its scores
+    files' columns (``capeval.service.score_units``)."""
     images = None
     if pictures is not None:
         images = pictures.resolve(ul.images, f"{name} (`capeval data images {name} --images DIR` lists them)")
-    if metrics:
-        extra = {"images": images, "image_hashes": hashes} if images is not None else {}
-        res = base_fn(ul.candidates, ul.references, metrics, **kw, **extra)
-    else:
-        res = Result({}, {}, {}, len(ul.candidates), details={"cached": {}})
-    if user:
-        ids = ul.ids()
-        for col, sf in user.items():
-            v = np.array([sf.scores[i] for i in ids], dtype=float)
-            res.per_caption[col] = v
-            res.corpus[col] = float(v.mean()) if len(v) else float("nan")
-            res.signatures[col] = str(Signature.make(f"user:{col}", file=f"sha256:{sf.sha256}", corpus="mean"))
-            res.details["cached"][col] = False
-    return res
+    extra = {"images": images, "image_hashes": hashes} if images is not None else {}
+    if plan.columns:
+        extra["ids"] = ul.ids()
+    return base_fn(ul.candidates, ul.references, plan=plan, **kw, **extra)
 
 
 def _check_reference_free(name: str, table, families: dict[str, type], ref_mode: str) -> None:

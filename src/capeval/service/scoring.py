@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics.registry import family_for, plugin_origin
+from ..metrics.registry import plugin_origin
+from ..plan import ScoringPlan
 from ..result import Result
 from .cache import CachedScores, ScoreCache, corpus_digest, images_digest, resource_state, score_key
 from .codehash import family_code
@@ -60,7 +61,7 @@ class _Keys:
 def score_units(
     candidates: Sequence[str],
     references: Sequence[Sequence[str]],
-    metrics: Sequence[str],
+    metrics: Sequence[str] | None = None,
     *,
     tokenizer: str = "ptb",
     options: dict[str, dict[str, Any]] | None = None,
@@ -68,37 +69,66 @@ def score_units(
     progress: Callable[[str], None] | None = None,
     images: Sequence[str] | None = None,
     image_hashes: dict[str, str] | None = None,
-    families: dict[str, type] | None = None,
+    plan: ScoringPlan | None = None,
+    ids: Sequence[str] | None = None,
 ) -> Result:
     """Cached metrics are read back; all missing ones run in ONE ``capeval.score`` call, so
     the whole unit list is one corpus (CIDEr's df over every unit) and tokenization runs once.
 
     ``images`` (one path per unit) go to the families that read them; their keys then hold the
     images' content hashes, taken once per file and kept in ``image_hashes`` (pass one dict for
-    a whole run, so a benchmark's several calls read each image once). ``families`` is the
-    run's ``{name: family}`` map when the caller resolved the names already.
+    a whole run, so a benchmark's several calls read each image once).
+
+    ``plan`` (:class:`~capeval.plan.ScoringPlan`) is the run's metrics, options and tokenizer,
+    resolved once; without it they are built from ``metrics``, ``options`` and ``tokenizer``.
+    A plan's scores files come back as columns after the metrics (per-unit numbers of the units
+    ``ids``, corpus value their mean, ``cached`` False).
 
     Only the resources of the requested families are looked up (for the cache keys): a run of
     the n-gram metrics resolves none."""
+    if plan is None:
+        if not metrics:
+            return _result({}, {}, {}, {}, len(candidates))
+        plan = ScoringPlan.build(list(metrics), tokenizer=tokenizer, options=options)
+    elif metrics is not None or options is not None:
+        from ..errors import InputError
+
+        raise InputError("pass either metrics and options or a plan (which holds them), not both")
+    per_unit, corpus, signatures, cached = _scored(candidates, references, plan, cache, progress, images,
+                                                   image_hashes)
+    if plan.columns:
+        if ids is None:
+            from ..errors import InputError
+
+            raise InputError("scores files give one score per unit id: pass ids=[one unit id per candidate]")
+        cols = plan.column_scores(ids)
+        for got, col in zip((per_unit, corpus, signatures), cols):
+            got.update(col)
+        cached.update(dict.fromkeys(cols[0], False))
+    order = plan.outputs
+    return _result({m: per_unit[m] for m in order}, {m: corpus[m] for m in order},
+                   {m: signatures[m] for m in order}, {m: cached[m] for m in order}, len(candidates))
+
+
+def _scored(candidates, references, plan: ScoringPlan, cache, progress, images, image_hashes):
+    """Each metric of ``plan``: per-unit scores, corpus value, signature and whether it came
+    from the cache."""
     from ..api import score
 
-    options = options or {}
     cache = cache if cache is not None else ScoreCache(enabled=False)
-    key_for = _Keys(corpus_digest(candidates, references), tokenizer, cache.enabled, images, image_hashes)
+    key_for = _Keys(corpus_digest(candidates, references), plan.tokenizer, cache.enabled, images, image_hashes)
     per_unit: dict[str, np.ndarray] = {}
     corpus: dict[str, float] = {}
     signatures: dict[str, str] = {}
     cached: dict[str, bool] = {}
     keys: dict[str, str] = {}
     missing: list[str] = []
-    families = families if families is not None else {}
-    for m in metrics:
-        cls = families[m] if m in families else family_for(m)
-        fam_opts = options.get(cls.family)
+    for m in plan.metrics:
+        cls = plan.family_of(m)
         if not cls.cacheable:  # a user's callable: nothing names its code across processes
             missing.append(m)
             continue
-        keys[m] = key_for(m, cls, fam_opts)
+        keys[m] = key_for(m, cls, plan.options.get(cls.family))
         hit = cache.get(keys[m])
         if hit is not None and hit.metric == m and len(hit.per_unit) == len(candidates):
             per_unit[m], corpus[m], signatures[m] = hit.per_unit, hit.corpus, hit.signature
@@ -106,8 +136,7 @@ def score_units(
         else:
             missing.append(m)
     if missing:
-        res = score(candidates, references, missing, tokenizer=tokenizer, options=options, progress=progress,
-                    images=images)
+        res = score(candidates, references, missing, plan=plan, progress=progress, images=images)
         for m in missing:
             per_unit[m] = res.per_caption[m]
             corpus[m] = res.corpus[m]
@@ -115,9 +144,7 @@ def score_units(
             cached[m] = False
             if m in keys:
                 cache.put(keys[m], CachedScores(m, res.per_caption[m], res.corpus[m], res.signatures[m]))
-    order = list(metrics)
-    return _result({m: per_unit[m] for m in order}, {m: corpus[m] for m in order},
-                   {m: signatures[m] for m in order}, {m: cached[m] for m in order}, len(candidates))
+    return per_unit, corpus, signatures, cached
 
 
 #: ``-D ref_mode=...``: how a unit's references are scored. ``set`` (default) scores each
@@ -131,7 +158,7 @@ REF_MODES = ("set", "each-mean")
 def score_units_each_ref(
     candidates: Sequence[str],
     references: Sequence[Sequence[str]],
-    metrics: Sequence[str],
+    metrics: Sequence[str] | None = None,
     **kw: Any,
 ) -> Result:
     """Score every candidate against each of its references separately, then average per unit.
@@ -147,6 +174,13 @@ def score_units_each_ref(
     """
     from ..errors import InputError
 
+    plan = kw.get("plan")
+    if plan is not None:
+        if plan.columns:
+            raise InputError("scores files give one score per unit; ref_mode=each-mean scores each reference "
+                             "separately, which they cannot")
+        metrics = plan.metrics
+    metrics = list(metrics or ())
     counts = np.array([len(r) for r in references], dtype=int)
     if len(counts) and counts.min() == 0:
         i = int(np.argmin(counts))
@@ -159,7 +193,8 @@ def score_units_each_ref(
     cached = {m: True for m in metrics}
     for j in range(int(counts.max()) if n else 0):
         rows = np.flatnonzero(counts > j)
-        part = score_units([candidates[i] for i in rows], [[references[i][j]] for i in rows], metrics,
+        part = score_units([candidates[i] for i in rows], [[references[i][j]] for i in rows],
+                           metrics if plan is None else None,
                            images=None if images is None else [images[i] for i in rows], **kw)
         for m in metrics:
             v = np.asarray(part.per_caption[m], dtype=float)
