@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..metrics.registry import family_for
+from ..plan import ScoringPlan
 from .items import StressItem
 
 CONTROL = "control"
@@ -36,12 +37,14 @@ class Scored:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def full_row_metrics(metrics: Sequence[str], options: dict[str, dict[str, Any]] | None) -> set[str]:
+def full_row_metrics(metrics: Sequence[str], options: dict[str, dict[str, Any]] | None,
+                     family_of: Callable[[str], type] = family_for) -> set[str]:
     """Metrics scored on every item in every call: corpus-dependent ones, families that reuse
-    other scores, and the requested metrics those read (so they are computed once, shared)."""
+    other scores, and the requested metrics those read (so they are computed once, shared).
+    ``family_of`` resolves a name (a plan's :meth:`~capeval.plan.ScoringPlan.family_of`)."""
     out: set[str] = set()
     for m in metrics:
-        cls = family_for(m)
+        cls = family_of(m)
         if whole_input(cls, (options or {}).get(cls.family) or {}):
             out.add(m)
             reads = set(cls.reads((options or {}).get(cls.family) or {}))
@@ -67,13 +70,15 @@ def unit_ids(items: Sequence[StressItem], texts: Sequence[str]) -> list[str]:
     return [unit_id(t, list(it.references), it.image) for it, t in zip(items, texts)]
 
 
-def _timed_score(seconds: dict[str, float], cands, refs, metrics, **kw):
-    """``capeval.score``, adding each family's wall time to ``seconds`` (a family's time runs
-    from its progress call to the next one, or to the end of the call)."""
+def _timed_score(seconds: dict[str, float], cands, refs, metrics, plan: ScoringPlan, **kw):
+    """``capeval.score`` of some of ``plan``'s metrics, adding each family's wall time to
+    ``seconds`` (a family's time runs from its progress call to the next one, or to the end of
+    the call)."""
     from ..api import score
 
     marks: list[tuple[str, float]] = []
-    res = score(cands, refs, metrics, progress=lambda fam: marks.append((fam, time.perf_counter())), **kw)
+    res = score(cands, refs, metrics, plan=plan, progress=lambda fam: marks.append((fam, time.perf_counter())),
+                **kw)
     end = time.perf_counter()
     for (fam, t0), nxt in zip(marks, [*marks[1:], ("", end)]):
         seconds[fam] = seconds.get(fam, 0.0) + nxt[1] - t0
@@ -83,25 +88,25 @@ def _timed_score(seconds: dict[str, float], cands, refs, metrics, **kw):
 def score_variants(
     items: Sequence[StressItem],
     variants: dict[str, list[str | None]],
-    metrics: Sequence[str],
+    plan: ScoringPlan,
     *,
-    user: dict[str, Any] | None = None,
     images: Sequence[str] | None = None,
-    options: dict[str, dict[str, Any]] | None = None,
-    tokenizer: str = "ptb",
     progress: Callable[[str], None] | None = None,
 ) -> Scored:
-    """Scores of every metric on every variant (``variants[name][i]`` is item i's perturbed text,
-    None where skipped; the control's texts are the candidates)."""
+    """Scores of every metric and scores-file column of ``plan`` on every variant
+    (``variants[name][i]`` is item i's perturbed text, None where skipped; the control's texts
+    are the candidates)."""
     from ..scorefile import scores_for
 
     say = progress or (lambda msg: None)
     out = Scored()
     refs = [list(it.references) for it in items]
     n = len(items)
-    full = full_row_metrics(metrics, options)
+    metrics = list(plan.metrics)
+    user = {c.name: c.file for c in plan.columns}
+    full = full_row_metrics(metrics, plan.options, plan.family_of)
     part = [m for m in metrics if m not in full]
-    kw: dict[str, Any] = {"tokenizer": tokenizer, "options": options}
+    kw: dict[str, Any] = {"plan": plan}
     for m in [*metrics, *(user or {})]:
         out.scores[m] = {}
     ids: dict[str, list[str | None]] = {}
@@ -146,8 +151,6 @@ def score_variants(
             out.scores[col][name] = np.array([np.nan if u is None else sf.scores[u] for u in ids[name]],
                                              dtype=float)
             out.seconds[col] = out.seconds.get(col, 0.0) + time.perf_counter() - t0
-    for col, sf in (user or {}).items():
-        from ..signature import Signature
-
-        out.signatures[col] = str(Signature.make(f"user:{col}", file=f"sha256:{sf.sha256}"))
+    for col in plan.columns:
+        out.signatures[col.name] = col.signature(corpus=None)
     return out

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..plan import ScoringPlan
 from ..signature import Signature
 from ..stats.bootstrap import DEFAULT_RESAMPLES
 from . import rules as R
@@ -146,23 +147,20 @@ def _perturbation_names(perturbations) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _image_paths(items: Sequence[StressItem], metrics: Sequence[str], images_dir) -> list[str] | None:
+def _image_paths(items: Sequence[StressItem], plan: ScoringPlan, images_dir) -> list[str] | None:
     """Image paths for the metrics that read images (one per item), or None when none does."""
-    from ..metrics.registry import family_for
-
-    fams = [family_for(m) for m in metrics]
-    if not any(c.needs_images or c.accepts_images for c in fams):
+    if not plan.reads_images:
         return None
     names = [it.image for it in items]
     if images_dir is not None:
         from ..imagedir import ImageDir
 
         return ImageDir(images_dir).resolve(names, "stress items")
-    if any(c.needs_images for c in fams):
+    if plan.image_metrics:
         if any(n is None for n in names):
             k = names.index(None)
             raise InputError(f"item {items[k].key!r} names no image, and "
-                             f"{', '.join(m for m, c in zip(metrics, fams) if c.needs_images)} read(s) images")
+                             f"{', '.join(plan.image_metrics)} read(s) images")
         return [str(n) for n in names]  # an input file's image fields are paths
     return None
 
@@ -187,27 +185,6 @@ def export_units(path, items: Sequence[StressItem], texts: dict[str, list[str | 
         for rec in records.values():
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return len(records)
-
-
-def _read_user(scores: Mapping | None, metrics: Sequence[str]) -> dict[str, Any]:
-    from ..errors import UnknownMetricError
-    from ..metrics.registry import family_for
-    from ..metrics.user import check_name
-    from ..scorefile import read_scores
-
-    out = {}
-    for col, path in (scores or {}).items():
-        check_name(col, "scores column name")
-        if col in metrics:
-            raise InputError(f"scores column {col!r} is also a requested metric; name the column differently")
-        try:
-            family_for(col)
-        except UnknownMetricError:
-            pass
-        else:
-            raise InputError(f"scores column {col!r} is the name of a registered metric; name it differently")
-        out[col] = read_scores(path)
-    return out
 
 
 def stress(
@@ -241,13 +218,14 @@ def stress(
     units ``export`` writes. ``parser`` replaces spaCy (texts -> parses, see
     :mod:`capeval.data.distractor_tasks`)."""
     start = time.perf_counter()
-    names, families = _metric_names(metrics, scores, export)
+    names = _metric_names(metrics, scores, export)
+    # names resolved, options checked and scores files read once, for every variant's call
+    plan = ScoringPlan.build(names, tokenizer=tokenizer, options=options, scores=scores) if names or scores else None
     _check_numbers(seed, n_resamples)
     perts = _perturbation_names(perturbations)
-    user = _read_user(scores, names)
     chosen, label = _items(source, input, items, n, int(seed), root)
     _check_keys(chosen)
-    images = _image_paths(chosen, names, images_dir) if names else None
+    images = _image_paths(chosen, plan, images_dir) if plan is not None and names else None
     say = progress or (lambda msg: None)
     say(f"perturbing {len(chosen)} items")
     texts, reasons = perturb(chosen, perts, int(seed), parser=parser, lexicon=lexicon)
@@ -255,10 +233,9 @@ def stress(
         export_units(export, chosen, texts)
     sig = _signature(label, len(chosen), int(seed), parser, n_resamples)
     variants: dict[str, list[str | None]] = {CONTROL: [it.candidate for it in chosen], **texts}
-    scored = (score_variants(chosen, variants, names, user=user, images=images, options=options,
-                             tokenizer=tokenizer, progress=say)
-              if names or user else Scored())
-    hib = {m: next(o.higher_is_better for o in families[m].outputs if o.name == m) for m in names}
+    scored = score_variants(chosen, variants, plan, images=images, progress=say) if plan is not None else Scored()
+    user = [c.name for c in plan.columns] if plan is not None else []
+    hib = {m: next(o.higher_is_better for o in plan.family_of(m).outputs if o.name == m) for m in names}
     hib |= dict.fromkeys(user, True)
     results, tolerances = _statistics(scored, texts, perts, hib, n_resamples, int(seed))
     examples = {}
@@ -271,9 +248,8 @@ def stress(
                         scored.seconds)
 
 
-def _metric_names(metrics, scores, export) -> tuple[list[str], dict[str, Any]]:
-    """The requested output names (a user's metric registered under its name) and their families."""
-    from ..metrics.registry import family_for
+def _metric_names(metrics, scores, export) -> list[str]:
+    """The requested output names (a user's metric registered under its name)."""
     from ..metrics.user import as_metric_name
 
     if isinstance(metrics, str):
@@ -282,7 +258,7 @@ def _metric_names(metrics, scores, export) -> tuple[list[str], dict[str, Any]]:
                                if not isinstance(m, str) or m.strip()))
     if not names and not scores and export is None:
         raise InputError("no metrics requested")
-    return names, {m: family_for(m) for m in names}  # an unknown name raises, listing the known ones
+    return names
 
 
 def _check_numbers(seed, n_resamples) -> None:
