@@ -82,3 +82,26 @@ class ImageDir:
             shown = ", ".join(distinct[:5]) + (f" and {len(distinct) - 5} more" if len(distinct) > 5 else "")
             raise InputError(f"{what}: {len(distinct)} image(s) not found under {self.root}: {shown}")
         return out
+
+
+def item_images(what: str, ids: Sequence, names: Sequence | None, *, directory: ImageDir | str | Path | None,
+                base: Path | None, required: bool) -> list[str] | None:
+    """Each item's image path from the image name it gives (``names``: an input's ``image``
+    fields or COCO ids, None where it gives none), by the rules of ``capeval score``: no name at
+    all is no images (an error when ``required``: the run reads them); otherwise every item
+    names one. Names resolve under ``directory`` (:meth:`ImageDir.resolve`), or, without it, as
+    paths relative to ``base`` (an input file's folder; None: as given). ``ids`` name the items
+    in errors. In-memory and streamed runs both read images through here (a streamed run per
+    chunk, and over the whole input to name an error as this says it)."""
+    if names is None or all(n is None for n in names):
+        if required:
+            raise InputError(f"{what}: no item names an image; add an 'image' field (JSONL) or column (CSV), "
+                             "or use COCO results with --annotations")
+        return None
+    missing = [ids[i] for i, img in enumerate(names) if img is None]
+    if missing:
+        raise InputError(f"{what}: item {missing[0]!r} has no image ({len(missing)} item(s) in all)")
+    if directory is not None:
+        found = directory if isinstance(directory, ImageDir) else ImageDir(directory)
+        return found.resolve(names, what)
+    return [str(base / img) for img in names] if base is not None else [str(img) for img in names]

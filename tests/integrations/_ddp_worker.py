@@ -1,5 +1,4 @@
-"""One rank of the 2-process gloo runs in test_torchmetrics.py and
-benchmarks/torchmetrics_state_size.py (spawned, so importable by name).
+"""One rank of the 2-process gloo runs in test_torchmetrics.py (spawned, so importable by name).
 
 Each spec is ``(label, class name, keyword arguments)``: a wrapped class of
 ``capeval.integrations.torchmetrics`` built with those arguments."""

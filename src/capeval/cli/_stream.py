@@ -35,13 +35,13 @@ def stream_reason(input: Path, annotations, output, names, save_cider_df, option
 
 
 def run_streamed(input: Path, output, names, *, tokenizer, allow_empty, line_breaks, options, chunk_size,
-                 jobs, engine, address, quiet, err):
+                 jobs, engine, address, quiet, err, images=None):
     """Score with :func:`capeval.score_stream` under a progress display; returns the Result."""
     from ..stream import DEFAULT_CHUNK, score_stream
 
     kwargs = dict(output=output, tokenizer=tokenizer, allow_empty=allow_empty, line_breaks=line_breaks,
                   options=options, chunk_size=chunk_size or DEFAULT_CHUNK, jobs=jobs, engine=engine,
-                  address=address)
+                  address=address, images=images)
     if quiet:
         return score_stream(input, names, **kwargs)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn

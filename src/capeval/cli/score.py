@@ -122,7 +122,7 @@ def score_cmd(
 
             result = run_streamed(input, output, names, tokenizer=tokenizer, allow_empty=allow_empty,
                                   line_breaks=line_breaks, options=options, chunk_size=chunk_size, jobs=jobs,
-                                  engine=engine, address=address, quiet=quiet, err=err)
+                                  engine=engine, address=address, quiet=quiet, err=err, images=images)
         else:
             ids, cands, refs, image_list = _read_with_images(input, annotations, images, names)
             result = _score_in_memory(cands, refs, asked, families, quiet, tokenizer=tokenizer, ids=ids,
@@ -182,10 +182,6 @@ def _why_not_streamed(input, annotations, output, names, save_cider_df, images, 
     from ._stream import stream_reason
 
     why_not = stream_reason(input, annotations, output, names, save_cider_df, options)
-    if why_not is None and images is not None:
-        why_not = "--images is given (streamed runs score text metrics only)"
-    if why_not is None and any(get_family(f).needs_images for f in families):
-        why_not = "a metric reads the images (streamed runs score text metrics only)"
     if why_not is None and normalize is not None:
         why_not = "--normalize is given (streamed runs score the text as it is)"
     if why_not is None and defaulted and jobs == 1 and engine == "local" and not address and chunk_size is None:
@@ -236,6 +232,7 @@ def _read_with_images(input: Path, annotations, images: Path | None, names: list
     names resolve under ``--images`` (recursively), or, without it, as paths relative to the
     input file."""
     from ..errors import InputError
+    from ..imagedir import item_images
     from ..inputs import read_input, read_input_images
     from ..metrics.registry import family_for
 
@@ -243,22 +240,12 @@ def _read_with_images(input: Path, annotations, images: Path | None, names: list
     if images is None and not wants:
         return (*read_input(input, annotations), None)
     ids, cands, refs, found = read_input_images(input, annotations)
-    if found is None:
-        if images is not None or any(family_for(n).needs_images for n in names):
-            raise InputError(f"{input}: no item names an image; add an 'image' field (JSONL) or column (CSV), "
-                             "or use COCO results with --annotations")
-        return ids, cands, refs, None
-    missing = [ids[i] for i, img in enumerate(found) if img is None]
-    if missing:
-        raise InputError(f"{input}: item {missing[0]!r} has no image ({len(missing)} item(s) in all)")
-    if images is not None:
-        from ..imagedir import ImageDir
-
-        return ids, cands, refs, ImageDir(images).resolve(found, str(input))
-    if annotations is not None:
+    if annotations is not None and images is None:  # every result names its image_id
         raise InputError(f"{input}: COCO image ids need --images DIR to find their files")
-    base = input.parent
-    return ids, cands, refs, [str(base / img) for img in found]
+    required = images is not None or any(family_for(n).needs_images for n in names)
+    # The rules a streamed run applies too, chunk by chunk (capeval.stream.images).
+    return ids, cands, refs, item_images(str(input), ids, found, directory=images, base=input.parent,
+                                         required=required)
 
 
 def _metric_rows() -> list[dict]:

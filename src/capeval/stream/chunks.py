@@ -208,7 +208,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
             warnings.simplefilter("ignore")  # the stream warns once, with totals
             res = score(chunk.cands, chunk.refs, list(settings.metrics), tokenizer=settings.tokenizer,
                         ids=chunk.ids, allow_empty=settings.allow_empty, line_breaks=settings.line_breaks,
-                        options=options, _tokens=chunk.tokens, _statistics=True)
+                        options=options, images=chunk.images, _tokens=chunk.tokens, _statistics=True)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
     finally:

@@ -25,7 +25,7 @@ class Prepared:
     again. Keyed by the run's fingerprint and the input file's identity (a resumed run reuses
     them with the df); a missing or damaged file sends the score pass back to the input."""
 
-    _FIELDS = ("index", "start", "ids", "cands", "refs", "lines", "digest", "tokens")
+    _FIELDS = ("index", "start", "ids", "cands", "refs", "lines", "digest", "tokens", "images")
 
     def __init__(self, store: RunStore, source_id: str | None):
         import sys

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,17 +31,35 @@ class Chunk:
     digest: str = ""
     #: The validated texts tokenized (``tokenize_corpus``), when the df pass kept them.
     tokens: tuple[list[str], list[list[str]]] | None = None
+    #: Each row's image path (:mod:`capeval.stream.images`), or None when the run reads no images.
+    images: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.cands)
 
 
-def _digest(ids, cands, refs) -> str:
+def _digest(ids, cands, refs, images=None) -> str:
     # Some 3x faster than a JSON text of the rows. pickle's bytes also follow which objects
     # are shared, which reading the same rows again reproduces; a difference would only make
     # a resumed run score a chunk again, never reuse another chunk's result.
-    blob = pickle.dumps([ids, cands, refs], protocol=5)
+    rows = [ids, cands, refs]
+    if images is not None:
+        # An image's numbers follow its bytes (CLIP's embedding cache is keyed by their
+        # SHA-256): its size and modification time stand for them, so a resumed run scores a
+        # chunk again when one of its images was replaced, without reading every image twice.
+        rows += [images, [_file_state(p) for p in images]]
+    blob = pickle.dumps(rows, protocol=5)
     return hashlib.sha256(blob).hexdigest()
+
+
+def _file_state(path: str) -> tuple[int, int] | None:
+    import os
+
+    try:
+        st = os.stat(path)
+    except OSError:  # gone: the score pass names it (capeval.score's image check)
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 def _utf8_error(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> InputError:
@@ -49,7 +67,7 @@ def _utf8_error(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> InputEr
                       "Re-encode the file as UTF-8.")
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
+def _jsonl_rows(path: Path, with_image: bool = False) -> Iterator[tuple]:
     from ..inputs import parse_jsonl_line
 
     with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.doors)
@@ -60,7 +78,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
                 raise _utf8_error(path, lineno, raw, e) from None
             if lineno == 1 and line.startswith("\ufeff"):
                 line = line[1:]
-            rec = parse_jsonl_line(path, lineno, line)
+            rec = parse_jsonl_line(path, lineno, line, with_image=with_image)
             if rec is not None:
                 yield (lineno, *rec)
 
@@ -101,11 +119,11 @@ class _Utf8Lines:
         return text
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, object, object, object]]:
+def _csv_rows(path: Path, with_image: bool = False) -> Iterator[tuple]:
     from ..inputs import iter_csv
 
     with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.doors)
-        yield from iter_csv(path, _Utf8Lines(path, f))
+        yield from iter_csv(path, _Utf8Lines(path, f), with_image=with_image)
 
 
 def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object, object]]:
@@ -176,40 +194,52 @@ def _parquet_file_rows(path, pq, pa, f, batch):
             yield row, key, data[cand_col][k], refs
 
 
-def _iterable_rows(rows: Iterable) -> Iterator[tuple[None, object, object, object]]:
+def _iterable_rows(rows: Iterable, with_image: bool = False) -> Iterator[tuple]:
     """API rows: ``(candidate, references)``, ``(id, candidate, references)`` or a mapping
-    with ``candidate``, ``references`` and optionally ``id``."""
+    with ``candidate``, ``references`` and optionally ``id`` and ``image``."""
     for i, r in enumerate(rows):
         if isinstance(r, dict):
             if "candidate" not in r or "references" not in r:
                 raise InputError(f"row {i}: a mapping needs 'candidate' and 'references' keys, got {sorted(r)!r}")
-            yield None, r.get("id"), r["candidate"], r["references"]
+            row: tuple = (None, r.get("id"), r["candidate"], r["references"])
+            if with_image:
+                image = r.get("image")
+                if image is not None and (not isinstance(image, (str, Path)) or not str(image).strip()):
+                    raise InputError(f"row {i}: 'image' must be a file name or path, got {image!r}")
+                row += (None if image is None else str(image),)
+            yield row
         elif isinstance(r, (tuple, list)) and len(r) in (2, 3):
-            yield (None, None, *r) if len(r) == 2 else (None, *r)
+            row = (None, None, *r) if len(r) == 2 else (None, *r)
+            yield (*row, None) if with_image else row
         else:
             raise InputError(f"row {i}: expected (candidate, references), (id, candidate, references) "
                              f"or a mapping, got {type(r).__name__}")
 
 
-def open_rows(source, parquet_batch: int = 8192) -> Iterator[tuple]:
-    """``(line, id, candidate, references)`` of each row of a file path or an iterable."""
+def open_rows(source, parquet_batch: int = 8192, with_image: bool = False) -> Iterator[tuple]:
+    """``(line, id, candidate, references)`` of each row of a file path or an iterable, ``+
+    (image,)`` with ``with_image``: the JSONL/CSV ``image`` field or a mapping's ``image``
+    (None where absent; Parquet has no image column)."""
     if isinstance(source, (str, Path)):
         p = Path(source)
         if not p.exists():
             raise InputError(f"input file not found: {p}")
         suffix = p.suffix.lower()
         if suffix in (".jsonl", ".ndjson"):
-            return _jsonl_rows(p)
+            return _jsonl_rows(p, with_image)
         if suffix in (".csv", ".tsv"):
-            return _csv_rows(p)
+            return _csv_rows(p, with_image)
         if suffix == ".parquet":
-            return _parquet_rows(p, parquet_batch)
+            rows = _parquet_rows(p, parquet_batch)
+            return ((*r, None) for r in rows) if with_image else rows
         raise InputError(f"{p}: cannot stream {suffix!r} input (use {', '.join(STREAM_SUFFIXES)})")
-    return _iterable_rows(source)
+    return _iterable_rows(source, with_image)
 
 
-def chunks(rows: Iterator[tuple], size: int) -> Iterator[Chunk]:
-    """Consecutive chunks of ``size`` rows (the last may be shorter)."""
+def chunks(rows: Iterator[tuple], size: int, images: Callable | None = None) -> Iterator[Chunk]:
+    """Consecutive chunks of ``size`` rows (the last may be shorter). With ``images``, rows
+    carry an image name (``open_rows(..., with_image=True)``) that ``images(ids, names, start)``
+    turns into the chunk's image paths (:meth:`capeval.stream.images.ImageRows.resolve`)."""
     if size < 1:
         raise InputError(f"chunk size must be >= 1, got {size}")
     index = start = 0
@@ -224,8 +254,9 @@ def chunks(rows: Iterator[tuple], size: int) -> Iterator[Chunk]:
             raise InputError(f"rows {start}-{start + len(buf) - 1}: some rows have an id and some do not")
         cands = [r[2] for r in buf]
         refs = [r[3] for r in buf]
+        paths = None if images is None else images(ids, [r[4] for r in buf], start)
         return Chunk(index, start, ids, cands, refs, None if lines[0] is None else lines,
-                     _digest(ids, cands, refs))
+                     _digest(ids, cands, refs, paths), images=paths)
 
     for r in rows:
         buf.append(r)

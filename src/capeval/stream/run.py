@@ -150,6 +150,7 @@ def score_stream(
     keep_per_caption: bool | None = None,
     progress: Callable[[str, int], None] | None = None,
     checkpoint_seconds: float = 60.0,
+    images: str | Path | None = None,
 ) -> Result:
     """Score rows in chunks of ``chunk_size``; same numbers as :func:`capeval.score`.
 
@@ -178,6 +179,11 @@ def score_stream(
         ``progress(stage, rows_done)`` with stage ``"df"`` or ``"score"`` after every chunk.
     checkpoint_seconds : float
         How often the df pass saves its counts so far (a killed df pass resumes from there).
+    images : path, optional
+        Image directory for the families that read images (CLI ``--images``): each row's
+        ``image`` (JSONL/CSV field, a mapping's key) is looked up under it as ``capeval score``
+        does (:func:`capeval.imagedir.item_images`). Without it, a file's image names are paths
+        relative to its folder, an iterable's are paths as given.
     tokenizer, allow_empty, line_breaks, options : as :func:`capeval.score`.
     """
     from .engines import make_engine
@@ -189,10 +195,12 @@ def score_stream(
     settings, needs_df, df_file = _settings(metrics, tokenizer, allow_empty, line_breaks, options, fmt)
     if keep_per_caption is None:
         keep_per_caption = out_path is None
-    store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df)
+    pictures = _image_rows(rows, images, metrics)
+    store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df,
+                                  pictures.fingerprint())
     eng = make_engine(engine, jobs, address)
     try:
-        source = _Input(rows, chunk_size, store)
+        source = _Input(rows, chunk_size, store, pictures)
         handle, df_id, score_chunks = _df_handle(eng, store, settings, source, df_file, needs_df, chunk_size,
                                                  progress, checkpoint_seconds)
         keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress)
@@ -229,8 +237,18 @@ def _names(metrics) -> list[str]:
     return [m if isinstance(m, str) else as_metric_name(m) for m in metrics]
 
 
+def _image_rows(rows, images, metrics: list[str]):
+    """The run's image rules (:mod:`capeval.stream.images`); the directory is checked here,
+    before any work."""
+    from ..metrics.registry import family_for
+    from .images import ImageRows
+
+    one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
+    return ImageRows(rows, images, [family_for(m) for m in metrics], one_shot=one_shot)
+
+
 def _run_store(out_path: Path | None, run_dir, settings: Settings, chunk_size: int, df_file,
-               needs_df: bool) -> tuple[RunStore, bool]:
+               needs_df: bool, images_id: str = "none") -> tuple[RunStore, bool]:
     """The run folder (``<output>.capeval-run``, ``run_dir``, or a temporary one without
     output) under the run's fingerprint, and whether it is temporary."""
     if run_dir is None:
@@ -242,7 +260,8 @@ def _run_store(out_path: Path | None, run_dir, settings: Settings, chunk_size: i
     df_label = "file:" + str(df_file) if df_file is not None else ("corpus" if needs_df else "none")
     if df_file is not None and not isinstance(df_file, (str, Path)):
         df_label = f"object:{df_file.source}"
-    fingerprint = {"version": __version__, "settings": repr(settings), "chunk_size": chunk_size, "df": df_label}
+    fingerprint = {"version": __version__, "settings": repr(settings), "chunk_size": chunk_size, "df": df_label,
+                   "images": images_id}
     return RunStore(folder, fingerprint, temporary=temporary), temporary
 
 
@@ -251,11 +270,12 @@ class _Input:
     spilled to the run folder on the first read. Peeks at two chunks: an input of one chunk is
     scored as one corpus (no df pass needed)."""
 
-    def __init__(self, rows, chunk_size: int, store: RunStore):
+    def __init__(self, rows, chunk_size: int, store: RunStore, images=None):
         self.rows, self.chunk_size, self.store = rows, chunk_size, store
+        self.images = images if images is not None and images.wanted else None
         self.one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
         self.spilled: list[int] = []
-        first: Any = chunks(open_rows(rows), chunk_size)  # a generator: closed when not spilled
+        first: Any = self._chunks()  # a generator: closed when not spilled
         head = list(itertools.islice(first, 2))
         if self.one_shot:  # keep the rows for the second read
             for c in itertools.chain(head, first):
@@ -269,8 +289,13 @@ class _Input:
 
     def read(self):
         if not self.one_shot:
-            return chunks(open_rows(self.rows), self.chunk_size)
+            return self._chunks()
         return (self.store.load(i, "input", kind="input") for i in self.spilled)
+
+    def _chunks(self):
+        if self.images is None:
+            return chunks(open_rows(self.rows), self.chunk_size)
+        return chunks(open_rows(self.rows, with_image=True), self.chunk_size, images=self.images.resolve)
 
 
 def _df_handle(eng, store: RunStore, settings: Settings, source: _Input, df_file, needs_df: bool, chunk_size: int,
