@@ -79,16 +79,18 @@ def bench_cmd(
     outputs = [p for p in (json_out, markdown_out, latex_out, report_out) if p is not None]
     with _exit_on_error(err):
         metric_names, metric_options, score_files = _metric_request(metrics, option, scores)
-        # before any work: a run that cannot finish computes nothing and writes nothing
-        check_run(names, metric_names, outputs, overwrite=overwrite, report=report_out is not None, root=root,
-                  allow_modified_data=allow_modified_data, mkdirs=mkdirs)
+        # before any work: a run that cannot finish computes nothing and writes nothing; the
+        # plan (names, options, scores files resolved once) serves every benchmark of the run
+        plan = check_run(names, metric_names, outputs, overwrite=overwrite, report=report_out is not None,
+                         root=root, allow_modified_data=allow_modified_data, mkdirs=mkdirs, tokenizer=tokenizer,
+                         options=metric_options or None, scores=score_files or None)
     cache = ScoreCache(cache_dir, enabled=not no_cache)
     run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
-                       tokenizer=tokenizer, bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
+                       bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
                        allow_seen=allow_seen, allow_modified_data=allow_modified_data, images_dir=images,
                        line_breaks="refuse" if strict_line_breaks else "space")
     with _exit_on_error(err):
-        results = _run_benchmarks(err, names, metric_names, metric_options, score_files, run_options)
+        results = _run_benchmarks(err, names, plan, run_options)
     if not quiet:
         print_rich(results, Console(width=max(Console().width, 120)))
     with _exit_on_error(err):
@@ -106,15 +108,17 @@ def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -
 
 
 def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *, overwrite: bool, report: bool,
-              root: Path | None, allow_modified_data: bool, mkdirs: bool = False) -> None:
+              root: Path | None, allow_modified_data: bool, mkdirs: bool = False, tokenizer: str = "ptb",
+              options: dict | None = None, scores: dict | None = None):
     """Everything a run needs that can be known before scoring, every problem named at once
     (one :class:`~capeval.errors.InputError`): the benchmarks and their data root and files, the
-    metrics and the extras they and the report import, and outputs that can be written."""
+    metrics (with their options and scores files) and the extras they and the report import,
+    and outputs that can be written. Returns the run's :class:`~capeval.plan.ScoringPlan`."""
     from ..data.integrity import check_benchmark_data
     from ..data.registry import get_spec
     from ..errors import InputError, OutputError
     from ..extras import require
-    from ..metrics.registry import family_for
+    from ..metaeval.runner import plan_for
     from ..outputs import check_outputs
 
     problems: list[str] = []
@@ -130,15 +134,12 @@ def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *,
             check_benchmark_data(n, root, allow_modified=allow_modified_data)
         except CapevalError as e:
             note(e)
-    needs: dict[str, tuple[str, ...]] = {}
-    for m in dict.fromkeys(x.strip() for x in metric_names if x.strip()):
-        try:
-            extras = family_for(m).extras
-        except CapevalError as e:
-            note(e)
-            continue
-        if extras:
-            needs.setdefault(m, extras)
+    plan = None
+    try:
+        plan = plan_for(metric_names, tokenizer=tokenizer, options=options, scores=scores)
+    except CapevalError as e:
+        note(e)
+    needs = _metric_extras(plan, metric_names, note)
     if report:
         needs["--report (its figures)"] = ("report",)
     try:
@@ -158,6 +159,24 @@ def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *,
     if problems:
         raise InputError(f"this run cannot complete; nothing was scored or written ({len(problems)} problems):\n"
                          + "\n".join(f"- {p}" for p in problems))
+    return plan
+
+
+def _metric_extras(plan, metric_names: list[str], note) -> dict[str, tuple[str, ...]]:
+    """Metric name -> the extras it needs, from the plan; when the plan could not be built, the
+    names are resolved one by one so that every unknown one is named with the rest."""
+    from ..metrics.registry import family_for
+
+    needs: dict[str, tuple[str, ...]] = {}
+    for m in plan.metrics if plan is not None else dict.fromkeys(x.strip() for x in metric_names if x.strip()):
+        try:
+            extras = plan.family_of(m).extras if plan is not None else family_for(m).extras
+        except CapevalError as e:
+            note(e)
+            continue
+        if extras:
+            needs.setdefault(m, extras)
+    return needs
 
 
 @contextmanager
@@ -182,13 +201,13 @@ def _load_options(err, items: list[str]) -> dict[str, str]:
     return load_options
 
 
-def _run_benchmarks(err, names: list[str], metric_names: list[str], metric_options: dict,
-                    score_files: dict, run_options: dict) -> list:
-    """Each benchmark's result, with the status line following its steps."""
+def _run_benchmarks(err, names: list[str], plan, run_options: dict) -> list:
+    """Each benchmark's result (all scored with the one ``plan``), with the status line
+    following its steps."""
     from ..metaeval.runner import run_benchmark
     from ..progress import noting
 
-    if score_files and len(names) > 1:
+    if plan.columns and len(names) > 1:
         from ..errors import InputError
 
         raise InputError(f"--scores holds the units of one benchmark; run {', '.join(names)} one at a time")
@@ -196,9 +215,7 @@ def _run_benchmarks(err, names: list[str], metric_names: list[str], metric_optio
     for n in names:
         # one-time steps (METEOR's conversion) say what they do in the status line
         with err.status(escape(f"{n} …")) as status, noting(lambda msg: status.update(escape(msg))):
-            res = run_benchmark(n, metric_names, options=metric_options or None,
-                                progress=lambda msg: status.update(escape(msg)), scores=score_files or None,
-                                **run_options)
+            res = run_benchmark(n, plan=plan, progress=lambda msg: status.update(escape(msg)), **run_options)
         results.append(res)
         hit = sum(res.cached.values())
         say(err, f"{n}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache", style="dim")
