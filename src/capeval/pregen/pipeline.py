@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..metrics.registry import family_for
+from ..plan import ScoringPlan
 from ..signature import nrefs_field
 from ..validation import validate_corpus
 from .stratify import MAX_STRATA, image_order, strata
@@ -36,13 +36,15 @@ class PostgenScorer:
 
     def __init__(self, postgen: Mapping[str, str], options: Mapping[str, dict] | None = None):
         self.postgen = dict(postgen)
-        options = dict(options or {})
-        self._options = options
+        # each output resolved once, options checked once
+        self._plan = ScoringPlan.build(list(dict.fromkeys(self.postgen.values())), tokenizer="none",
+                                       options=dict(options or {}))
+        self._options = self._plan.options
         self._families = {}
         for out in self.postgen.values():
-            cls = family_for(out)
+            cls = self._plan.family_of(out)
             if cls not in self._families:
-                self._families[cls] = cls(**options.get(cls.family, {}))
+                self._families[cls] = cls(**self._options.get(cls.family, {}))
         self.signatures: dict[str, str] = {}
 
     def instance(self, family: str):
@@ -72,7 +74,7 @@ class PostgenScorer:
         nrefs = nrefs_field(refs)
         results: list[dict[str, float]] = [{} for _ in subsets]
         for cls, metric in self._families.items():
-            names = [(col, out) for col, out in self.postgen.items() if family_for(out) is cls]
+            names = [(col, out) for col, out in self.postgen.items() if self._plan.family_of(out) is cls]
             full = None
             if cls.cannot_stream(self._options.get(cls.family, {})) is None and metric.prepass(cands, refs) is None:
                 full = metric.statistics(cands, refs)
