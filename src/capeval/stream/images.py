@@ -71,3 +71,12 @@ class ImageRows:
         except InputError as whole:
             return whole
         return e
+
+
+def image_rows(rows, images, metrics: list[str]) -> ImageRows:
+    """The image rules of a run of ``metrics`` over ``rows`` (``images``: the directory, checked
+    here, before any work)."""
+    from ..metrics.registry import family_for
+
+    one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
+    return ImageRows(rows, images, [family_for(m) for m in metrics], one_shot=one_shot)

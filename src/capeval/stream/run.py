@@ -32,6 +32,7 @@ from ..result import Result
 from .assemble import assemble
 from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, pickle_user_classes, score_pass
 from .ids import IdTracker, duplicate_error
+from .images import image_rows
 from .prepared import Prepared, source_id
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
@@ -195,7 +196,7 @@ def score_stream(
     settings, needs_df, df_file = _settings(metrics, tokenizer, allow_empty, line_breaks, options, fmt)
     if keep_per_caption is None:
         keep_per_caption = out_path is None
-    pictures = _image_rows(rows, images, metrics)
+    pictures = image_rows(rows, images, metrics)
     store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df,
                                   pictures.fingerprint())
     eng = make_engine(engine, jobs, address)
@@ -235,16 +236,6 @@ def _names(metrics) -> list[str]:
     from ..metrics.user import as_metric_name
 
     return [m if isinstance(m, str) else as_metric_name(m) for m in metrics]
-
-
-def _image_rows(rows, images, metrics: list[str]):
-    """The run's image rules (:mod:`capeval.stream.images`); the directory is checked here,
-    before any work."""
-    from ..metrics.registry import family_for
-    from .images import ImageRows
-
-    one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
-    return ImageRows(rows, images, [family_for(m) for m in metrics], one_shot=one_shot)
 
 
 def _run_store(out_path: Path | None, run_dir, settings: Settings, chunk_size: int, df_file,
