@@ -63,7 +63,7 @@ def test_jobs_with_spice_sets_its_parse_processes(tmp_path, monkeypatch):
     seen = {}
 
     def fake_score(cands, refs, names, **kw):
-        seen.update(kw.get("options") or {})
+        seen.update(kw["plan"].options)  # the CLI hands capeval.score its ScoringPlan
         return score(cands, refs, ["bleu4"], ids=kw.get("ids"))
 
     monkeypatch.setattr(capeval.api, "score", fake_score)

@@ -12,6 +12,7 @@ from rich.table import Table
 from ..errors import CapevalError
 from ..extras import install_command
 from ..metrics.registry import METRIC_SETS
+from ..plan import ScoringPlan
 from ._console import error, literal, say
 
 console = Console()
@@ -43,9 +44,7 @@ def parse_options(items: list[str]) -> dict[str, dict]:
         except json.JSONDecodeError:
             parsed = value
         out.setdefault(fam.strip(), {})[name.strip()] = parsed
-    from ..api import check_options
-
-    check_options(out)  # every family's, requested or not (bench may serve them all from its cache)
+    # Checked (every family's, requested or not) where the run's ScoringPlan is built.
     return out
 
 
@@ -111,7 +110,8 @@ def score_cmd(
         names = _parse_metrics(metrics if metrics is not None else ",".join(METRIC_SETS["coco"]))
         asked = names if metrics is not None else None  # None: the default set, which may skip
         line_breaks = "refuse" if strict_line_breaks else "space"
-        families, options = _family_options(names, cider_df, save_cider_df, parse_options(option))
+        plan = ScoringPlan.build(asked, tokenizer=tokenizer, options=parse_options(option))  # names resolved once
+        families, options = _family_options(plan, cider_df, save_cider_df)
         # Streaming (bounded memory, resumable, --jobs/--engine) when the run allows it: cli/_stream.py.
         why_not, jobs = _why_not_streamed(input, annotations, output, names, save_cider_df, images, normalize,
                                           families, options, jobs=jobs, engine=engine, address=address,
@@ -124,10 +124,10 @@ def score_cmd(
                                   line_breaks=line_breaks, options=options, chunk_size=chunk_size, jobs=jobs,
                                   engine=engine, address=address, quiet=quiet, err=err, images=images)
         else:
-            ids, cands, refs, image_list = _read_with_images(input, annotations, images, names)
-            result = _score_in_memory(cands, refs, asked, families, quiet, tokenizer=tokenizer, ids=ids,
-                                      allow_empty=allow_empty, line_breaks=line_breaks, options=options,
-                                      images=image_list, normalize=normalize)
+            ids, cands, refs, image_list = _read_with_images(input, annotations, images, plan)
+            result = _score_in_memory(cands, refs, plan.with_options(options), families, quiet, ids=ids,
+                                      allow_empty=allow_empty, line_breaks=line_breaks, images=image_list,
+                                      normalize=normalize)
     except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
         error(err, e)
         raise typer.Exit(2) from None
@@ -153,12 +153,10 @@ def _check_score_outputs(input, annotations, output, cider_df, save_cider_df, ov
     check_outputs(outs, [input, annotations, cider_df], overwrite=overwrite, mkdirs=mkdirs, mkdirs_flag="--mkdirs")
 
 
-def _family_options(names: list[str], cider_df, save_cider_df, user_options: dict) -> tuple[list[str], dict]:
+def _family_options(plan: ScoringPlan, cider_df, save_cider_df) -> tuple[list[str], dict]:
     """The requested families in order, and each family's options: the df files for the
-    families that use CIDEr's df, then the user's ``-O`` options."""
-    from ..metrics.registry import family_for
-
-    classes = list(dict.fromkeys(family_for(n) for n in names))
+    families that use CIDEr's df, then the user's ``-O`` options (the plan's)."""
+    classes = list(dict.fromkeys(plan.family_of(n) for n in plan.metrics))
     options: dict = {}
     for fam in (cls.family for cls in classes if cls.uses_df):
         opt = {}
@@ -168,7 +166,7 @@ def _family_options(names: list[str], cider_df, save_cider_df, user_options: dic
             opt["save_df"] = str(save_cider_df)
         if opt:
             options[fam] = opt
-    for fam, opt in user_options.items():
+    for fam, opt in plan.options.items():
         options.setdefault(fam, {}).update(opt)
     return [cls.family for cls in classes], options
 
@@ -201,7 +199,7 @@ def _why_not_streamed(input, annotations, output, names, save_cider_df, images, 
     return why_not, jobs
 
 
-def _score_in_memory(cands, refs, asked, families: list[str], quiet: bool, **kwargs):
+def _score_in_memory(cands, refs, plan: ScoringPlan, families: list[str], quiet: bool, **kwargs):
     import warnings
 
     from ..api import score
@@ -209,7 +207,7 @@ def _score_in_memory(cands, refs, asked, families: list[str], quiet: bool, **kwa
     run = score if quiet else partial(_score_with_progress, score, families)
     with warnings.catch_warnings():  # a skipped default metric is printed below, in one line
         warnings.filterwarnings("ignore", message="default metrics skipped", category=UserWarning)
-        return run(cands, refs, asked, **kwargs)
+        return run(cands, refs, None, plan=plan, tokenizer=plan.tokenizer, **kwargs)
 
 
 def _print_result(result, input: Path) -> None:
@@ -227,22 +225,22 @@ def _print_result(result, input: Path) -> None:
         say(console, f"  {name}: {sig}", soft_wrap=True)
 
 
-def _read_with_images(input: Path, annotations, images: Path | None, names: list[str]):
-    """The input, and each item's image path when ``--images`` is given or a metric reads images:
-    names resolve under ``--images`` (recursively), or, without it, as paths relative to the
-    input file."""
+def _read_with_images(input: Path, annotations, images: Path | None, plan: ScoringPlan | list[str]):
+    """The input, and each item's image path when ``--images`` is given or a metric of ``plan``
+    (or of these names) reads images: names resolve under ``--images`` (recursively), or,
+    without it, as paths relative to the input file."""
     from ..errors import InputError
     from ..imagedir import item_images
     from ..inputs import read_input, read_input_images
-    from ..metrics.registry import family_for
 
-    wants = any(family_for(n).needs_images or family_for(n).accepts_images for n in names)
-    if images is None and not wants:
+    if not isinstance(plan, ScoringPlan):
+        plan = ScoringPlan.build(list(plan))
+    if images is None and not plan.reads_images:
         return (*read_input(input, annotations), None)
     ids, cands, refs, found = read_input_images(input, annotations)
     if annotations is not None and images is None:  # every result names its image_id
         raise InputError(f"{input}: COCO image ids need --images DIR to find their files")
-    required = images is not None or any(family_for(n).needs_images for n in names)
+    required = images is not None or bool(plan.image_metrics)
     # The rules a streamed run applies too, chunk by chunk (capeval.stream.images).
     return ids, cands, refs, item_images(str(input), ids, found, directory=images, base=input.parent,
                                          required=required)
