@@ -2,10 +2,11 @@
 from ._version import __version__
 from .api import score
 from .metrics.registry import list_metrics
+from .plan import ScoringPlan
 from .result import Result
 
 __all__ = ["__version__", "score", "score_stream", "list_metrics", "bench", "stress", "Result", "CiderDReward",
-           "UserMetric"]
+           "UserMetric", "ScoringPlan"]
 
 
 def bench(name: str, metrics=None, **kwargs):
