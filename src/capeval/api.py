@@ -147,8 +147,9 @@ def score(
         ``"nfc"``: compose every text first; the signatures' ``tok`` field ends in ``+norm=nfc``.
     plan : ScoringPlan, optional
         The metrics, options and tokenizer resolved once (:meth:`capeval.ScoringPlan.build`),
-        for a caller that scores several times with them; then ``metrics`` and ``options`` are
-        not given. A plan with scores files is scored by ``capeval.service.score_units``.
+        for a caller that scores several times with them; then ``options`` is not given, and
+        ``metrics``, if given, picks some of the plan's metrics. A plan with scores files is
+        scored by ``capeval.service.score_units``.
     _tokens : internal
         The validated texts already tokenized by ``tokenizer`` (``tokenize_corpus``), as the
         streamed score pass has them from its df pass; not checked against the texts.
