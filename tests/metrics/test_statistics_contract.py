@@ -114,6 +114,48 @@ def test_chunked_statistics_equal_the_whole(family, options, n, data_dir):
         assert got.signature_fields == whole.signature_fields
 
 
+@pytest.fixture(scope="module")
+def tiny_clip(tmp_path_factory):
+    """A tiny random CLIP (no CLIP weights here) in both checkpoint forms, and images."""
+    for mod in ("torch", "transformers", "PIL", "ftfy"):
+        pytest.importorskip(mod)
+    from tests.metrics._tiny_clip import build_hf, save_openai, synthetic_images
+
+    root = tmp_path_factory.mktemp("tinyclip")
+    model, merges = build_hf(root / "hf")
+    return {"clip_s": save_openai(model, root / "tiny.pt"), "pac_s": save_openai(model, root / "pacs.pth", wrap=True),
+            "merges": merges, "images": [str(p) for p in synthetic_images(root / "img")]}
+
+
+@pytest.mark.parametrize("family", ["clip_s", "pac_s"])
+def test_image_families_chunked_statistics_equal_the_whole(family, tiny_clip, data_dir, tmp_path, monkeypatch):
+    """CLIP-S/RefCLIP-S and PAC-S/RefPAC-S, one image per row: the chunks' statistics give the
+    whole input's numbers (every forward pass has the torch runner's fixed shape). Embeddings
+    kept in memory are dropped before every call, so each chunk embeds its own images."""
+    from capeval.metrics import _clip_models
+
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    n = 24
+    cands, refs = _rows(data_dir, n)
+    rng = random.Random(34)
+    images = [rng.choice(tiny_clip["images"]) for _ in range(n)]
+    cls = get_family(family)
+    opts = {"model": str(tiny_clip[family]), "tokenizer": str(tiny_clip["merges"]), "embedding_cache": False}
+    with cls(**opts) as m:
+        _clip_models._memory.clear()
+        whole = m.compute(cands, refs, images=images)
+        for how in (1, 7, 1000, "random"):
+            parts = []
+            for a, b in _cuts(n, how, rng):
+                _clip_models._memory.clear()
+                parts.append(m.statistics(cands[a:b], refs[a:b], images=images[a:b]))
+            got = _merge_randomly(parts, rng).scores()
+            for name, per in whole.per_caption.items():
+                assert _same(got.per_caption[name], per), f"{family} {name}: per-caption with chunks of {how}"
+                assert got.corpus[name] == whole.corpus[name], f"{family} {name}: corpus with chunks of {how}"
+            assert got.signature_fields == whole.signature_fields
+
+
 def test_reduce_keeps_only_what_the_corpus_reads():
     """BLEU's and native METEOR's statistics reduce to totals (no per-row memory in a streamed
     run); a mean keeps its column, which numpy sums pairwise over the whole input."""
