@@ -20,10 +20,10 @@ def test_capabilities_default_to_false_and_are_declared_on_the_families():
         assert getattr(Metric, cap) is False
     assert Metric.needs_references is True
     # every family streams through its statistics, but those whose rows depend on the whole
-    # input with no pre-pass for it
+    # input with no pre-pass for it, or on their batch (the learned models' matrix products)
     assert Metric.streamable is True
     never = {get_family(f).family for f in _built_in(get_family(f).family for f in
-                                                     ("learned", "nneval", "qace_ref", "qace_img"))}
+                                                     ("learned", "nneval", "qace_img"))}
     assert set(_built_in(families_with("streamable"))) == {family_for(o).family for o in OUTPUT_MODULES} - never
     assert _built_in(families_with("uses_df")) == ["cider", "cider_d", "spider"]
     assert _built_in(families_with("is_learned")) == ["learned", "nneval"]
@@ -40,7 +40,7 @@ def test_streaming_reads_the_capabilities():
     assert not streamable(["bleu4", "nneval"]) and streamable(["spider"])
     # an option decides it: BERTScore's idf comes from the whole input's references
     assert not streamable(["bertscore_f"], {"bertscore": {"idf": True}})
-    with pytest.raises(InputError, match=r"nneval cannot be streamed: nneval's per-row scores depend on the whole input"):
+    with pytest.raises(InputError, match=r"nneval cannot be streamed: nneval: the feature cider_d/10 of model 'nneval' takes CIDEr's df"):
         _settings(["bleu4", "nneval"], "ptb", False, "space", None, None)
     _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)
     assert needs_df is False

@@ -40,6 +40,15 @@ CASES = [
 ]
 
 
+#: (id, family, options, rows): QACE-Ref's offline backend, per reference and merged. The learned
+#: families' features are checked the same way in tests/learn/test_learned_prepass.py (their
+#: scores do not stream: Metric.cannot_stream says why).
+MODEL_CASES = [
+    ("qace_ref", "qace_ref", {}, 8),
+    ("qace_ref-merged", "qace_ref", {"reduction": "merged"}, 8),
+]
+
+
 def _rows(data_dir, n: int):
     """Real COCO captions: each image's first caption scored against the other four. Two rows
     repeat earlier ones (a repeated unit is counted per row by every corpus rule)."""
@@ -79,7 +88,9 @@ def _metric(cls, options):
 
 
 @pytest.mark.parametrize("family,options,n", [
-    pytest.param(*case, id=case[0] + ("-idf" if case[1].get("idf") else ""), marks=pytest.mark.needs(*family_needs(get_family(case[0])))) for case in CASES])
+    pytest.param(*case, id=case[0] + ("-idf" if case[1].get("idf") else ""), marks=pytest.mark.needs(*family_needs(get_family(case[0])))) for case in CASES]
+    + [pytest.param(fam, opts, n, id=id_, marks=pytest.mark.needs(*family_needs(get_family(fam))))
+       for id_, fam, opts, n in MODEL_CASES])
 def test_chunked_statistics_equal_the_whole(family, options, n, data_dir):
     cls = get_family(family)
     cands, refs = _rows(data_dir, n)

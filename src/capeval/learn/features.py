@@ -150,9 +150,16 @@ def _length(candidates: Sequence[str], tokenizer: str) -> np.ndarray:
     return np.array([len(t.split()) for t in tokenize(list(candidates), tokenizer)], dtype=float)
 
 
+def uses_df(f: Feature) -> bool:
+    """Whether the feature's family takes CIDEr's document frequencies (``Metric.uses_df``)."""
+    from ..metrics.registry import family_for
+
+    return f.metric != LENGTH and family_for(f.metric).uses_df
+
+
 def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
             tokenizer: str = "ptb", cache=None, progress=None, refs: str = "all",
-            max_refs: int = DEFAULT_K, images: Sequence[str] | None = None) -> FeatureMatrix:
+            max_refs: int = DEFAULT_K, images: Sequence[str] | None = None, df=None) -> FeatureMatrix:
     """Score every feature once (grouped by option set, so a family runs once per set).
 
     ``cache`` is a :class:`capeval.service.cache.ScoreCache`; feature columns are stored under
@@ -166,6 +173,11 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     ``images`` (one image path per candidate) let a feature be an image metric (``clip_s``) or
     a user metric that reads images or scores from a file (``capeval.metrics.user``); a feature
     that needs images refuses to run without them.
+
+    ``df`` (a CIDEr ``DocumentFrequency``) is given to the features whose family takes one
+    (CIDEr-D...) instead of the df of the units scored together: the pre-pass state of a
+    chunked run, or a df file. Those features then bypass ``cache`` (its keys cannot name
+    the df object).
     """
     from ..validation import validate_corpus
 
@@ -179,14 +191,14 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
             raise InputError(f"{len(images)} images for {len(cands)} candidates")
         unit_images = [images[i] for i in ex.owner]  # a candidate's reference-subset units share its image
     fm = _extract_units(ex.candidates, ex.references, features, tokenizer=tokenizer, cache=cache,
-                        progress=progress, images=unit_images)
+                        progress=progress, images=unit_images, df=df)
     if refs == "all":
         return fm
     return FeatureMatrix(ex.pool(fm.X), features, fm.signatures, fm.cached)
 
 
 def _extract_units(cands: list[str], refs: list[list[str]], features: tuple[Feature, ...], *, tokenizer: str,
-                   cache, progress, images: list[str] | None = None) -> FeatureMatrix:
+                   cache, progress, images: list[str] | None = None, df=None) -> FeatureMatrix:
     from ..service.scoring import score_units
     from ..metrics.registry import family_for
 
@@ -194,26 +206,31 @@ def _extract_units(cands: list[str], refs: list[list[str]], features: tuple[Feat
     sigs: dict[str, str] = {}
     cached: dict[str, bool] = {}
     # One score_units call per consistent options map: every family appears with one option
-    # set per call, so default-option features share one call (tokenization runs once).
-    calls: list[tuple[dict[str, tuple], list[Feature]]] = []
+    # set per call, so default-option features share one call (tokenization runs once). With a
+    # given df, the features that take it are scored in calls of their own.
+    calls: list[tuple[dict[str, tuple], list[Feature], bool]] = []
     for f in features:
         if f.metric == LENGTH:
             cols[f] = _length(cands, tokenizer)
             sigs[label(f)] = f"length|tok:{tokenizer}"
             continue
         fam = family_for(f.metric).family
-        for fam_opts, fs in calls:
-            if fam_opts.get(fam, f.options) == f.options:
+        with_df = df is not None and uses_df(f)
+        for fam_opts, fs, call_df in calls:
+            if call_df == with_df and fam_opts.get(fam, f.options) == f.options:
                 fam_opts[fam] = f.options
                 fs.append(f)
                 break
         else:
-            calls.append(({fam: f.options}, [f]))
-    for fam_opts, fs in calls:
+            calls.append(({fam: f.options}, [f], with_df))
+    for fam_opts, fs, with_df in calls:
         names = list(dict.fromkeys(f.metric for f in fs))
         opts = {fam: dict(o) for fam, o in fam_opts.items() if o}
-        got = score_units(cands, refs, names, tokenizer=tokenizer, options=opts, cache=cache, progress=progress,
-                          images=images)
+        if with_df:
+            for fam in fam_opts:
+                opts.setdefault(fam, {})["df"] = df
+        got = score_units(cands, refs, names, tokenizer=tokenizer, options=opts, cache=None if with_df else cache,
+                          progress=progress, images=images)
         for f in fs:
             cols[f] = np.asarray(got.per_caption[f.metric], dtype=float) * f.scale
             sigs[label(f)] = got.signatures[f.metric]

@@ -7,7 +7,9 @@ human-judgment benchmark it was trained on, captions humans rated higher score h
 (docs/LEARNED.md gives the protocol and the leave-one-benchmark-out results). The score is a
 ranking score on an arbitrary scale: compare captions with it, do not read it as a probability.
 
-Corpus dependent: CIDEr-D takes its document frequencies from the captions scored together.
+Corpus dependent: CIDEr-D takes its document frequencies from the captions scored together
+(their reference groups below), unless given a df (option ``df``: a df file, or the corpus
+pre-pass state of :meth:`Learned.prepass`, so chunks of an input score as the whole does).
 Units with more references than the model was trained with are scored against groups of at
 most ``max_refs`` references and averaged (``capeval.learn.ranker_features``), and every feature
 is clipped to its training range; ``details["clipped_fraction"]`` says how much was clipped.
@@ -23,7 +25,7 @@ from ..errors import InputError, ResourceNotFound
 from ..result import MetricScores
 from ..metrics.base import Metric, OutputInfo
 from ..metrics.registry import register
-from .metric_support import check_variants, range_report, score_cache
+from .metric_support import check_variants, feature_df, range_report, score_cache
 
 VARIANT = "learned_capeval"
 
@@ -57,6 +59,11 @@ class Learned(Metric):
     cache : bool or str
         Reuse feature scores through the benchmark score cache (``True``: its default
         directory; a string: that directory). Off by default.
+    df : "corpus" or path or DocumentFrequency, optional
+        The document frequencies of the model's CIDEr-D feature (and any other that takes
+        them): ``"corpus"`` (default) counts them over the captions scored together, a df
+        file (``capeval score --save-cider-df``) fixes them (named in the signature), and the
+        state of :meth:`prepass` is the whole input's when scoring it in parts.
     """
 
     family = "learned"
@@ -72,7 +79,8 @@ class Learned(Metric):
         ),
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
-    # features such as CIDEr-D take df from the scored set: a row depends on the whole input
+    # Given its pre-pass (prepass) a row's features depend on the row alone, but the model's
+    # matrix products round a row by its batch: cannot_stream says which obstacle a model meets.
     streamable = False
     is_learned = True
     #: ``capeval.score`` runs this family last and hands it the scores it already computed.
@@ -80,12 +88,46 @@ class Learned(Metric):
     #: a model may have image features (an image metric, a user's scores file): the call's images go to them
     accepts_images = True
 
-    def __init__(self, model=None, cache: bool | str = False):
+    def __init__(self, model=None, cache: bool | str = False, df=None):
+        from .features import uses_df
+        from .metric_support import given_df
+        from .ranker_features import TEXT_FEATURES
+
         if not isinstance(cache, (bool, str)):
             raise InputError(f"learned: cache={cache!r} must be true/false or a directory")
         self.model = _load(model)
         self._cache_arg = cache
         self._reuse: dict[str, tuple[np.ndarray, str]] = {}
+        self._df = given_df("learned", df)
+        self._df_features = any(uses_df(f) for f in self.model.features if f.metric not in TEXT_FEATURES)
+        m = self.model
+        self._units = f"learned|refs:{f'groups-of-{m.max_refs}' if m.max_refs else 'all'}|tok:{m.tokenizer}"
+
+    @classmethod
+    def cannot_stream(cls, options: dict) -> str:
+        from .metric_support import stream_obstacle
+
+        m = _load(options.get("model"))
+        return stream_obstacle("learned", m.name, m.features, options.get("df"))
+
+    def prepass(self, candidates, references):
+        """The df of this batch's reference groups (a :class:`~capeval.learn.metric_support.UnitDf`),
+        or None when no feature takes one or a df was given."""
+        from ..validation import validate_corpus
+        from .metric_support import UnitDf, empty_df, units_df
+        from .ranker_features import reference_units
+
+        if self._df is not None or not self._df_features:
+            return None
+        if not len(candidates):
+            return UnitDf(empty_df(), self._units)
+        cands, refs = validate_corpus(candidates, references)
+        _, sub_c, sub_r = reference_units(cands, refs, self.model.max_refs)
+        return UnitDf(units_df(sub_c, sub_r, self.model.tokenizer), self._units)
+
+    @classmethod
+    def prepass_options(cls, state) -> dict:
+        return {"df": state}
 
     def reuse(self, shared, *, tokenizer: str) -> None:
         """Scores ``capeval.score`` computed in the same call (name -> (per-caption, corpus,
@@ -121,8 +163,9 @@ class Learned(Metric):
         from .features import label
 
         m = self.model
+        dfo, df_fields = feature_df("learned", self._df, self._units, self._df_features)
         fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg),
-                            precomputed=self._reuse or None, images=images)
+                            precomputed=self._reuse or None, images=images, df=dfo)
         check_variants("learned", m.name, m.meta.get("feature_signatures", {}), fm.signatures)
         scores = np.asarray(m.predict(fm.X), dtype=float)
         labels = [label(f) for f in m.features]
@@ -140,6 +183,7 @@ class Learned(Metric):
                 "clip": "train-range",
                 "trained": "+".join(m.trained_on) or "unknown",
                 "seed": m.meta.get("seed", "unknown"),
+                **df_fields,
             },
             details={"feature_labels": labels, "feature_signatures": fm.signatures, **clipped,
                      "trained_on": m.trained_on, "selected_on": m.selected_on},

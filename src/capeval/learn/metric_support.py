@@ -1,12 +1,23 @@
 """What the learned metric families (``nneval``, ``learned``) share: their optional score cache,
-the report of feature values outside the training range, and the check that the features were
-computed by the metric variants the model was trained on."""
+the report of feature values outside the training range, the check that the features were
+computed by the metric variants the model was trained on, and their corpus pre-pass.
+
+The pre-pass: a feature such as CIDEr-D takes its document frequencies from the units scored
+together, and those units are the model's reference units (a candidate against groups of at most
+``max_refs`` references, or against each reference alone), tokenized by the model's tokenizer.
+:class:`UnitDf` is that df counted over a part of the input; parts add up to the whole input's,
+and an instance given it (option ``df``) scores every row as the whole input would.
+"""
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from ..errors import InputError
 
 #: Warn when more than this share of the feature values lie outside the training range.
 CLIP_WARN = 0.05
@@ -46,3 +57,101 @@ def check_variants(family: str, model_name: str, trained: Mapping[str, str], now
     if changed:
         warnings.warn(f"{family}: model {model_name!r} was trained on other metric variants: "
                       f"{', '.join(changed)}; its scores may be meaningless", stacklevel=4)
+
+
+@dataclass(frozen=True)
+class UnitDf:
+    """The pre-pass state of a learned family: CIDEr's df over its reference units. ``units``
+    names how they were formed (family, reference policy, tokenizer); parts formed otherwise
+    do not add up."""
+
+    df: Any  # capeval.metrics.cider.DocumentFrequency
+    units: str
+
+    def __add__(self, other: UnitDf) -> UnitDf:
+        if not isinstance(other, UnitDf):
+            return NotImplemented
+        if other.units != self.units:
+            raise ValueError(f"pre-pass states of different reference units cannot merge: {self.units}, {other.units}")
+        return UnitDf(self.df + other.df, self.units)
+
+
+def given_df(family: str, value):
+    """The ``df`` option: None or ``"corpus"`` (the df of the units scored together, the
+    default), a :class:`UnitDf` (the pre-pass state), a ``DocumentFrequency``, or a df file
+    (``capeval score --save-cider-df``), read here once."""
+    from ..metrics.cider import DocumentFrequency
+
+    if value is None or (isinstance(value, str) and value == "corpus"):
+        return None
+    if isinstance(value, (UnitDf, DocumentFrequency)):
+        return value
+    if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
+        return DocumentFrequency.load(value)
+    raise InputError(f"{family}: df={value!r} must be 'corpus', a df file or a DocumentFrequency")
+
+
+def feature_df(family: str, given, units: str, has_df_features: bool):
+    """The df the features get, and the signature fields it adds: a pre-pass state adds none
+    (it is what the whole input gives), any other df names its source."""
+    if given is None or not has_df_features:
+        return None, {}
+    if isinstance(given, UnitDf):
+        if given.units != units:
+            raise InputError(f"{family}: its pre-pass state was counted over other reference units "
+                             f"({given.units}, this instance scores {units})")
+        return given.df, {}
+    return given, {"df": given.source}
+
+
+def empty_df():
+    """The df of no units (the pre-pass state of an empty batch)."""
+    from ..metrics.cider import DocumentFrequency
+
+    with np.errstate(divide="ignore"):  # rho = ln(0): never used, no unit is scored with it
+        return DocumentFrequency({}, 0, "corpus:0")
+
+
+def units_df(candidates: Sequence[str], references: Sequence[Sequence[str]], tokenizer: str):
+    """CIDEr's df of these units as ``capeval.score`` counts it when it scores them (validated,
+    tokenized by ``tokenizer``, a unit repeated k times counted k times)."""
+    from ..metrics.cider import DocumentFrequency
+    from ..text import tokenize_corpus
+    from ..units import dedupe
+    from ..validation import validate_corpus
+
+    cands, refs = validate_corpus(candidates, references)
+    tc, tr = tokenize_corpus(cands, refs, tokenizer)
+    units = dedupe(tc, tr)
+    return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())
+
+
+def stream_obstacle(family: str, model_name: str, features, df_option) -> str:
+    """Why a learned family with this model cannot be scored chunk by chunk by a streamed run
+    (``Metric.cannot_stream``): a feature computed with options under which a row depends on
+    its neighbours, a df feature with df from the scored set (a streamed run counts CIDEr's df
+    over whole rows, the model over its own reference units), and in any case the model's
+    matrix products. Given its pre-pass state a row's features depend on the row alone (the
+    tests check it); its score does not: numpy's matrix-vector and matrix products (BLAS)
+    round a row's sum by the block of rows it is multiplied in, so the same features give
+    other last bits in another batch. A row-local product would stream, at the price of
+    moving today's scores by an ulp."""
+    from ..metrics.registry import family_for
+    from .features import label
+    from .ranker_features import TEXT_FEATURES
+
+    metric_feats = [(f, family_for(f.metric)) for f in features if f.metric not in TEXT_FEATURES and f.metric != "length"]
+    for f, cls in metric_feats:  # first what no option of the learned family changes
+        why = cls.cannot_stream(dict(f.options))
+        if why is not None:
+            # the family's reason without its fix (options of the feature, which the model fixes)
+            return (f"{family}: the feature {label(f)} of model {model_name!r} depends on the rows around it "
+                    f"({why.split('; ')[0]}); score it in memory")
+    for f, cls in metric_feats:
+        if cls.uses_df and (df_option is None or (isinstance(df_option, str) and df_option == "corpus")):
+            return (f"{family}: the feature {label(f)} of model {model_name!r} takes CIDEr's df from the scored set, "
+                    "counted over the model's reference units, which a streamed run has no pre-pass for; give it a "
+                    f"df file (-O {family}.df=FILE, e.g. from capeval score --save-cider-df) or score it in memory")
+    return (f"{family}: model {model_name!r} combines its features by matrix products (BLAS), which round a row's "
+            "score by the rows multiplied with it, so chunks would change the last bits of its scores; score it "
+            "in memory")

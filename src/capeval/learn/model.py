@@ -86,9 +86,9 @@ class LearnedModel:
         return Z @ self.params[0] + float(self.params[1])
 
     def features_for(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None,
-                     progress=None, refs: str | None = None) -> FeatureMatrix:
+                     progress=None, refs: str | None = None, df=None) -> FeatureMatrix:
         return extract(candidates, references, self.features, tokenizer=self.tokenizer, cache=cache,
-                       progress=progress, refs=refs or self.refs, max_refs=self.max_refs)
+                       progress=progress, refs=refs or self.refs, max_refs=self.max_refs, df=df)
 
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None
               ) -> np.ndarray:

@@ -7,8 +7,10 @@ class. The shipped model (``capeval/learn/weights/nneval-default.npz``) is train
 ``scripts/train_default_nneval.py`` on Tanti et al.'s machine captions vs human captions
 (docs/NNEVAL.md); ``model=<path>`` loads any model written by ``capeval train``.
 
-Corpus dependent: CIDEr-D takes its document frequencies from the captions scored together,
-as in ``capeval.score``. NNEval's authors used a fixed COCO-val df instead (docs/NNEVAL.md, Features).
+Corpus dependent: CIDEr-D takes its document frequencies from the captions scored together
+(their reference units), as in ``capeval.score``. NNEval's authors used a fixed COCO-val df
+instead (docs/NNEVAL.md, Features): option ``df`` takes a df file, and the corpus pre-pass state
+of :meth:`NNEval.prepass`, so chunks of an input score as the whole does.
 
 No silent extrapolation: features are computed under the model's reference policy (at most the
 number of references seen in training, ``capeval.learn.refsets``) and clipped to the training
@@ -27,11 +29,24 @@ from ..errors import ResourceNotFound
 from ..result import MetricScores
 from ..metrics.base import Metric, OutputInfo
 from ..metrics.registry import register
-from .metric_support import check_variants, range_report, score_cache
+from .metric_support import check_variants, feature_df, range_report, score_cache
 
 VARIANT = "nneval_capeval"
 #: Bump when the same model file can give other scores (2: clipping and reference policies).
 SCORING_REVISION = "scoring:2"
+
+
+def _load(model):
+    """The model of option ``model``: a LearnedModel, a path, or None (the shipped one)."""
+    from .configs import default_model_path
+    from .model import LearnedModel
+
+    if isinstance(model, LearnedModel):
+        return model
+    path = Path(model) if model is not None else default_model_path()
+    if not path.is_file():
+        raise ResourceNotFound(f"nneval: model file {path} not found")
+    return LearnedModel.load(path)
 
 
 @register
@@ -52,6 +67,11 @@ class NNEval(Metric):
     clip : bool, optional
         Clip features to the training range; default the model's setting (True unless the
         model file says otherwise). ``False`` lets the network extrapolate.
+    df : "corpus" or path or DocumentFrequency, optional
+        The document frequencies of the CIDEr-D feature: ``"corpus"`` (default) counts them
+        over the units scored together, a df file (``capeval score --save-cider-df``) fixes
+        them (named in the signature), and the state of :meth:`prepass` is the whole input's
+        when scoring it in parts.
     """
 
     family = "nneval"
@@ -65,15 +85,19 @@ class NNEval(Metric):
         ),
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
-    # its CIDEr-D feature takes df from the scored set: a row depends on the whole input
+    # Given its pre-pass (prepass) a row's features depend on the row alone, but the model's
+    # matrix products round a row by its batch: cannot_stream says which obstacle a model meets.
     streamable = False
     is_learned = True
 
-    def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None):
+    def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None,
+                 df=None):
         from ..errors import InputError
+        from .features import uses_df
+        from .metric_support import given_df
         from .model import LearnedModel
         from .configs import default_model_path
-        from .refsets import POLICIES
+        from .refsets import POLICIES, describe
 
         if isinstance(model, LearnedModel):
             self.model = model
@@ -89,6 +113,35 @@ class NNEval(Metric):
                              f"refs={refs!r} would feed it features of another kind")
         self.refs = refs or self.model.refs
         self.clip = self.model.clip if clip is None else clip
+        self._df = given_df("nneval", df)
+        self._df_features = any(uses_df(f) for f in self.model.features)
+        self._units = f"nneval|refs:{describe(self.refs, self.model.max_refs)}|tok:{self.model.tokenizer}"
+
+    @classmethod
+    def cannot_stream(cls, options: dict) -> str:
+        from .metric_support import stream_obstacle
+
+        m = _load(options.get("model"))
+        return stream_obstacle("nneval", m.name, m.features, options.get("df"))
+
+    def prepass(self, candidates, references):
+        """The df of this batch's reference units (a :class:`~capeval.learn.metric_support.UnitDf`),
+        or None when no feature takes one or a df was given."""
+        from ..validation import validate_corpus
+        from .metric_support import UnitDf, empty_df, units_df
+        from .refsets import expand
+
+        if self._df is not None or not self._df_features:
+            return None
+        if not len(candidates):
+            return UnitDf(empty_df(), self._units)
+        cands, refs = validate_corpus(candidates, references)
+        ex = expand(cands, refs, self.refs, self.model.max_refs)
+        return UnitDf(units_df(ex.candidates, ex.references, self.model.tokenizer), self._units)
+
+    @classmethod
+    def prepass_options(cls, state) -> dict:
+        return {"df": state}
 
     @classmethod
     def cache_token(cls, options: dict) -> str:
@@ -147,7 +200,8 @@ class NNEval(Metric):
         from .refsets import describe
 
         m = self.model
-        fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg), refs=self.refs)
+        dfo, df_fields = feature_df("nneval", self._df, self._units, self._df_features)
+        fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg), refs=self.refs, df=dfo)
         check_variants("nneval", m.name, m.meta.get("feature_signatures", {}), fm.signatures)
         scores = np.asarray(m.predict(fm.X, clip=self.clip), dtype=float)
         outside = m.scaler.outside(fm.X)
@@ -169,6 +223,7 @@ class NNEval(Metric):
                 "clip": "train-range" if self.clip else "off",
                 # synthetic training negatives (docs/NNEVAL.md §2); files without the key had none
                 "neg": "+".join(m.meta.get("negatives", [])) or "none",
+                **df_fields,
             },
             details={"features": fm.X, "feature_labels": labels, "feature_signatures": fm.signatures, **clipped,
                      "clipped_rows": int(outside.any(axis=1).sum())},

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..outputs import atomic_open
-from .features import Feature, FeatureMatrix, extract, label
+from .features import Feature, FeatureMatrix, extract, label, uses_df
 
 LENGTH = "length"
 LENGTH_RATIO = "length_ratio"
@@ -51,6 +51,23 @@ def ref_groups(n_refs: int, max_refs: int) -> list[range]:
     k = -(-n_refs // max_refs)  # ceil
     bounds = np.linspace(0, n_refs, k + 1).round().astype(int)
     return [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def reference_units(cands: Sequence[str], refs: Sequence[Sequence[str]], max_refs: int | None
+                    ) -> tuple[list[int], list[str], list[list[str]]]:
+    """Each candidate's sub-units, one per reference group: (owner candidate, candidate,
+    references) of every sub-unit, in order. A candidate with at most ``max_refs`` references
+    (or ``max_refs=None``) is one sub-unit, unchanged."""
+    owner: list[int] = []
+    sub_c: list[str] = []
+    sub_r: list[list[str]] = []
+    for i, (c, rs) in enumerate(zip(cands, refs)):
+        groups = [range(len(rs))] if max_refs is None or len(rs) <= max_refs else ref_groups(len(rs), max_refs)
+        for g in groups:
+            owner.append(i)
+            sub_c.append(c)
+            sub_r.append([rs[j] for j in g])
+    return owner, sub_c, sub_r
 
 
 def _text_features(cands: Sequence[str], refs: Sequence[Sequence[str]], tokenizer: str) -> dict[str, np.ndarray]:
@@ -101,7 +118,7 @@ def _embprod(cands: Sequence[str], refs: Sequence[Sequence[str]], cache=None) ->
 def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], features: Sequence[Feature], *,
             max_refs: int | None = 5, tokenizer: str = "ptb", cache=None, progress=None,
             precomputed: Mapping[str, tuple[np.ndarray, str]] | None = None,
-            images: Sequence[str] | None = None) -> FeatureMatrix:
+            images: Sequence[str] | None = None, df=None) -> FeatureMatrix:
     """Raw feature matrix (one row per candidate), reference groups averaged (module docstring).
 
     ``max_refs=None`` scores every unit against all its references at once. ``precomputed``
@@ -109,21 +126,14 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     candidates and references with default options and ``tokenizer``; they are used instead of
     scoring again when no unit had to be split into reference groups. ``images`` (one path per
     candidate) reach the features that read images (an image metric, a user's scores file).
+    ``df`` (a CIDEr ``DocumentFrequency``) is the df of the features that take one
+    (:func:`capeval.learn.features.extract`).
     """
     from ..validation import validate_corpus
 
     cands, refs = validate_corpus(candidates, references)
     features = tuple(features)
-    # Expand each unit into one sub-unit per reference group; remember where each came from.
-    owner: list[int] = []
-    sub_c: list[str] = []
-    sub_r: list[list[str]] = []
-    for i, (c, rs) in enumerate(zip(cands, refs)):
-        groups = [range(len(rs))] if max_refs is None or len(rs) <= max_refs else ref_groups(len(rs), max_refs)
-        for g in groups:
-            owner.append(i)
-            sub_c.append(c)
-            sub_r.append([rs[j] for j in g])
+    owner, sub_c, sub_r = reference_units(cands, refs, max_refs)
     owner_a = np.asarray(owner)
     counts = np.bincount(owner_a, minlength=len(cands)).astype(float)
     metric_feats = tuple(f for f in features if f.metric not in TEXT_FEATURES)
@@ -132,7 +142,8 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     cols: dict[Feature, np.ndarray] = {}
     if precomputed and len(sub_c) == len(cands):
         for f in metric_feats:
-            if not f.options and f.metric in precomputed:
+            # with a given df, a df feature is scored with it, not taken from the call's own CIDEr-D
+            if not f.options and f.metric in precomputed and not (df is not None and uses_df(f)):
                 scores, sig = precomputed[f.metric]
                 cols[f] = np.asarray(scores, dtype=float) * f.scale
                 sigs[label(f)] = sig
@@ -140,7 +151,7 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
         metric_feats = tuple(f for f in metric_feats if f not in cols)
     if metric_feats:
         fm = extract(sub_c, sub_r, metric_feats, tokenizer=tokenizer, cache=cache, progress=progress,
-                     images=None if images is None else [images[i] for i in owner])
+                     images=None if images is None else [images[i] for i in owner], df=df)
         for j, f in enumerate(metric_feats):
             cols[f] = np.bincount(owner_a, weights=fm.X[:, j], minlength=len(cands)) / counts
         sigs.update(fm.signatures)

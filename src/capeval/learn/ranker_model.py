@@ -80,10 +80,10 @@ class RankerModel:
         return float(m.mean()) if m.size else 0.0
 
     def features_for(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None,
-                     progress=None, precomputed=None, images=None):
+                     progress=None, precomputed=None, images=None, df=None):
         return rf.compute(candidates, references, self.features, max_refs=self.max_refs,
                           tokenizer=self.tokenizer, cache=cache, progress=progress, precomputed=precomputed,
-                          images=images)
+                          images=images, df=df)
 
     # ---- I/O --------------------------------------------------------------------------
     def save(self, path: Path | str) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from ..errors import InputError
 from ..result import MetricScores
 from ..metrics.base import Metric, OutputInfo
+from ..metrics.statistics import Aggregate, RowMean
 from ..metrics.registry import register
 
 CITATION = "Lee et al., Findings of EMNLP 2021 (QACE)"
@@ -56,9 +57,10 @@ class QaceRef(Metric):
     """
 
     family = "qace_ref"
-    # its question generation, answering and BERTScore run models over batches whose float32
-    # rounding depends on the batch's other texts: chunks would change its numbers
-    streamable = False
+    # Offline, each caption's questions come from its own parse, its answers from its own
+    # references' scene graphs, and the answer BERTScore has no padding floor and runs the
+    # encoder on fixed-shape batches: a row depends on itself alone (the statistics contract
+    # and streaming tests check it). The neural backends' T5 batches do not (cannot_stream).
     extras = ("semantic", "bertscore")
     variant = VARIANT_OFFLINE
     text_input = "raw"
@@ -87,6 +89,18 @@ class QaceRef(Metric):
         self.variant = VARIANT_OFFLINE if qg == "parse" else VARIANT_HF
         self._pipeline = None
         self._fields: dict[str, object] = {}
+
+    @classmethod
+    def cannot_stream(cls, options: dict) -> str | None:
+        if options.get("qg", "parse") != "parse":
+            return ("qace_ref with Hugging Face question generation and answering generates over padded batches "
+                    "whose float32 rounding depends on the batch's other texts, so chunks would change its numbers; "
+                    "stream the offline backend (qg='parse', qa='scenegraph') or score it in memory")
+        return None
+
+    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
+        # the mean, and 0.0 for no rows, as compute() gives it
+        return RowMean(outputs, empty=0.0)
 
     def pipeline(self):
         if self._pipeline is None:
