@@ -108,7 +108,7 @@ def test_clip_streams_in_any_chunking(tmp_path, tiny):
     rows = _rows(tiny, 40)
     src = tmp_path / "in.jsonl"
     write_jsonl(src, rows)
-    names = [*NAMES, "bleu4", FirstByte.name]
+    names = [*NAMES, "bleu4", "cider_d", FirstByte.name]  # cider_d: chunks prepared by the df pass carry images
     mem = _in_memory(src, tiny, names, tmp_path / "mem.jsonl")
     assert len(set(mem.per_caption["clip_s"])) > 3  # the images and captions matter
     for size in (1, 7, random.Random(5).randint(2, 39)):
