@@ -160,7 +160,7 @@ def score_stream(
     rows : path or iterable
         A ``.jsonl``/``.csv``/``.tsv``/``.parquet`` file (read in chunks), or an iterable of
         ``(candidate, references)``, ``(id, candidate, references)`` or mappings with
-        ``candidate``, ``references`` and optionally ``id``. A one-shot iterator is spilled to
+        ``candidate``, ``references`` and optionally ``id`` and ``image``. A one-shot iterator is spilled to
         the run folder when it must be read twice (CIDEr's df pass).
     metrics : output names of families that stream (``Metric.cannot_stream``), or, as in
         :func:`capeval.score`, a ``UserMetric`` subclass or instance or a callable.
