@@ -37,7 +37,7 @@ def test_stream_flags_refused_when_run_cannot_stream(tmp_path):
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4", "-o", str(tmp_path / "o.json"), "--jobs", "2"])
     assert res.exit_code == 2 and "one JSON document" in res.output
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,nneval", "--engine", "ray"])
-    assert res.exit_code == 2 and "nneval does not stream (nneval: the feature cider_d/10 of model 'nneval'" in \
+    assert res.exit_code == 2 and "nneval does not stream (nneval: model 'nneval' combines its features by matrix" in \
         " ".join(res.output.split())
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,bertscore_f", "-O", "bertscore.idf=true", "--jobs", "2"])
     assert res.exit_code == 2 and "bertscore with idf weights tokens by the references of the whole input" in \

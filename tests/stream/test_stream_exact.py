@@ -161,7 +161,7 @@ def test_duplicate_id_across_chunks_named_with_lines(tmp_path, metrics, ints):
 def test_refusals(tmp_path):
     p = tmp_path / "in.jsonl"
     write_jsonl(p, make_rows(20))
-    with pytest.raises(InputError, match="nneval cannot be streamed: nneval: the feature cider_d/10 of model 'nneval'"):
+    with pytest.raises(InputError, match="nneval cannot be streamed: nneval: model 'nneval' combines its features by matrix"):
         score_stream(p, ["bleu4", "nneval"])
     with pytest.raises(InputError, match=r"bertscore_f cannot be streamed: bertscore with idf weights tokens"):
         score_stream(p, ["bertscore_f"], options={"bertscore": {"idf": True}})

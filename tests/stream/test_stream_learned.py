@@ -57,5 +57,5 @@ def test_learned_families_are_refused_naming_why(tmp_path):
     with pytest.raises(InputError, match="qace_ref with Hugging Face question generation"):
         score_stream(src, ["qace_ref"], options={"qace_ref": {"qg": "some/t5", "qa": "some/t5"}})
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "nneval", "--jobs", "2", "-o", str(tmp_path / "o.jsonl")])
-    assert res.exit_code == 2 and "feature cider_d/10 of model 'nneval' takes CIDEr's df" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "model 'nneval' combines its features by matrix products" in " ".join(res.output.split())
     assert "Traceback" not in res.output

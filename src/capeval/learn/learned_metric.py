@@ -108,7 +108,7 @@ class Learned(Metric):
         from .metric_support import stream_obstacle
 
         m = _load(options.get("model"))
-        return stream_obstacle("learned", m.name, m.features, options.get("df"))
+        return stream_obstacle("learned", m.name, m.features)
 
     def prepass(self, candidates, references):
         """The df of this batch's reference groups (a :class:`~capeval.learn.metric_support.UnitDf`),

@@ -126,32 +126,26 @@ def units_df(candidates: Sequence[str], references: Sequence[Sequence[str]], tok
     return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())
 
 
-def stream_obstacle(family: str, model_name: str, features, df_option) -> str:
-    """Why a learned family with this model cannot be scored chunk by chunk by a streamed run
+def stream_obstacle(family: str, model_name: str, features) -> str:
+    """Why a learned family with this model cannot be scored chunk by chunk
     (``Metric.cannot_stream``): a feature computed with options under which a row depends on
-    its neighbours, a df feature with df from the scored set (a streamed run counts CIDEr's df
-    over whole rows, the model over its own reference units), and in any case the model's
-    matrix products. Given its pre-pass state a row's features depend on the row alone (the
-    tests check it); its score does not: numpy's matrix-vector and matrix products (BLAS)
-    round a row's sum by the block of rows it is multiplied in, so the same features give
-    other last bits in another batch. A row-local product would stream, at the price of
-    moving today's scores by an ulp."""
+    its neighbours, and in any case the model's matrix products. Given its pre-pass state
+    (:class:`UnitDf`) a row's features depend on the row alone (the tests check it); its score
+    does not: numpy's matrix-vector and matrix products (BLAS) round a row's sums by the block
+    of rows it is multiplied in, so the same features give other last bits in another batch.
+    A row-local product would stream, at the price of moving today's scores by an ulp."""
     from ..metrics.registry import family_for
     from .features import label
     from .ranker_features import TEXT_FEATURES
 
-    metric_feats = [(f, family_for(f.metric)) for f in features if f.metric not in TEXT_FEATURES and f.metric != "length"]
-    for f, cls in metric_feats:  # first what no option of the learned family changes
-        why = cls.cannot_stream(dict(f.options))
+    for f in features:
+        if f.metric in TEXT_FEATURES or f.metric == "length":
+            continue
+        why = family_for(f.metric).cannot_stream(dict(f.options))
         if why is not None:
             # the family's reason without its fix (options of the feature, which the model fixes)
             return (f"{family}: the feature {label(f)} of model {model_name!r} depends on the rows around it "
                     f"({why.split('; ')[0]}); score it in memory")
-    for f, cls in metric_feats:
-        if cls.uses_df and (df_option is None or (isinstance(df_option, str) and df_option == "corpus")):
-            return (f"{family}: the feature {label(f)} of model {model_name!r} takes CIDEr's df from the scored set, "
-                    "counted over the model's reference units, which a streamed run has no pre-pass for; give it a "
-                    f"df file (-O {family}.df=FILE, e.g. from capeval score --save-cider-df) or score it in memory")
     return (f"{family}: model {model_name!r} combines its features by matrix products (BLAS), which round a row's "
             "score by the rows multiplied with it, so chunks would change the last bits of its scores; score it "
             "in memory")

@@ -122,7 +122,7 @@ class NNEval(Metric):
         from .metric_support import stream_obstacle
 
         m = _load(options.get("model"))
-        return stream_obstacle("nneval", m.name, m.features, options.get("df"))
+        return stream_obstacle("nneval", m.name, m.features)
 
     def prepass(self, candidates, references):
         """The df of this batch's reference units (a :class:`~capeval.learn.metric_support.UnitDf`),
