@@ -228,9 +228,10 @@ def chunk_costs(rows: Path, chunk_rows: int) -> dict:
         if c is None:
             break
         t = time.perf_counter()
-        k, cnt, n, c.tokens = df_pass(c, s, keep_tokens=True)  # as a local-engine run: scored with these
+        part = df_pass(c, s, keep_tokens=True)  # as a local-engine run: scored with its tokens
+        c.tokens = part.tokens
         df_t.append(time.perf_counter() - t)
-        acc.add(k, cnt, n)
+        acc.add(part.keys, part.counts, part.n)
         got.append(c)
     dfo = acc.result()
     h = DfHandle("object", dfo, dfo.n_units)

@@ -92,7 +92,8 @@ def test_idf_counts_merged_from_parts_give_the_weights_of_the_whole(minilm):
     whole input bit for bit (a reference shared by rows counts per row, a repeated token once)."""
     import random
 
-    from capeval.metrics._bertscore_core import IdfCounts, encode_sentences
+    from capeval.metrics._bertscore_core import encode_sentences
+    from capeval.metrics._bertscore_idf import IdfCounts
 
     _, tokenizer, _ = minilm
     refs = [["a dog runs", "a dog a dog"], ["two cats", " a dog runs "], ["a dog runs"], ["x"], ["two cats", "y z"]]

@@ -7,7 +7,6 @@ signature; why each step is exact and where work is shared is explained there.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ._bertscore_idf import idf_table, reference_df
 
 #: Pairs per greedy-matching batch; only memory and speed depend on it.
 PAIR_BATCH = 1024
@@ -72,58 +72,6 @@ def special_only(tokenizer) -> list[int]:
         if build is not None:
             return list(tokenizer.build_inputs_with_special_tokens([]))
         return list(tokenizer("", add_special_tokens=True)["input_ids"])
-
-
-def reference_df(ref_ids: Sequence[Sequence[int]], ref_counts: Sequence[int]) -> dict[int, int]:
-    """df(t): in how many reference documents of the flattened list token id t occurs.
-
-    ``ref_ids[k]`` are the ids of distinct reference k and ``ref_counts[k]`` how many times it
-    occurs in the flattened list (bert_score counts every occurrence: a reference shared by
-    three rows counts three times; a token repeated within one reference counts once).
-    """
-    df: Counter = Counter()
-    for ids, count in zip(ref_ids, ref_counts):
-        for t in set(ids):
-            df[t] += count
-    return dict(df)
-
-
-def idf_from_counts(df: dict[int, int], m: int) -> tuple[dict[int, float], float]:
-    """``(idf, unseen)``: idf(t) = ln((M+1)/(df(t)+1)), M reference documents; unseen tokens
-    get ln(M+1). A function of the integer counts alone, so counts summed over chunks give
-    the same floats as counts of the whole input."""
-    return {t: math.log((m + 1) / (c + 1)) for t, c in df.items()}, math.log(m + 1)
-
-
-def idf_table(ref_ids: Sequence[Sequence[int]], ref_counts: Sequence[int]) -> tuple[dict[int, float], float]:
-    """``(idf, unseen)`` over the flattened reference list (:func:`reference_df`, M its length)."""
-    return idf_from_counts(reference_df(ref_ids, ref_counts), int(sum(ref_counts)))
-
-
-@dataclass(frozen=True)
-class IdfCounts:
-    """BERTScore's idf pre-pass state (``Metric.prepass``): reference-document counts per token
-    id of ``encoder``'s tokenizer and the number of reference documents ``m``, both over the
-    flattened reference list as :func:`reference_df` counts them. Parts of an input merge with
-    ``+`` (sums, so in any grouping); :meth:`table` is :func:`idf_table` of the whole input."""
-
-    encoder: str
-    df: dict[int, int]
-    m: int
-
-    def __add__(self, other: IdfCounts) -> IdfCounts:
-        if not isinstance(other, IdfCounts):
-            return NotImplemented
-        if other.encoder != self.encoder:
-            raise ValueError(f"bertscore idf counts of encoder {self.encoder!r} and {other.encoder!r} do not merge "
-                             "(token ids of different tokenizers)")
-        df = dict(self.df)
-        for t, c in other.df.items():
-            df[t] = df.get(t, 0) + c
-        return IdfCounts(self.encoder, df, self.m + other.m)
-
-    def table(self) -> tuple[dict[int, float], float]:
-        return idf_from_counts(self.df, self.m)
 
 
 def reference_counts(tokenizer, references: Sequence[Sequence[str]]) -> tuple[dict[int, int], int]:
@@ -329,6 +277,27 @@ def padded_in_batch(lengths: np.ndarray, batch: int) -> np.ndarray:
     return lengths < np.repeat(longest, np.diff(np.append(starts, len(lengths))))
 
 
+def _flattened(candidates: Sequence[str], references: Sequence[Sequence[str]], sentence_index: dict[str, int]):
+    """bert_score's flattened (candidate, reference) list and its distinct pairs: ``(pairs,
+    distinct pair of each flattened position, first position of each row, candidate and
+    reference sentence of each position)``."""
+    pair_index: dict[tuple[int, int], int] = {}
+    flat: list[int] = []
+    flat_c: list[int] = []
+    flat_r: list[int] = []
+    starts: list[int] = []
+    for cand, refs in zip(candidates, references):
+        starts.append(len(flat))
+        c = sentence_index[cand]
+        for ref in refs:
+            k = sentence_index[ref]
+            flat.append(pair_index.setdefault((c, k), len(pair_index)))
+            flat_c.append(c)
+            flat_r.append(k)
+    return (list(pair_index), np.asarray(flat, dtype=np.int64), np.asarray(starts, dtype=np.int64),
+            flat_c, flat_r)
+
+
 def score_rows(
     tokenizer,
     model,
@@ -377,29 +346,13 @@ def score_rows(
         table = idf_table([ids[k] for k in keys], [ref_counts[k] for k in keys])
     weights = token_weights(tokenizer, ids, table)
 
-    # bert_score's flattened (candidate, reference) list, and its distinct pairs.
-    pair_index: dict[tuple[int, int], int] = {}
-    flat: list[int] = []
-    flat_c: list[int] = []
-    flat_r: list[int] = []
-    starts: list[int] = []
-    for cand, refs in zip(candidates, references):
-        starts.append(len(flat))
-        c = sentence_index[cand]
-        for ref in refs:
-            k = sentence_index[ref]
-            flat.append(pair_index.setdefault((c, k), len(pair_index)))
-            flat_c.append(c)
-            flat_r.append(k)
-    pairs = list(pair_index)
-    flat_arr = np.asarray(flat, dtype=np.int64)
-    starts_arr = np.asarray(starts, dtype=np.int64)
+    pairs, flat_arr, starts_arr, flat_c, flat_r = _flattened(candidates, references, sentence_index)
     blank = empty[flat_c] | empty[flat_r]
     if padding_floor:
         floor_p = padded_in_batch(lengths[flat_r], batch_size)  # candidate tokens see padded refs
         floor_r = padded_in_batch(lengths[flat_c], batch_size)
     else:
-        floor_p = floor_r = np.zeros(len(flat), dtype=bool)
+        floor_p = floor_r = np.zeros(len(flat_arr), dtype=bool)
 
     workers = cpu_workers(device)
     embs = embed(model, ids, layers, device=device, workers=workers)

@@ -126,7 +126,9 @@ class Metric(ABC):
     # -- the statistics contract (capeval.metrics.statistics) ---------------------------------
     def prepass(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> Any | None:
         """(a) This batch's part of the corpus pre-pass state, or None when this instance's rows
-        need none (the default; CIDEr with a df file). Parts merge with ``+``, associatively."""
+        need none (the default; CIDEr with a df file; BERTScore without idf). Parts merge with
+        ``+``, associatively. An empty batch gives the neutral state (a streamed run asks it
+        once, to learn whether this instance has a pre-pass)."""
         return None
 
     @classmethod

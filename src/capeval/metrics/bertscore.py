@@ -43,7 +43,8 @@ from .._version import __version__
 from ..errors import InputError
 from ..result import MetricScores
 from ._bertscore_baselines import Baseline, packaged_baseline, read_baseline
-from ._bertscore_core import IdfCounts, reference_counts, score_rows
+from ._bertscore_core import reference_counts, score_rows
+from ._bertscore_idf import IdfCounts
 from .base import Metric, OutputInfo
 from .registry import register
 

@@ -7,15 +7,17 @@ corpus pre-pass), so every per-caption number is the in-memory one: each is a fu
 own row plus the pre-pass state, which the df handle carries. The chunk returns its statistics
 reduced to what the corpus scores read (``Statistics.reduced``); the run merges them.
 
-The df pass tokenizes the chunk as :func:`capeval.score` does (validation, then
-``tokenize_corpus`` of the validated texts) and can return those tokens, so that the score
-pass, given the chunk with them, does not tokenize it again.
+The df pass (the run's first pass) tokenizes the chunk as :func:`capeval.score` does
+(validation, then ``tokenize_corpus`` of the validated texts) and can return those tokens, so
+that the score pass, given the chunk with them, does not tokenize it again; it also returns the
+chunk's pre-pass state of every other family that has one (BERTScore's idf counts), which the
+score pass receives merged over the whole input.
 """
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,6 +45,10 @@ class Settings:
     #: them), registered in each worker before its first chunk.
     user_ids: tuple[str, ...] = ()
     user_classes: tuple[bytes, ...] = field(default=(), repr=False, compare=False)
+    #: Families other than CIDEr's (whose df has its own hashed path) with a corpus pre-pass
+    #: (``Metric.prepass``): the first pass computes their state of the whole input, merged with
+    #: ``+``, and every chunk's instance gets it through ``Metric.prepass_options``.
+    prepassed: tuple[str, ...] = ()
 
     def options_dict(self) -> dict[str, dict[str, Any]]:
         return {fam: dict(kv) for fam, kv in self.options}
@@ -145,9 +151,21 @@ def _in_chunk(e: InputError, chunk: Chunk) -> InputError:
                       "above count from the first of them]")
 
 
-def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False):
-    """Validate the chunk and count its reference n-grams: ``(keys, counts, rows, tokens)``,
-    ``tokens`` being the chunk's ``tokenize_corpus`` (None unless ``keep_tokens``)."""
+class FirstPass(NamedTuple):
+    """One chunk's part of the first pass (:func:`df_pass`)."""
+
+    keys: Any     # CIDEr's hashed reference n-gram df of the chunk (None when not counted)
+    counts: Any
+    n: int
+    tokens: tuple[list[str], list[list[str]]] | None  # the chunk's tokenize_corpus, when kept
+    states: dict[str, Any]  # family -> the chunk's pre-pass state (Settings.prepassed)
+
+
+def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False, count_df: bool = True) -> FirstPass:
+    """Validate the chunk; count its reference n-grams (``count_df``: CIDEr's df) and compute
+    the pre-pass state of each family of ``settings.prepassed``; with ``keep_tokens``, keep the
+    chunk's ``tokenize_corpus`` when a requested family reads tokens."""
+    from ..metrics.registry import family_for
     from ..text import tokenize_corpus
     from ..validation import validate_corpus
     from .dfstore import chunk_df
@@ -158,14 +176,39 @@ def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False):
                                       line_breaks=settings.line_breaks)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
-    if keep_tokens:  # exactly as capeval.score tokenizes the chunk (same validated texts, same call)
+    tokens = None
+    if keep_tokens and any(family_for(m).text_input == "tokenized" for m in settings.metrics):
+        # exactly as capeval.score tokenizes the chunk (same validated texts, same call)
         tokens = tokenize_corpus(cands, refs, settings.tokenizer)
-        token_refsets = tokens[1]
-    else:
-        tokens = None
-        token_refsets = tokenize_corpus([], refs, settings.tokenizer)[1]
-    keys, counts = chunk_df(token_refsets)
-    return keys, counts, len(chunk), tokens
+    keys = counts = None
+    if count_df:
+        keys, counts = chunk_df(tokens[1] if tokens is not None else tokenize_corpus([], refs, settings.tokenizer)[1])
+    try:
+        states = _prepass_states(settings, cands, refs, tokens)
+    except InputError as e:
+        raise _in_chunk(e, chunk) from None
+    return FirstPass(keys, counts, len(chunk), tokens, states)
+
+
+def _prepass_states(settings: Settings, cands, refs, tokens) -> dict[str, Any]:
+    """Each pre-passed family's state of these validated rows, from the texts it reads in
+    :func:`capeval.score` (tokenized or raw)."""
+    from ..api import instantiate
+    from ..metrics.registry import get_family
+    from ..text import tokenize_corpus
+
+    options = settings.options_dict()
+    states: dict[str, Any] = {}
+    for fam in settings.prepassed:
+        cls = get_family(fam)
+        texts = (cands, refs)
+        if cls.text_input == "tokenized":
+            if tokens is None:
+                tokens = tokenize_corpus(cands, refs, settings.tokenizer)
+            texts = tokens
+        with instantiate(cls, options.get(fam) or {}) as metric:
+            states[fam] = metric.prepass(*texts)
+    return states
 
 
 @dataclass
@@ -184,12 +227,14 @@ class ChunkResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkResult:
+def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,
+               states: dict[str, Any] | None = None) -> ChunkResult:
     """Score one chunk with :func:`capeval.score` through the families' statistics (CIDEr with
-    the corpus df of ``df``)."""
+    the corpus df of ``df``, each family of ``states`` with its pre-pass state of the whole
+    input)."""
     from ..api import score
     from ..metrics._ngrams import clear_cache
-    from ..metrics.registry import family_for
+    from ..metrics.registry import family_for, get_family
     from ..validation import has_line_break
     from ..rowfiles import fragment
     from ..text.unicode_forms import form_counts
@@ -201,6 +246,8 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None) -> ChunkRe
         for cls in {family_for(m) for m in settings.metrics}:
             if cls.uses_df:
                 options.setdefault(cls.family, {})["df"] = dfo
+    for fam, state in (states or {}).items():
+        options.setdefault(fam, {}).update(get_family(fam).prepass_options(state))
     # The n-gram index cache holds the last calls' indexes: drop them so memory stays flat.
     clear_cache()
     try:

@@ -18,11 +18,12 @@ from .chunks import DfHandle, df_pass, score_pass
 ENGINES = ("local", "ray")
 
 
-def _score_task(chunk, settings, df_kind, df_ref, n_units):
+def _score_task(chunk, settings, df_kind, df_ref, n_units, states=None):
     """Score pass with the df handle rebuilt on the worker. Ray resolves ``df_ref`` (an
-    object-store reference to the df arrays) only when it is a top-level argument."""
+    object-store reference to the df arrays) and ``states`` (to the pre-pass states) only when
+    they are top-level arguments."""
     handle = None if df_kind is None else DfHandle(df_kind, df_ref, n_units)
-    return score_pass(chunk, settings, handle)
+    return score_pass(chunk, settings, handle, states)
 
 
 class SerialEngine:
@@ -35,6 +36,10 @@ class SerialEngine:
 
     def ship_df(self, dfo, folder) -> DfHandle:
         return DfHandle("object", dfo, dfo.n_units)
+
+    def ship_states(self, states: dict):
+        """The pre-pass states of families other than CIDEr's, as the score pass receives them."""
+        return states
 
     def close(self) -> None:
         pass
@@ -78,6 +83,11 @@ class ProcessEngine:
     def ship_df(self, dfo, folder) -> DfHandle:
         # Workers memory-map the saved arrays: one copy in the page cache for all of them.
         return DfHandle("hashed", str(folder), dfo.n_units)
+
+    def ship_states(self, states: dict):
+        # By value with each chunk: these states are small (BERTScore's idf: a count per token
+        # id of the references), unlike CIDEr's df.
+        return states
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -131,10 +141,10 @@ class RayEngine:
             yield self.ray.get(pending.popleft())
 
     @staticmethod
-    def _unpack(chunk, settings, handle: DfHandle | None):
+    def _unpack(chunk, settings, handle: DfHandle | None, states=None):
         if handle is None:
-            return chunk, settings, None, None, 0
-        return chunk, settings, handle.kind, handle.ref, handle.n_units
+            return chunk, settings, None, None, 0, states
+        return chunk, settings, handle.kind, handle.ref, handle.n_units, states
 
     def ship_df(self, dfo, folder) -> DfHandle:
         from .dfstore import HashedDocumentFrequency
@@ -143,6 +153,9 @@ class RayEngine:
             ref = self.ray.put((np.asarray(dfo.keys), np.asarray(dfo.counts)))
             return DfHandle("arrays", ref, dfo.n_units)
         return DfHandle("object", self.ray.put(dfo), dfo.n_units)  # a loaded df file
+
+    def ship_states(self, states: dict):
+        return self.ray.put(states)  # into the object store once; each task gets it resolved
 
     def close(self) -> None:
         if self._owns:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import tempfile
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,10 @@ from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
 from ..result import Result
 from .assemble import assemble
-from .chunks import DEFAULT_CHUNK, DfHandle, Settings, df_pass, pickle_user_classes, score_pass
+from .chunks import DEFAULT_CHUNK, Settings, pickle_user_classes, score_pass
+from .firstpass import df_handle, prepassed
 from .ids import IdTracker, duplicate_error
 from .images import image_rows
-from .prepared import Prepared, source_id
 from .readers import Chunk, chunks, open_rows
 from .store import RunStore
 from ..rowfiles import row_format
@@ -93,45 +92,9 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
     frozen = tuple(sorted((f, tuple(sorted(o.items()))) for f, o in options.items()))
     user_ids, user_classes = pickle_user_classes(groups)
     settings = Settings(tuple(metrics), tokenizer, bool(allow_empty), line_breaks, frozen, output_format,
-                        user_ids, user_classes)
+                        user_ids, user_classes, prepassed=prepassed(groups, options))
     needs_df = any(cls.uses_df for cls in groups)
     return settings, needs_df, df_source
-
-
-def _df_pass(eng, store: RunStore, settings: Settings, read_chunks, sid, prepared: Prepared | None,
-             progress, checkpoint_seconds: float):
-    """The df of the whole input, summed over the chunks (resuming a killed df pass from its
-    last checkpoint, same input file, if any); written to the run folder, memory-mapped."""
-    from collections import deque
-
-    from .dfstore import DfAccumulator
-
-    ck = store.load_df_checkpoint(sid)
-    acc, skip = ck if ck is not None else (DfAccumulator(), 0)
-    done, n_chunks, last_ck = acc.n_units, skip, time.monotonic()
-    in_flight: deque[Chunk] = deque()
-
-    def todo():
-        for c in read_chunks():
-            if c.index >= skip:
-                if prepared is not None:
-                    in_flight.append(c)
-                yield c, settings, prepared is not None
-
-    for keys, counts, n, tokens in eng.map(df_pass, todo()):
-        if prepared is not None:
-            c = in_flight.popleft()
-            c.tokens = tokens
-            prepared.save(c)
-        acc.add(keys, counts, n)
-        done += n
-        n_chunks += 1
-        if progress is not None:
-            progress("df", done)
-        if time.monotonic() - last_ck > checkpoint_seconds:
-            store.save_df_checkpoint(acc, n_chunks, sid)
-            last_ck = time.monotonic()
-    return acc.result(store.folder)
 
 
 def score_stream(
@@ -202,9 +165,9 @@ def score_stream(
     eng = make_engine(engine, jobs, address)
     try:
         source = _Input(rows, chunk_size, store, pictures)
-        handle, df_id, score_chunks = _df_handle(eng, store, settings, source, df_file, needs_df, chunk_size,
-                                                 progress, checkpoint_seconds)
-        keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress)
+        handle, df_id, states, score_chunks = df_handle(eng, store, settings, source, df_file, needs_df,
+                                                         chunk_size, progress, checkpoint_seconds)
+        keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress, states)
         result = assemble(store, keys, metrics, out_path=out_path, fmt=fmt, chunk_size=chunk_size,
                           tokenizer=tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows)
     finally:
@@ -289,45 +252,11 @@ class _Input:
         return chunks(open_rows(self.rows, with_image=True), self.chunk_size, images=self.images.resolve)
 
 
-def _df_handle(eng, store: RunStore, settings: Settings, source: _Input, df_file, needs_df: bool, chunk_size: int,
-               progress, checkpoint_seconds: float):
-    """CIDEr's corpus pre-pass, shipped to the engine: ``(handle, df id, chunks to score)``. The
-    df of a file, or counted over the whole input (resuming a saved one); none for one chunk."""
-    if df_file is not None:
-        from ..metrics.cider import DocumentFrequency
-
-        dfo = df_file if isinstance(df_file, DocumentFrequency) else DocumentFrequency.load(df_file)
-        if eng.name == "ray":
-            handle = eng.ship_df(dfo, None)  # into the object store once
-        elif eng.jobs > 1 and not isinstance(df_file, DocumentFrequency):
-            handle = DfHandle("file", str(df_file), dfo.n_units)  # each worker loads it once
-        else:
-            handle = DfHandle("object", dfo, dfo.n_units)
-        return handle, dfo.source, source.read
-    if not needs_df or source.single:
-        return None, "none", source.read
-    sid = source_id(source.rows)
-    # Local engines keep the chunks the df pass validated and tokenized in the run folder, for
-    # the score pass (Ray workers may run where the folder is not).
-    prepared = Prepared(store, sid) if eng.name == "local" else None
-    dfo = store.load_df(sid)
-    if dfo is None:
-        dfo = _df_pass(eng, store, settings, source.read, sid, prepared, progress, checkpoint_seconds)
-        df_id = store.save_df(dfo, sid)
-        store.drop_df_checkpoint()
-    else:
-        df_id = dfo.digest()
-    handle = eng.ship_df(dfo, store.folder)
-    if prepared is None:
-        return handle, df_id, source.read
-    n_chunks = -(-dfo.n_units // chunk_size)
-    return handle, df_id, lambda: prepared.read(n_chunks, source.read)
-
-
 def _score_all(eng, store: RunStore, settings: Settings, source: _Input, score_chunks, handle, df_id: str,
-               progress) -> tuple[list[str], int]:
-    """Every chunk scored and saved (those a killed run saved are kept); the chunk keys in input
-    order and the row count. Duplicate ids across the whole input are an error naming both."""
+               progress, states=None) -> tuple[list[str], int]:
+    """Every chunk scored and saved (those a killed run saved are kept), with the df ``handle``
+    and the pre-pass ``states`` as the engine shipped them; the chunk keys in input order and
+    the row count. Duplicate ids across the whole input are an error naming both."""
     ids = IdTracker()
     keys: list[str] = []
     n_rows = 0
@@ -340,7 +269,7 @@ def _score_all(eng, store: RunStore, settings: Settings, source: _Input, score_c
             key = store.chunk_key(c.digest, df_id)
             keys.append(key)
             if not store.has(c.index, key):
-                yield c, settings, handle
+                yield c, settings, handle, states
 
     done = 0
     for res in eng.map(score_pass, tasks()):

@@ -9,7 +9,9 @@ checksum (a file a crash left short or garbled: chunk files are not fsynced) or 
 does not match the current rows, settings and df means "not done" and the chunk is scored
 again. A killed run therefore resumes from its complete chunks, and the output, assembled
 only at the end, is the same bytes. The df pass's prepared chunks (``prep-NNNNNNN.bin``, same
-format) are a cache: a missing or damaged one is read from the input again.
+format) are a cache: a missing or damaged one is read from the input again. The other
+families' pre-pass states of the whole input (``prepass-0000000.bin``) and their checkpoint
+(``prepassck-0000000.bin``) have the same format too, read through the pickle door.
 """
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ import shutil
 from pathlib import Path
 
 _MAGIC = b"CAPEVAL-CHUNK/1\n"
+#: Kinds of file holding a family's pre-pass state: a plug-in's object, read through the
+#: pickle door.
+_DOORED = ("prepass", "prepassck")
 _MANIFEST = "run.json"
 #: Run-folder format, written into run.json. 2: df keys are key128 (``_speedups.c``), saved
 #: column-major; 1 (no field): BLAKE2b keys, rows.
@@ -74,7 +79,7 @@ class RunStore:
     def _clear(self) -> None:
         for p in self.folder.iterdir():
             if p.name.startswith(("chunk-", "df_", "df.json", "dfck", "input-", "prep-", ".chunk-", ".input-",
-                                  ".prep-", ".df")):
+                                  ".prep-", ".df", "prepass", ".prepass")):
                 p.unlink()
 
     def chunk_key(self, chunk_digest: str, df_id: str) -> str:
@@ -102,6 +107,14 @@ class RunStore:
         digest, payload = data[len(_MAGIC):head - 1], data[head:]
         if hashlib.sha256(payload).hexdigest().encode() != digest:
             return None
+        if kind in _DOORED:
+            from ..doors import prescan_pickle
+            from ..errors import InputError
+
+            try:  # a plug-in's pre-pass state: bounded before it is unpickled (capeval.doors)
+                prescan_pickle(payload, str(p))
+            except InputError:
+                return None
         saved_key, obj = pickle.loads(payload)
         return obj if saved_key == key else None
 
@@ -161,8 +174,39 @@ class RunStore:
         return acc, int(info["chunks"])
 
     def drop_df_checkpoint(self) -> None:
-        for p in self.folder.glob("dfck*"):
+        """Drop the first pass's checkpoints (df and pre-pass states): it is done."""
+        for p in [*self.folder.glob("dfck*"), *self.folder.glob("prepassck-*")]:
             p.unlink()
+
+    # -- the other families' pre-pass states of the whole input (Metric.prepass) ---------------
+    def _prepass_key(self, source_id: str) -> str:
+        return hashlib.sha256(f"{self.fingerprint}|prepass|{source_id}".encode()).hexdigest()
+
+    def save_prepass(self, states: dict, n_rows: int, source_id: str | None) -> None:
+        """The merged pre-pass states of the whole input (family -> state) and its row count,
+        for a resumed run to reuse (checksummed pickle, ``prepass-0000000.bin``)."""
+        if source_id is not None:
+            self.save(0, self._prepass_key(source_id), (states, n_rows), kind="prepass")
+
+    def load_prepass(self, source_id: str | None) -> tuple[dict, int] | None:
+        """``(states, rows)`` saved for this input, or None."""
+        return None if source_id is None else self.load(0, self._prepass_key(source_id), kind="prepass")
+
+    def save_prepass_checkpoint(self, states: dict, chunks_done: int, rows_done: int, source_id: str | None) -> None:
+        """The pre-pass states merged over the first ``chunks_done`` chunks, for a killed first
+        pass to resume from (beside the df's checkpoint, :meth:`save_df_checkpoint`)."""
+        if source_id is not None:
+            self.save(0, self._prepass_key(source_id), (states, chunks_done, rows_done), kind="prepassck")
+
+    def load_prepass_checkpoint(self, source_id: str | None) -> tuple[dict, int, int] | None:
+        """``(states, chunks done, rows done)`` of a checkpoint of this input, or None."""
+        return None if source_id is None else self.load(0, self._prepass_key(source_id), kind="prepassck")
+
+    @staticmethod
+    def prepass_digest(states: dict) -> str:
+        """Identity of pre-pass states in chunk keys: a chunk scored with other states is not
+        reused (pickle's bytes of equal states built the same way are equal)."""
+        return hashlib.sha256(pickle.dumps(sorted(states.items()), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
