@@ -4,6 +4,7 @@ merged with ``+``, saved in the run folder and resumed after a kill, and gives t
 numbers, signatures and file bytes on any chunking and engine."""
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -180,3 +181,30 @@ def test_ray_ships_the_prepass_states(tmp_path, rows, mem):
     finally:
         ray.shutdown()
     _same(mem, got, [*NAMES, "cider_d"])
+
+
+def test_a_run_killed_in_the_score_pass_reuses_its_prepass_and_chunks(tmp_path, rows):
+    """The saved pre-pass states give the same chunk keys in the resumed run (their digest is
+    stable across processes), so the chunks scored before the kill are not scored again."""
+    src = tmp_path / "rows.jsonl"
+    write_jsonl(src, rows)
+    out = tmp_path / "o.jsonl"
+
+    def die_in_score_pass(stage, n):
+        if stage == "score" and n >= 15:
+            raise _Killed
+
+    with pytest.raises(_Killed):
+        score_stream(src, NAMES, options=IDF, output=out, chunk_size=5, progress=die_in_score_pass)
+    assert (tmp_path / "o.jsonl.capeval-run" / "prepass-0000000.bin").exists()
+    code = ("import sys, json\nfrom capeval import score_stream\nseen = []\n"
+            "score_stream(sys.argv[1], json.loads(sys.argv[2]), options=json.loads(sys.argv[3]), output=sys.argv[4],"
+            " chunk_size=5, progress=lambda stage, n: seen.append([stage, n]))\nprint(json.dumps(seen))")
+    proc = subprocess.run([sys.executable, "-c", code, str(src), json.dumps(NAMES), json.dumps(IDF), str(out)],
+                          capture_output=True, timeout=300, text=True)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert not any(stage == "df" for stage, _ in seen)  # the saved states are reused
+    assert max(n for stage, n in seen if stage == "score") == 40 - 15  # chunks 0-2 are reused
+    write_result(_in_memory(rows, NAMES, IDF), tmp_path / "mem.jsonl", [r["id"] for r in rows])
+    assert out.read_bytes() == (tmp_path / "mem.jsonl").read_bytes()
