@@ -223,4 +223,6 @@ def test_row_dependent_families_score_every_item():
 
     assert full_row_metrics(["bleu1", "meteor", "cider_d", "bertscore_f"], None) == {"cider_d", "bertscore_f"}
     assert "bertscore_f" not in full_row_metrics(["bertscore_f"], {"bertscore": {"padding_floor": False}})
+    # idf weighs by the references of the whole call: its pre-pass (BERTScore streams it)
+    assert "bertscore_f" in full_row_metrics(["bertscore_f"], {"bertscore": {"padding_floor": False, "idf": True}})
     assert full_row_metrics(["bleu1", "learned"], None) == {"bleu1", "learned"}  # learned reads bleu1
