@@ -38,8 +38,10 @@ def test_unknown_capability_is_an_error():
 def test_streaming_reads_the_capabilities():
     assert streamable(["bleu4", "rouge_l", "cider_d", "cider", "meteor", "ter", "spice"])
     assert not streamable(["bleu4", "nneval"]) and streamable(["spider"])
-    # an option decides it: BERTScore's idf comes from the whole input's references
+    # an option decides it: BERTScore's batch padding floor (its default) depends on the rows
+    # around; its idf, from the whole input's references, is a pre-pass
     assert not streamable(["bertscore_f"], {"bertscore": {"idf": True}})
+    assert streamable(["bertscore_f"], {"bertscore": {"idf": True, "padding_floor": False}})
     with pytest.raises(InputError, match=r"nneval cannot be streamed: nneval: model 'nneval' combines its features by matrix"):
         _settings(["bleu4", "nneval"], "ptb", False, "space", None, None)
     _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)
