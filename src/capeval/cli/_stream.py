@@ -64,7 +64,7 @@ def run_streamed(input: Path, output, names, *, tokenizer, allow_empty, line_bre
 
         def progress(stage: str, done: int) -> None:
             if stage not in tasks:
-                label = {"df": "CIDEr df pass", "score": "scoring"}.get(stage, stage)
+                label = {"df": "corpus pre-pass", "score": "scoring"}.get(stage, stage)  # CIDEr's df, idf
                 tasks[stage] = prog.add_task(label, total=total, of=f" of {total:,}" if total is not None else "")
             prog.update(tasks[stage], completed=done)
 
