@@ -1,9 +1,11 @@
 """``score_stream``: score an input of any length in bounded memory, resumably, on any engine.
 
-1. df pass (only for CIDEr with df from the scored set, and only when the input is longer than
-   one chunk): every chunk is validated and its reference n-grams counted; the counts are summed
-   into a hashed df table (:mod:`capeval.stream.dfstore`) saved in the run folder.
-2. score pass: every chunk is scored by :func:`capeval.score` with that df, on the engine; each
+1. df pass, the corpus pre-passes (only for CIDEr with df from the scored set and the families
+   whose instance has a pre-pass, BERTScore with idf, and only when the input is longer than one
+   chunk: :mod:`capeval.stream.firstpass`): every chunk is validated and its reference n-grams
+   counted; the counts are summed into a hashed df table (:mod:`capeval.stream.dfstore`) saved
+   in the run folder; the other families' chunk states are merged with ``+`` and saved there.
+2. score pass: every chunk is scored by :func:`capeval.score` with that df and those states, on the engine; each
    chunk result is saved in the run folder as it arrives (:mod:`capeval.stream.store`). With the
    local engines the chunks come from the run folder as the df pass validated and tokenized
    them (:class:`~capeval.stream.prepared.Prepared`), so the input is read, parsed and tokenized once.
@@ -142,7 +144,8 @@ def score_stream(
     progress : callable, optional
         ``progress(stage, rows_done)`` with stage ``"df"`` or ``"score"`` after every chunk.
     checkpoint_seconds : float
-        How often the df pass saves its counts so far (a killed df pass resumes from there).
+        How often the df pass saves its counts and pre-pass states so far (a killed df pass
+        resumes from there).
     images : path, optional
         Image directory for the families that read images (CLI ``--images``): each row's
         ``image`` (JSONL/CSV field, a mapping's key) is looked up under it as ``capeval score``
