@@ -57,6 +57,7 @@ def _features(metric, cands, refs, df):
 def _check_chunked_features(cls, options, cands, refs):
     with cls(**options) as m:
         whole = _features(m, cands, refs, None)
+        fields = m.compute(cands, refs).signature_fields
         assert m.prepass(cands, refs) is not None
         for how, cuts in _chunkings(len(cands)):
             states = [m.prepass(cands[a:b], refs[a:b]) for a, b in cuts]
@@ -65,6 +66,10 @@ def _check_chunked_features(cls, options, cands, refs):
             assert cls.prepass_options(state) == {"df": state}
             chunked = np.vstack([_features(m, cands[a:b], refs[a:b], state.df) for a, b in cuts])
             assert np.array_equal(chunked, whole), f"features of chunks of {how}"
+        # the instance given the state (option df) signs as the whole input's: no df field
+        with cls(**options, **cls.prepass_options(state)) as given:
+            a, b = cuts[0]
+            assert given.compute(cands[a:b], refs[a:b]).signature_fields == fields
 
 
 @pytest.mark.parametrize("max_refs", [2, None])
