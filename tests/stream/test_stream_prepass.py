@@ -155,12 +155,13 @@ def test_kill_9_during_the_prepass_resumes_with_identical_bytes(tmp_path, rows):
     assert out.with_name("o.signatures.json").read_bytes() == (tmp_path / "mem.signatures.json").read_bytes()
 
 
-def test_cli_jobs_2_with_idf_writes_the_in_memory_bytes(tmp_path, rows):
+@pytest.mark.parametrize("chunking", [[], ["--chunk-size", "9"]], ids=["one-chunk", "chunks-of-9"])
+def test_cli_jobs_2_with_idf_writes_the_in_memory_bytes(tmp_path, rows, chunking):
     src = tmp_path / "x.jsonl"
     write_jsonl(src, rows)
     out = tmp_path / "out.jsonl"
     res = CliRunner().invoke(app, ["score", "--input", str(src), "-m", "bertscore_f", "-O", "bertscore.idf=true",
-                                   "-O", "bertscore.padding_floor=false", "--jobs", "2", "--chunk-size", "9",
+                                   "-O", "bertscore.padding_floor=false", "--jobs", "2", *chunking,
                                    "-o", str(out), "-q"])
     assert res.exit_code == 0, res.output
     ids, cands, refs = read_jsonl(src)
