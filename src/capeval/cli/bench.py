@@ -78,12 +78,10 @@ def bench_cmd(
     names = resolve_names(name)
     outputs = [p for p in (json_out, markdown_out, latex_out, report_out) if p is not None]
     with _exit_on_error(err):
-        metric_names, metric_options, score_files = _metric_request(metrics, option, scores)
-        # before any work: a run that cannot finish computes nothing and writes nothing; the
-        # plan (names, options, scores files resolved once) serves every benchmark of the run
-        plan = check_run(names, metric_names, outputs, overwrite=overwrite, report=report_out is not None,
-                         root=root, allow_modified_data=allow_modified_data, mkdirs=mkdirs, tokenizer=tokenizer,
-                         options=metric_options or None, scores=score_files or None)
+        # before any work (a run that cannot finish does none); its plan serves every benchmark
+        plan = check_run(names, outputs=outputs, overwrite=overwrite, report=report_out is not None, root=root,
+                         allow_modified_data=allow_modified_data, mkdirs=mkdirs, tokenizer=tokenizer,
+                         **_metric_request(metrics, option, scores))
     cache = ScoreCache(cache_dir, enabled=not no_cache)
     run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
                        bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
@@ -97,14 +95,14 @@ def bench_cmd(
         _write_outputs(results, json_out, markdown_out, latex_out, report_out)
 
 
-def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -> tuple[list[str], dict, dict]:
+def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -> dict:
     """The metric names (default: the n-gram set, or none beside --scores), their options and
-    the scores files."""
+    the scores files, as :func:`check_run`'s keywords."""
     from .score import parse_options
 
     score_files = parse_scores(scores)
     names = metrics.split(",") if metrics is not None else [] if score_files else list(METRIC_SETS["ngram"])
-    return names, parse_options(option), score_files
+    return dict(metric_names=names, options=parse_options(option) or None, scores=score_files or None)
 
 
 def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *, overwrite: bool, report: bool,
