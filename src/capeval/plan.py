@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError, ResourceNotFound, UnknownMetricError
+from .metrics.base import Metric
 from .metrics.registry import METRIC_SETS, family_for, get_family
 from .scorefile import ScoresFile
 from .signature import Signature
@@ -76,7 +77,7 @@ def read_score_columns(scores: Mapping[str, str | Path] | None, metrics: Sequenc
 class FamilyPlan:
     """One family of a plan: the requested outputs it computes and its checked options."""
 
-    cls: type
+    cls: type[Metric]
     names: tuple[str, ...]
     #: the options given for the family (None when none were: cache keys tell the two apart)
     options: dict[str, Any] | None
@@ -89,8 +90,6 @@ class FamilyPlan:
     def has_prepass(self) -> bool:
         """Whether the family may need a corpus pre-pass (CIDEr's df, BERTScore's idf); an
         instance whose options supply the state (a df file) returns None from ``prepass``."""
-        from .metrics.base import Metric
-
         return bool(self.cls.uses_df) or self.cls.prepass is not Metric.prepass
 
     @property
@@ -148,7 +147,7 @@ class ScoringPlan:
         names = _metric_names(metrics, allow_none=bool(scores))
         options = {fam: opts for fam, opts in (options or {}).items()}
         check_options(options)  # a misspelt family or option would otherwise be ignored silently
-        groups: dict[type, list[str]] = {}
+        groups: dict[type[Metric], list[str]] = {}
         for name in names:
             if not isinstance(name, str) or not name.strip():
                 raise InputError(f"empty or non-string metric name {name!r} in {list(names)!r}")
@@ -161,14 +160,14 @@ class ScoringPlan:
         return cls(tuple(names), families, tokenizer, options, columns, defaulted)
 
     # -- what the plan resolved --------------------------------------------------------------
-    def family_of(self, name: str) -> type:
+    def family_of(self, name: str) -> type[Metric]:
         """The family of a requested output (resolved when the plan was built)."""
         for f in self.families:
             if name in f.names:
                 return f.cls
         raise InputError(f"{name!r} is not a metric of this plan ({', '.join(self.metrics)})")
 
-    def family_map(self) -> dict[str, type]:
+    def family_map(self) -> dict[str, type[Metric]]:
         """``{output name: family}`` of the requested outputs."""
         return {n: f.cls for f in self.families for n in f.names}
 
