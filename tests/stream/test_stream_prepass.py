@@ -209,3 +209,29 @@ def test_a_run_killed_in_the_score_pass_reuses_its_prepass_and_chunks(tmp_path, 
     assert max(n for stage, n in seen if stage == "score") == 40 - 15  # chunks 0-2 are reused
     write_result(_in_memory(rows, NAMES, IDF), tmp_path / "mem.jsonl", [r["id"] for r in rows])
     assert out.read_bytes() == (tmp_path / "mem.jsonl").read_bytes()
+
+
+def test_a_lost_prepass_file_is_counted_again_beside_the_saved_df(tmp_path, rows, mem, monkeypatch):
+    src = tmp_path / "rows.jsonl"
+    write_jsonl(src, rows)
+    out = tmp_path / "o.jsonl"
+    names = [*NAMES, "cider_d"]
+
+    def die_in_score_pass(stage, n):
+        if stage == "score" and n >= 10:
+            raise _Killed
+
+    with pytest.raises(_Killed):
+        score_stream(src, names, options=IDF, output=out, chunk_size=5, progress=die_in_score_pass)
+    run_dir = tmp_path / "o.jsonl.capeval-run"
+    (run_dir / "prepass-0000000.bin").unlink()
+    from capeval.stream.dfstore import DfAccumulator
+
+    counted = []
+    monkeypatch.setattr(DfAccumulator, "add", lambda self, *a: counted.append(a))
+    seen = []
+    res = score_stream(src, names, options=IDF, output=out, chunk_size=5, keep_per_caption=True,
+                       progress=lambda stage, n: seen.append((stage, n)))
+    assert ("df", 40) in seen and not counted  # the states again; the df is the saved one
+    assert max(n for stage, n in seen if stage == "score") == 30  # chunks 0-1 reused (same states)
+    _same(mem, res, names)

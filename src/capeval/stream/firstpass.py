@@ -98,7 +98,7 @@ def _df_pass(eng, store: RunStore, settings: Settings, read_chunks, sid, prepare
 
 
 def df_handle(eng, store: RunStore, settings: Settings, source: Any, df_file, needs_df: bool, chunk_size: int,
-               progress, checkpoint_seconds: float):
+              progress, checkpoint_seconds: float):
     """The corpus pre-passes, shipped to the engine: ``(df handle, id of the pre-pass states,
     other families' states, chunks to score)``. CIDEr's df of a file, or counted over the whole
     input, and the states of ``settings.prepassed`` (resuming saved ones); none for one chunk,
@@ -116,10 +116,12 @@ def df_handle(eng, store: RunStore, settings: Settings, source: Any, df_file, ne
     dfo = store.load_df(sid) if count_df else None
     saved = store.load_prepass(sid) if settings.prepassed else None
     if (count_df and dfo is None) or (settings.prepassed and saved is None):
-        dfo, states, n_rows = _df_pass(eng, store, settings, source.read, sid, prepared, progress,
-                                       checkpoint_seconds, count_df)
-        if dfo is not None:
-            store.save_df(dfo, sid)
+        # A saved df is kept (workers may have it memory-mapped); only what is missing is counted.
+        counted, states, n_rows = _df_pass(eng, store, settings, source.read, sid, prepared, progress,
+                                           checkpoint_seconds, count_df and dfo is None)
+        if counted is not None:
+            store.save_df(counted, sid)
+            dfo = counted
         if settings.prepassed:
             store.save_prepass(states, n_rows, sid)
         store.drop_df_checkpoint()
