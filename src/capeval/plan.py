@@ -145,7 +145,7 @@ class ScoringPlan:
         read here). Unknown names and options are errors naming them."""
         defaulted = metrics is None
         names = _metric_names(metrics, allow_none=bool(scores))
-        options = {fam: opts for fam, opts in (options or {}).items()}
+        options = _own(options)
         check_options(options)  # a misspelt family or option would otherwise be ignored silently
         groups: dict[type[Metric], list[str]] = {}
         for name in names:
@@ -244,7 +244,7 @@ class ScoringPlan:
     def with_options(self, options: Mapping[str, dict[str, Any]] | None) -> ScoringPlan:
         """The same names and families with other options (checked), e.g. a df file chosen after
         the families were known."""
-        options = {fam: opts for fam, opts in (options or {}).items()}
+        options = _own(options)
         check_options(options)
         families = tuple(replace(f, options=options.get(f.family)) for f in self.families)
         return replace(self, families=families, options=options)
@@ -259,6 +259,12 @@ class ScoringPlan:
             corpus[col.name] = float(v.mean()) if len(v) else float("nan")
             signatures[col.name] = col.signature()
         return per_unit, corpus, signatures
+
+
+def _own(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The plan's copy of ``options`` (each family's mapping copied, values shared), so a caller
+    that changes its dicts afterwards does not change the plan's."""
+    return {fam: dict(opts) if isinstance(opts, dict) else opts for fam, opts in (options or {}).items()}
 
 
 def _metric_names(metrics, allow_none: bool = False) -> list[str]:
