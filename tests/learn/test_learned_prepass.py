@@ -1,8 +1,9 @@
 """The learned families' corpus pre-pass (``Metric.prepass``): CIDEr-D's df over the model's own
 reference units. Given the pre-pass state of the whole input, merged from chunks, every row's
 features are the in-memory ones (``==``) for chunk sizes 1, 7 and a random split; a df file
-(option ``df``) fixes CIDEr-D's df and is named in the signature. Their scores do not stream:
-``cannot_stream`` names the obstacle each model meets."""
+(option ``df``) fixes CIDEr-D's df and is named in the signature. The model step is row-local
+(``capeval.learn.rowlocal``), so a model streams unless a feature depends on its batch-mates,
+which ``cannot_stream`` names."""
 from __future__ import annotations
 
 import itertools
@@ -16,8 +17,10 @@ import capeval
 from capeval.errors import InputError
 from capeval.learn import ranker
 from capeval.learn.learned_metric import Learned
+from capeval.learn.learned_metric import _load as learned_model
 from capeval.learn.metric_support import UnitDf
 from capeval.learn.nneval_metric import NNEval
+from capeval.learn.nneval_metric import _load as nneval_model
 from capeval.learn.ranker_features import parse
 from capeval.learn.ranker_model import RankerModel
 from capeval.metrics.registry import get_family
@@ -127,22 +130,36 @@ def test_prepass_states_of_other_units_do_not_mix():
         Learned(model=_tiny(None), df=3)
 
 
-def test_cannot_stream_names_each_models_obstacle():
+def test_cannot_stream_names_only_features_that_depend_on_their_batch():
     # the shipped model's BERTScore features reproduce bert_score's batch padding floor
     assert "the feature bertscore_p of model 'learned-default' depends on the rows around it" in Learned.cannot_stream({})
-    # otherwise the model's matrix products, which round a row by its batch (CIDEr-D's df is
-    # the pre-pass: no obstacle)
-    for why in (NNEval.cannot_stream({}), Learned.cannot_stream({"model": "mpnet"}),
-                Learned.cannot_stream({"model": _tiny(2)})):
-        assert "combines its features by matrix products" in why
+    # the rest stream: CIDEr-D's df is the pre-pass, and the model combines a row's features
+    # alone (capeval.learn.rowlocal)
+    assert NNEval.cannot_stream({}) is None
+    assert Learned.cannot_stream({"model": "mpnet"}) is None
+    assert Learned.cannot_stream({"model": _tiny(2)}) is None
 
 
-def test_the_models_matrix_products_round_a_row_by_its_batch():
-    """Why the scores do not stream: the same feature rows, predicted in other batches, give
-    other last bits (the fact cannot_stream states; if numpy ever became row-local here, the
-    learned families could stream through their pre-pass)."""
-    m = Learned(model="default").model
+@pytest.mark.parametrize("model,kw", [("default", {}), ("mpnet", {}), ("nneval", {}), ("nneval", {"clip": False})])
+def test_a_rows_score_is_the_same_in_any_batch(model, kw):
+    """The same feature rows predicted one at a time, all at once, in reverse, shuffled and in
+    chunks of 7 give the same bits (``==``): what lets the families stream. numpy's matrix
+    products (BLAS) did not (about a third of these rows differed in their last bits); the model
+    step is ``capeval.learn.rowlocal``'s fixed-order sum."""
+    m = nneval_model(None) if model == "nneval" else learned_model(model)
+    lo, hi = m.scaler.lo, m.scaler.hi
     rng = np.random.default_rng(1)
-    X = rng.uniform(m.scaler.lo, m.scaler.hi, size=(200, len(m.features)))
-    one_by_one = np.concatenate([m.predict(X[i:i + 1]) for i in range(len(X))])
-    assert not np.array_equal(one_by_one, m.predict(X))
+    # inside and outside the training range (clipped, or extrapolated with clip=False), and a
+    # repeated row
+    X = rng.uniform(lo - 0.2 * (hi - lo), hi + 0.2 * (hi - lo), size=(300, len(m.features)))
+    X[7] = X[3]
+    whole = m.predict(X, **kw)
+    assert np.all(np.isfinite(whole)) and len(np.unique(whole)) > 250
+    assert np.array_equal(np.concatenate([m.predict(X[i:i + 1], **kw) for i in range(len(X))]), whole)
+    assert np.array_equal(m.predict(X[::-1], **kw)[::-1], whole)
+    perm = rng.permutation(len(X))
+    shuffled = np.empty_like(whole)
+    shuffled[perm] = m.predict(X[perm], **kw)
+    assert np.array_equal(shuffled, whole)
+    assert np.array_equal(np.concatenate([m.predict(X[a:a + 7], **kw) for a in range(0, len(X), 7)]), whole)
+    assert whole[7] == whole[3]

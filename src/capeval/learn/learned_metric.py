@@ -79,9 +79,13 @@ class Learned(Metric):
         ),
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
-    # Given its pre-pass (prepass) a row's features depend on the row alone, but the model's
-    # matrix products round a row by its batch: cannot_stream says which obstacle a model meets.
-    streamable = False
+    # Given its pre-pass (prepass) a row's features depend on the row alone and the model
+    # combines them row-locally (capeval.learn.rowlocal); a model whose features depend on
+    # their batch-mates does not stream, and cannot_stream names the feature.
+    streamable = True
+    #: 1: scores combine features in a fixed row-local order instead of BLAS matrix products
+    #: (values moved by at most a few ulps; docs/LEARNED.md), so scores cached before are recomputed.
+    cache_revision = 1
     is_learned = True
     #: ``capeval.score`` runs this family last and hands it the scores it already computed.
     reuses_scores = True
@@ -104,7 +108,7 @@ class Learned(Metric):
         self._units = f"learned|refs:{f'groups-of-{m.max_refs}' if m.max_refs else 'all'}|tok:{m.tokenizer}"
 
     @classmethod
-    def cannot_stream(cls, options: dict) -> str:
+    def cannot_stream(cls, options: dict) -> str | None:
         from .metric_support import stream_obstacle
 
         m = _load(options.get("model"))

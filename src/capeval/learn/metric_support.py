@@ -126,14 +126,13 @@ def units_df(candidates: Sequence[str], references: Sequence[Sequence[str]], tok
     return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())
 
 
-def stream_obstacle(family: str, model_name: str, features) -> str:
+def stream_obstacle(family: str, model_name: str, features) -> str | None:
     """Why a learned family with this model cannot be scored chunk by chunk
-    (``Metric.cannot_stream``): a feature computed with options under which a row depends on
-    its neighbours, and in any case the model's matrix products. Given its pre-pass state
-    (:class:`UnitDf`) a row's features depend on the row alone (the tests check it); its score
-    does not: numpy's matrix-vector and matrix products (BLAS) round a row's sums by the block
-    of rows it is multiplied in, so the same features give other last bits in another batch.
-    A row-local product would stream, at the price of moving today's scores by an ulp."""
+    (``Metric.cannot_stream``), or None when it can: a feature computed with options under which
+    a row depends on its neighbours (the shipped default ``learned`` model's BERTScore features
+    reproduce bert_score's batch padding floor). Otherwise every step is row-local given the
+    pre-pass state (:class:`UnitDf`): the features (the tests check it) and the model's
+    combination of them (``capeval.learn.rowlocal``, a fixed order instead of BLAS products)."""
     from ..metrics.registry import family_for
     from .features import label
     from .ranker_features import TEXT_FEATURES
@@ -146,6 +145,4 @@ def stream_obstacle(family: str, model_name: str, features) -> str:
             # the family's reason without its fix (options of the feature, which the model fixes)
             return (f"{family}: the feature {label(f)} of model {model_name!r} depends on the rows around it "
                     f"({why.split('; ')[0]}); score it in memory")
-    return (f"{family}: model {model_name!r} combines its features by matrix products (BLAS), which round a row's "
-            "score by the rows multiplied with it, so chunks would change the last bits of its scores; score it "
-            "in memory")
+    return None

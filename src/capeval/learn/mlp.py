@@ -41,8 +41,23 @@ def logits(params: Sequence[np.ndarray], X: np.ndarray) -> np.ndarray:
 
 
 def p_class1(params: Sequence[np.ndarray], X: np.ndarray) -> np.ndarray:
-    z = logits(params, X)
-    # softmax over two classes = logistic of the logit difference (stable for large |z|)
+    """P(class 1) by matrix products: training's form (its validation picks the epoch with
+    it, so the shipped weights depend on it). Its last bits depend on the batch; scoring uses
+    :func:`p_class1_rows`."""
+    return _class1(logits(params, X))
+
+
+def p_class1_rows(params: Sequence[np.ndarray], X: np.ndarray) -> np.ndarray:
+    """P(class 1) of each row from that row alone (``capeval.learn.rowlocal``): what a model
+    scores with, the same bits in any batch."""
+    from .rowlocal import forward
+
+    return _class1(forward(params, X))
+
+
+def _class1(z: np.ndarray) -> np.ndarray:
+    # softmax over two classes = logistic of the logit difference (stable for large |z|);
+    # elementwise, so row-local
     d = z[:, 1] - z[:, 0]
     out = np.empty_like(d)
     pos = d >= 0

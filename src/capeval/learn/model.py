@@ -79,11 +79,18 @@ class LearnedModel:
         return bool(self.meta.get("clip", True))
 
     def predict(self, X_raw: np.ndarray, clip: bool | None = None) -> np.ndarray:
-        """Scores from raw (pre-scaled) feature rows; ``clip`` defaults to the model's setting."""
+        """Scores from raw (pre-scaled) feature rows; ``clip`` defaults to the model's setting.
+
+        Row-local: each row is min-max normalised elementwise (clipped first when asked), then
+        combined in the fixed order of ``capeval.learn.rowlocal`` (linear: Σ z[k]·w[k] over k in
+        column order, then + b; mlp: each layer the same per unit, bias last, ReLU between),
+        so a row's score never depends on the rows predicted with it."""
+        from .rowlocal import dot
+
         Z = self.scaler.transform(X_raw, clip=self.clip if clip is None else clip)
         if self.kind == "mlp":
-            return mlp.p_class1(self.params, Z)
-        return Z @ self.params[0] + float(self.params[1])
+            return mlp.p_class1_rows(self.params, Z)
+        return dot(Z, self.params[0], float(self.params[1]))
 
     def features_for(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *, cache=None,
                      progress=None, refs: str | None = None, df=None) -> FeatureMatrix:

@@ -85,9 +85,13 @@ class NNEval(Metric):
         ),
     )
     text_input = "raw"  # features are tokenized by the model's own tokenizer
-    # Given its pre-pass (prepass) a row's features depend on the row alone, but the model's
-    # matrix products round a row by its batch: cannot_stream says which obstacle a model meets.
-    streamable = False
+    # Given its pre-pass (prepass) a row's features depend on the row alone and the model
+    # combines them row-locally (capeval.learn.rowlocal); a model whose features depend on
+    # their batch-mates does not stream, and cannot_stream names the feature.
+    streamable = True
+    #: 1: scores combine features in a fixed row-local order instead of BLAS matrix products
+    #: (values moved by at most a few ulps; docs/NNEVAL.md), so scores cached before are recomputed.
+    cache_revision = 1
     is_learned = True
 
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None,
@@ -118,7 +122,7 @@ class NNEval(Metric):
         self._units = f"nneval|refs:{describe(self.refs, self.model.max_refs)}|tok:{self.model.tokenizer}"
 
     @classmethod
-    def cannot_stream(cls, options: dict) -> str:
+    def cannot_stream(cls, options: dict) -> str | None:
         from .metric_support import stream_obstacle
 
         m = _load(options.get("model"))

@@ -70,6 +70,21 @@ class RankerModel:
         return list(self.meta.get("selected_on", []))
 
     def predict(self, X_raw: np.ndarray) -> np.ndarray:
+        """Scores of raw feature rows, each from its row alone: clipped to the training range
+        and standardised elementwise, then combined in the fixed order of
+        ``capeval.learn.rowlocal`` (linear kinds: Σ z[k]·w[k] over k in column order, no bias;
+        mlp: each layer the same per unit, bias last, ReLU between)."""
+        from .rowlocal import dot, forward
+
+        Z = self.scaler.transform(X_raw)
+        if self.kind == "mlp":
+            return forward(self.params, Z)[:, 0]
+        return dot(Z, self.params[0])
+
+    def predict_batch(self, X_raw: np.ndarray) -> np.ndarray:
+        """:meth:`predict` by matrix products, whose last bits depend on the batch: the form
+        model selection (``capeval.learn.lobo``) ranked the recipes of the shipped models with,
+        kept there so a retrain selects and reproduces them. Never for scoring."""
         Z = self.scaler.transform(X_raw)
         if self.kind == "mlp":
             return ranker.mlp_forward(self.params, Z)
