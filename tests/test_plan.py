@@ -154,6 +154,10 @@ def test_the_plan_holds_what_the_consumers_asked_each_time():
     assert plan.needs_tokens and plan.needs_references and not plan.image_metrics
     assert "cider_d" in plan.prepasses and "bleu" not in plan.prepasses
     assert plan.family_map()["bleu4"] is registry.get_family("bleu")
+    given = {"cider_d": {"sigma": 6.0}}
+    kept = ScoringPlan.build(["cider_d"], options=given)
+    given["cider_d"]["sigma"] = 1.0  # the caller's dict changes afterwards; the plan's does not
+    assert kept.families[0].options == {"sigma": 6.0} == kept.options["cider_d"]
     sub = plan.only(["bleu4"])
     assert sub.metrics == ("bleu4",) and [f.names for f in sub.families] == [("bleu4",)] and not sub.defaulted
     assert ScoringPlan.build(None).defaulted and ScoringPlan.build(None).metrics == registry.METRIC_SETS["coco"]
