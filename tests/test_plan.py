@@ -181,3 +181,15 @@ def test_plan_errors_name_the_problem(tmp_path):
     path.write_text(json.dumps({"id": "u1", "score": 1.0}) + "\n")
     with pytest.raises(InputError, match="score_units"):
         capeval.score(CANDS, REFS, plan=ScoringPlan.build(["bleu4"], scores={"mine": path}))
+
+
+def test_scores_column_signatures(tmp_path):
+    """Benchmarks name the corpus rule (the mean); the stress suite, which reports per-item
+    scores only, does not."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"id": "u1", "score": 2.0}) + "\n" + json.dumps({"id": "u2", "score": 4.0}) + "\n")
+    (col,) = ScoringPlan.build(["bleu4"], scores={"mine": path}).columns
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert col.signature() == f"user:mine|file:sha256:{digest}|corpus:mean|version:{capeval.__version__}"
+    assert col.signature(corpus=None) == f"user:mine|file:sha256:{digest}|version:{capeval.__version__}"
+    assert np.array_equal(col.values(["u2", "u1"]), [4.0, 2.0])
