@@ -40,13 +40,18 @@ CASES = [
 ]
 
 
-#: (id, family, options, rows): QACE-Ref's offline backend, per reference and merged. The learned
-#: families' features are checked the same way in tests/learn/test_learned_prepass.py (their
-#: scores do not stream: Metric.cannot_stream says why).
+#: (id, family, options, rows): QACE-Ref's offline backend, per reference and merged; NNEval and
+#: the mpnet learned model (CIDEr-D's df from the merged pre-pass; the models combine a row's
+#: features alone). The default learned model does not stream (Metric.cannot_stream says why);
+#: its features are checked in tests/learn/test_learned_prepass.py.
 MODEL_CASES = [
     ("qace_ref", "qace_ref", {}, 8),
     ("qace_ref-merged", "qace_ref", {"reduction": "merged"}, 8),
+    ("nneval", "nneval", {}, 8),
+    ("learned-mpnet", "learned", {"model": "mpnet"}, 8),
 ]
+#: what a case needs beyond its family's defaults
+CASE_NEEDS = {"learned-mpnet": ("model:encoder-mpnet-base",)}
 
 
 def _rows(data_dir, n: int):
@@ -89,7 +94,8 @@ def _metric(cls, options):
 
 @pytest.mark.parametrize("family,options,n", [
     pytest.param(*case, id=case[0] + ("-idf" if case[1].get("idf") else ""), marks=pytest.mark.needs(*family_needs(get_family(case[0])))) for case in CASES]
-    + [pytest.param(fam, opts, n, id=id_, marks=pytest.mark.needs(*family_needs(get_family(fam))))
+    + [pytest.param(fam, opts, n, id=id_,
+                    marks=pytest.mark.needs(*family_needs(get_family(fam)), *CASE_NEEDS.get(id_, ())))
        for id_, fam, opts, n in MODEL_CASES])
 def test_chunked_statistics_equal_the_whole(family, options, n, data_dir):
     cls = get_family(family)
