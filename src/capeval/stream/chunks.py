@@ -144,6 +144,36 @@ def resolve_df(h: DfHandle | None):
     return dfo
 
 
+@dataclass(frozen=True)
+class StatesHandle:
+    """Where a worker process finds the merged pre-pass states: the run folder's saved file
+    (:meth:`~capeval.stream.store.RunStore.save_prepass`), read once per process. States grow
+    with the input (a learned model's df), so they are not pickled into every chunk's task."""
+
+    path: str
+    key: str
+    digest: str
+
+
+_resolved_states: dict[str, dict] = {}
+
+
+def resolve_states(states: StatesHandle | dict | None) -> dict | None:
+    if not isinstance(states, StatesHandle):
+        return states
+    got = _resolved_states.get(states.digest)
+    if got is None:
+        from .store import load_saved
+
+        saved = load_saved(states.path, states.key, "prepass")  # checksummed, keyed by run and input
+        if saved is None:
+            raise InputError(f"the run folder's pre-pass states ({states.path}) changed or vanished during the "
+                             "run; run it again")
+        _resolved_states.clear()  # one run's states at a time
+        got = _resolved_states[states.digest] = saved[0]
+    return got
+
+
 def _in_chunk(e: InputError, chunk: Chunk) -> InputError:
     if chunk.index == 0 and chunk.start == 0:
         return e
@@ -246,7 +276,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,
         for cls in {family_for(m) for m in settings.metrics}:
             if cls.uses_df:
                 options.setdefault(cls.family, {})["df"] = dfo
-    for fam, state in (states or {}).items():
+    for fam, state in (resolve_states(states) or {}).items():
         options.setdefault(fam, {}).update(get_family(fam).prepass_options(state))
     # The n-gram index cache holds the last calls' indexes: drop them so memory stays flat.
     clear_cache()

@@ -37,7 +37,7 @@ class SerialEngine:
     def ship_df(self, dfo, folder) -> DfHandle:
         return DfHandle("object", dfo, dfo.n_units)
 
-    def ship_states(self, states: dict):
+    def ship_states(self, states: dict, store=None, source_id: str | None = None):
         """The pre-pass states of families other than CIDEr's, as the score pass receives them."""
         return states
 
@@ -84,10 +84,15 @@ class ProcessEngine:
         # Workers memory-map the saved arrays: one copy in the page cache for all of them.
         return DfHandle("hashed", str(folder), dfo.n_units)
 
-    def ship_states(self, states: dict):
-        # By value with each chunk: these states are small (BERTScore's idf: a count per token
-        # id of the references), unlike CIDEr's df.
-        return states
+    def ship_states(self, states: dict, store=None, source_id: str | None = None):
+        # Each worker reads the saved states once (a learned model's df grows with the input);
+        # by value with each chunk only when nothing was saved (an input read once).
+        if store is None or source_id is None:
+            return states
+        from .chunks import StatesHandle
+
+        path, key = store.prepass_path(source_id)
+        return StatesHandle(path, key, store.prepass_digest(states))
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -154,7 +159,7 @@ class RayEngine:
             return DfHandle("arrays", ref, dfo.n_units)
         return DfHandle("object", self.ray.put(dfo), dfo.n_units)  # a loaded df file
 
-    def ship_states(self, states: dict):
+    def ship_states(self, states: dict, store=None, source_id: str | None = None):
         return self.ray.put(states)  # into the object store once; each task gets it resolved
 
     def close(self) -> None:

@@ -137,7 +137,7 @@ def df_handle(eng, store: RunStore, settings: Settings, source: Any, df_file, ne
     if prepared is not None:
         n_chunks = -(-n_rows // chunk_size)
         read = lambda: prepared.read(n_chunks, source.read)  # noqa: E731
-    return handle, df_id, (eng.ship_states(states) if states else None), read
+    return handle, df_id, (eng.ship_states(states, store, sid) if states else None), read
 
 
 def _df_file_handle(eng, df_file) -> tuple[DfHandle, str]:

@@ -96,27 +96,12 @@ class RunStore:
 
     def load(self, index: int, key: str, kind: str = "chunk"):
         """The saved object, or None when absent, damaged or saved for other rows/settings."""
-        p = self._chunk_path(index, kind)
-        try:
-            data = p.read_bytes()
-        except FileNotFoundError:
-            return None
-        head = len(_MAGIC) + 65
-        if not data.startswith(_MAGIC) or len(data) < head:
-            return None
-        digest, payload = data[len(_MAGIC):head - 1], data[head:]
-        if hashlib.sha256(payload).hexdigest().encode() != digest:
-            return None
-        if kind in _DOORED:
-            from ..doors import prescan_pickle
-            from ..errors import InputError
+        return load_saved(self._chunk_path(index, kind), key, kind)
 
-            try:  # a plug-in's pre-pass state: bounded before it is unpickled (capeval.doors)
-                prescan_pickle(payload, str(p))
-            except InputError:
-                return None
-        saved_key, obj = pickle.loads(payload)
-        return obj if saved_key == key else None
+    def prepass_path(self, source_id: str) -> tuple[str, str]:
+        """Where the merged pre-pass states of this input are saved, and their key: what a
+        worker process needs to read them once (:func:`load_saved`)."""
+        return str(self._chunk_path(0, "prepass")), self._prepass_key(source_id)
 
     def has(self, index: int, key: str) -> bool:
         return self.load(index, key) is not None
@@ -210,3 +195,29 @@ class RunStore:
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def load_saved(p: Path | str, key: str, kind: str = "chunk"):
+    """The object saved at ``p`` under ``key`` (:meth:`RunStore.save`), or None when absent,
+    damaged or saved for other rows/settings."""
+    p = Path(p)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return None
+    head = len(_MAGIC) + 65
+    if not data.startswith(_MAGIC) or len(data) < head:
+        return None
+    digest, payload = data[len(_MAGIC):head - 1], data[head:]
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None
+    if kind in _DOORED:
+        from ..doors import prescan_pickle
+        from ..errors import InputError
+
+        try:  # a plug-in's pre-pass state: bounded before it is unpickled (capeval.doors)
+            prescan_pickle(payload, str(p))
+        except InputError:
+            return None
+    saved_key, obj = pickle.loads(payload)
+    return obj if saved_key == key else None
