@@ -20,10 +20,9 @@ def test_capabilities_default_to_false_and_are_declared_on_the_families():
         assert getattr(Metric, cap) is False
     assert Metric.needs_references is True
     # every family streams through its statistics, but those whose rows depend on the whole
-    # input with no pre-pass for it, or on their batch (the learned models' matrix products)
+    # input with no pre-pass for it (options or a model may decide it: cannot_stream)
     assert Metric.streamable is True
-    never = {get_family(f).family for f in _built_in(get_family(f).family for f in
-                                                     ("learned", "nneval", "qace_img"))}
+    never = {get_family(f).family for f in _built_in(get_family(f).family for f in ("qace_img",))}
     assert set(_built_in(families_with("streamable"))) == {family_for(o).family for o in OUTPUT_MODULES} - never
     assert _built_in(families_with("uses_df")) == ["cider", "cider_d", "spider"]
     assert _built_in(families_with("is_learned")) == ["learned", "nneval"]
@@ -37,13 +36,16 @@ def test_unknown_capability_is_an_error():
 
 def test_streaming_reads_the_capabilities():
     assert streamable(["bleu4", "rouge_l", "cider_d", "cider", "meteor", "ter", "spice"])
-    assert not streamable(["bleu4", "nneval"]) and streamable(["spider"])
+    assert streamable(["bleu4", "nneval"]) and streamable(["spider"])
+    # a model decides it: the default learned model's BERTScore features keep the padding floor
+    assert not streamable(["bleu4", "learned"]) and streamable(["learned"], {"learned": {"model": "mpnet"}})
     # an option decides it: BERTScore's batch padding floor (its default) depends on the rows
     # around; its idf, from the whole input's references, is a pre-pass
     assert not streamable(["bertscore_f"], {"bertscore": {"idf": True}})
     assert streamable(["bertscore_f"], {"bertscore": {"idf": True, "padding_floor": False}})
-    with pytest.raises(InputError, match=r"nneval cannot be streamed: nneval: model 'nneval' combines its features by matrix"):
-        _settings(["bleu4", "nneval"], "ptb", False, "space", None, None)
+    with pytest.raises(InputError, match=r"learned cannot be streamed: learned: the feature bertscore_p of model "
+                       r"'learned-default' depends on the rows"):
+        _settings(["bleu4", "learned"], "ptb", False, "space", None, None)
     _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)
     assert needs_df is False
     _, needs_df, _ = _settings(["bleu4", "cider"], "ptb", False, "space", None, None)
