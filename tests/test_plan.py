@@ -193,3 +193,21 @@ def test_scores_column_signatures(tmp_path):
     assert col.signature() == f"user:mine|file:sha256:{digest}|corpus:mean|version:{capeval.__version__}"
     assert col.signature(corpus=None) == f"user:mine|file:sha256:{digest}|version:{capeval.__version__}"
     assert np.array_equal(col.values(["u2", "u1"]), [4.0, 2.0])
+
+
+@pytest.mark.parametrize("cli", [False, True])
+def test_a_streamed_run_resolves_each_name_once(tmp_path, resolutions, cli):
+    """``capeval score --chunk-size`` and ``capeval.score_stream`` in this process (the serial
+    engine): the run's plan serves its first pass and every chunk; no name is resolved again."""
+    from tests.stream._rows import make_rows, write_jsonl
+
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, make_rows(30, seed=5))
+    names = ["bleu4", "rouge_l", "cider_d"]
+    if cli:
+        res = CliRunner().invoke(app, ["score", "-i", str(src), "-m", ",".join(names), "--chunk-size", "7", "-q",
+                                       "-o", str(tmp_path / "o.jsonl")])
+        assert res.exit_code == 0, res.output
+    else:
+        capeval.score_stream(src, names, chunk_size=7)
+    assert {n: resolutions[n] for n in names} == dict.fromkeys(names, 1)

@@ -7,9 +7,8 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
-from .metrics.registry import METRIC_SETS, family_for
+from .metrics.registry import METRIC_SETS
 from .plan import ScoringPlan, as_plan, check_option_names
-from .plan import check_options as check_options  # re-exported: callers check options before scoring
 from .progress import reporting
 from .result import Result
 from .signature import nrefs_field
@@ -23,17 +22,6 @@ DEFAULT_METRICS = METRIC_SETS["coco"]
 
 def shareable_outputs(cls) -> set[str]:
     return {o.name for o in cls.outputs}
-
-
-def group_by_family(metrics: Sequence[str]):
-    """``{family: [output names]}`` in request order (the streamed run's settings; ``score``
-    takes them from its :class:`~capeval.plan.ScoringPlan`)."""
-    groups: dict[type, list[str]] = {}
-    for name in metrics:
-        if not isinstance(name, str) or not name.strip():
-            raise InputError(f"empty or non-string metric name {name!r} in {list(metrics)!r}")
-        groups.setdefault(family_for(name), []).append(name)
-    return groups
 
 
 def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokenizer: str) -> dict[str, int]:

@@ -64,10 +64,11 @@ def test_bertscore_idf_streams_with_the_in_memory_numbers(tmp_path, rows, mem, c
 
 
 def test_the_prepassed_families_are_in_the_run_fingerprint():
+    from capeval.plan import ScoringPlan
     from capeval.stream.run import _settings
 
     def settings(opts):
-        return _settings(["bertscore_f", "cider_d"], "ptb", False, "space", opts, None)[0]
+        return _settings(ScoringPlan.build(["bertscore_f", "cider_d"], options=opts), False, "space", None)[0]
 
     with_idf, without = settings(IDF), settings({"bertscore": {"idf": False, "padding_floor": False}})
     assert with_idf.prepassed == ("bertscore",) and without.prepassed == ()

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def stream_reason(input: Path, annotations, output, names, save_cider_df, options=None) -> str | None:
-    """Why this run cannot stream, or None when it can."""
-    from ..metrics.registry import family_for
+def stream_reason(input: Path, annotations, output, plan, save_cider_df) -> str | None:
+    """Why this run of ``plan`` (a :class:`~capeval.plan.ScoringPlan`) cannot stream, or None
+    when it can."""
     from ..stream.readers import STREAM_SUFFIXES
     from ..rowfiles import row_format
 
@@ -24,9 +24,9 @@ def stream_reason(input: Path, annotations, output, names, save_cider_df, option
         return f"{input.suffix or 'this'} input does not stream (use {', '.join(STREAM_SUFFIXES)})"
     if output is not None and row_format(output) is None:
         return f"{output.suffix or 'this'} output is one JSON document (use .jsonl, .csv or .parquet)"
-    for name in names:
-        cls = family_for(name)
-        why = cls.cannot_stream(dict((options or {}).get(cls.family) or {}))
+    reasons = plan.cannot_stream
+    for name in plan.metrics:
+        why = reasons.get(plan.family_of(name).family)
         if why is not None:
             return f"{name} does not stream ({why})"
     if save_cider_df is not None:
@@ -34,16 +34,16 @@ def stream_reason(input: Path, annotations, output, names, save_cider_df, option
     return None
 
 
-def run_streamed(input: Path, output, names, *, tokenizer, allow_empty, line_breaks, options, chunk_size,
-                 jobs, engine, address, quiet, err, images=None):
-    """Score with :func:`capeval.score_stream` under a progress display; returns the Result."""
+def run_streamed(input: Path, output, plan, *, allow_empty, line_breaks, chunk_size, jobs, engine, address, quiet,
+                 err, images=None):
+    """Score ``plan`` with :func:`capeval.score_stream` under a progress display; returns the Result."""
     from ..stream import DEFAULT_CHUNK, score_stream
 
-    kwargs = dict(output=output, tokenizer=tokenizer, allow_empty=allow_empty, line_breaks=line_breaks,
-                  options=options, chunk_size=chunk_size or DEFAULT_CHUNK, jobs=jobs, engine=engine,
+    kwargs = dict(output=output, plan=plan, tokenizer=plan.tokenizer, allow_empty=allow_empty,
+                  line_breaks=line_breaks, chunk_size=chunk_size or DEFAULT_CHUNK, jobs=jobs, engine=engine,
                   address=address, images=images)
     if quiet:
-        return score_stream(input, names, **kwargs)
+        return score_stream(input, **kwargs)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     total = row_total(input)
@@ -68,7 +68,7 @@ def run_streamed(input: Path, output, names, *, tokenizer, allow_empty, line_bre
                 tasks[stage] = prog.add_task(label, total=total, of=f" of {total:,}" if total is not None else "")
             prog.update(tasks[stage], completed=done)
 
-        return score_stream(input, names, progress=progress, **kwargs)
+        return score_stream(input, progress=progress, **kwargs)
 
 
 def row_total(input: Path) -> int | None:

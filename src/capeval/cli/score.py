@@ -112,22 +112,22 @@ def score_cmd(
         line_breaks = "refuse" if strict_line_breaks else "space"
         plan = ScoringPlan.build(asked, tokenizer=tokenizer, options=parse_options(option))  # names resolved once
         families, options = _family_options(plan, cider_df, save_cider_df)
+        plan = plan.with_options(options)  # the df files too
         # Streaming (bounded memory, resumable, --jobs/--engine) when the run allows it: cli/_stream.py.
-        why_not, jobs = _why_not_streamed(input, annotations, output, names, save_cider_df, images, normalize,
-                                          families, options, jobs=jobs, engine=engine, address=address,
-                                          chunk_size=chunk_size, defaulted=asked is None)
+        why_not, jobs, plan = _why_not_streamed(input, annotations, output, plan, save_cider_df, normalize,
+                                                jobs=jobs, engine=engine, address=address, chunk_size=chunk_size,
+                                                defaulted=asked is None)
         streamed = why_not is None
         if streamed:
             from ._stream import run_streamed
 
-            result = run_streamed(input, output, names, tokenizer=tokenizer, allow_empty=allow_empty,
-                                  line_breaks=line_breaks, options=options, chunk_size=chunk_size, jobs=jobs,
-                                  engine=engine, address=address, quiet=quiet, err=err, images=images)
+            result = run_streamed(input, output, plan, allow_empty=allow_empty, line_breaks=line_breaks,
+                                  chunk_size=chunk_size, jobs=jobs, engine=engine, address=address, quiet=quiet,
+                                  err=err, images=images)
         else:
             ids, cands, refs, image_list = _read_with_images(input, annotations, images, plan)
-            result = _score_in_memory(cands, refs, plan.with_options(options), families, quiet, ids=ids,
-                                      allow_empty=allow_empty, line_breaks=line_breaks, images=image_list,
-                                      normalize=normalize)
+            result = _score_in_memory(cands, refs, plan, families, quiet, ids=ids, allow_empty=allow_empty,
+                                      line_breaks=line_breaks, images=image_list, normalize=normalize)
     except (CapevalError, OSError) as e:  # OSError: an unreadable input, a full disk under the run folder
         error(err, e)
         raise typer.Exit(2) from None
@@ -171,32 +171,32 @@ def _family_options(plan: ScoringPlan, cider_df, save_cider_df) -> tuple[list[st
     return [cls.family for cls in classes], options
 
 
-def _why_not_streamed(input, annotations, output, names, save_cider_df, images, normalize, families, options, *,
-                      jobs: int, engine: str, address, chunk_size, defaulted: bool = False) -> tuple[str | None, int]:
-    """Why the run is scored in memory (None: it streams), and the streamed worker count. In
-    memory, ``--jobs`` with spice sets SPICE-py's parse processes (in ``options``); the other
-    streaming options are refused."""
-    from ..metrics.registry import get_family
+def _why_not_streamed(input, annotations, output, plan: ScoringPlan, save_cider_df, normalize, *, jobs: int,
+                      engine: str, address, chunk_size, defaulted: bool = False) -> tuple[str | None, int, ScoringPlan]:
+    """Why the run is scored in memory (None: it streams), the streamed worker count, and the
+    plan. In memory, ``--jobs`` with spice sets SPICE-py's parse processes (in the plan's
+    options); the other streaming options are refused."""
     from ._stream import stream_reason
 
-    why_not = stream_reason(input, annotations, output, names, save_cider_df, options)
+    why_not = stream_reason(input, annotations, output, plan, save_cider_df)
     if why_not is None and normalize is not None:
         why_not = "--normalize is given (streamed runs score the text as it is)"
     if why_not is None and defaulted and jobs == 1 and engine == "local" and not address and chunk_size is None:
         # In memory the default set adapts to the input (a family that cannot score it, CIDEr-D on
         # one caption, is skipped saying why); asked to stream, every family of it is scored.
         why_not = "the default metric set is scored in memory, where it adapts to the input"
-    parallel = [cls for cls in map(get_family, families) if cls.jobs_option is not None]
+    parallel = [f.cls for f in plan.families if f.cls.jobs_option is not None]
     if why_not is not None and jobs != 1 and parallel and engine == "local" and not address and chunk_size is None:
         # Scored in memory: --jobs is the process count of the families that have one (SPICE-py's parses).
+        options = {fam: dict(opt or {}) for fam, opt in plan.options.items()}
         for cls in parallel:
             options.setdefault(cls.family, {}).setdefault(cls.jobs_option, jobs)
-        jobs = 1
+        plan, jobs = plan.with_options(options), 1
     if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
         from ..errors import InputError
 
         raise InputError(f"--jobs/--engine/--address/--chunk-size stream the input, but {why_not}")
-    return why_not, jobs
+    return why_not, jobs, plan
 
 
 def _score_in_memory(cands, refs, plan: ScoringPlan, families: list[str], quiet: bool, **kwargs):

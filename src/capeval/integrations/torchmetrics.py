@@ -81,11 +81,23 @@ class _CaptionMetric(Metric):
     output: str
 
     @property
+    def plan(self):
+        """The :class:`~capeval.plan.ScoringPlan` of this metric's output, tokenizer and options,
+        built (its name resolved) once; every ``update`` and ``compute`` scores through it."""
+        plan = self.__dict__.get("_plan")
+        if plan is None:
+            from ..plan import ScoringPlan
+
+            plan = ScoringPlan.build([self.output], tokenizer=self.tokenizer)
+            if self.options:
+                plan = plan.with_options({plan.families[0].family: self.options})
+            self.__dict__["_plan"] = plan
+        return plan
+
+    @property
     def family(self) -> str:
         """The family its options go to, as the registry says (no family name is kept here)."""
-        from ..metrics.registry import family_for
-
-        return family_for(self.output).family
+        return self.plan.families[0].family
 
     def __init__(self, *, tokenizer: str = "ptb", allow_empty: bool = False,
                  options: dict[str, Any] | None = None, keep_per_caption: bool = True, **kwargs: Any) -> None:
@@ -107,7 +119,6 @@ class _CaptionMetric(Metric):
         whole epoch of ``update()``: the tokenizer, and the family's options, by building the
         capeval metric they describe once (a df file is read then, and refused if bad)."""
         from ..api import instantiate
-        from ..metrics.registry import get_family
         from ..text import tokenizer_id
 
         name = type(self).__name__
@@ -116,7 +127,7 @@ class _CaptionMetric(Metric):
         tokenizer_id(self.tokenizer)
         if not isinstance(self.allow_empty, bool):
             raise InputError(f"{name}(allow_empty={self.allow_empty!r}): True or False")
-        metric = instantiate(get_family(self.family), self.options)
+        metric = instantiate(self.plan.families[0].cls, self.options)
         close = getattr(metric, "close", None)
         if close is not None:
             close()
@@ -124,9 +135,7 @@ class _CaptionMetric(Metric):
     def _streams(self) -> bool:
         """Whether this family's rows have statistics of their own: it streams with these
         options and needs no corpus pre-pass (CIDEr-D's df from the gathered references does)."""
-        from ..metrics.registry import get_family
-
-        cls = get_family(self.family)
+        cls = self.plan.families[0].cls
         if cls.cannot_stream(self.options) is not None:
             return False
         with cls(**self.options) as metric:
@@ -180,9 +189,8 @@ class _CaptionMetric(Metric):
             pos += n
         _encode(preds, "pred")  # the texts' check, as the text states make it
         _encode(refs, "reference")
-        options = {self.family: self.options} if self.options else None
-        res = score(preds, groups, [self.output], tokenizer=self.tokenizer, allow_empty=self.allow_empty,
-                    options=options, _statistics=True)
+        res = score(preds, groups, plan=self.plan, tokenizer=self.tokenizer, allow_empty=self.allow_empty,
+                    _statistics=True)
         st = res.details["statistics"][self.family]
         if not self.keep_per_caption:
             st = st.reduced()
@@ -245,7 +253,6 @@ class _CaptionMetric(Metric):
     def _compute_statistics(self) -> torch.Tensor:
         import numpy as np
 
-        from ..metrics.registry import get_family
         from ..signature import with_fields
         from ..text import tokenizer_id
         from ..validation import LINE_BREAK_TAG
@@ -254,7 +261,7 @@ class _CaptionMetric(Metric):
         if merged is None:
             raise InputError(f"{type(self).__name__}.compute: no captions were given to update()")
         breaks = LINE_BREAK_TAG if any(LINE_BREAK_TAG in m["signature"] for m in metas) else ""
-        tok = (tokenizer_id(self.tokenizer) if get_family(self.family).text_input == "tokenized" else "none") + breaks
+        tok = (tokenizer_id(self.tokenizer) if self.plan.needs_tokens else "none") + breaks
         counts = set(self._cat("stat_nrefs").cpu().tolist())
         nrefs = str(counts.pop()) if len(counts) == 1 else "var"
         sig = with_fields(metas[0]["signature"], tok=tok, nrefs=nrefs)
@@ -296,9 +303,7 @@ class _CaptionMetric(Metric):
         cands, refs = self.texts()
         if not cands:
             raise InputError(f"{type(self).__name__}.compute: no captions were given to update()")
-        options = {self.family: self.options} if self.options else None
-        self.result = score(cands, refs, [self.output], tokenizer=self.tokenizer, allow_empty=self.allow_empty,
-                            options=options)
+        self.result = score(cands, refs, plan=self.plan, tokenizer=self.tokenizer, allow_empty=self.allow_empty)
         return torch.tensor(self.result.corpus[self.output], dtype=torch.float64)
 
     @property

@@ -55,16 +55,15 @@ class Assembly:
         if not self.first_signatures:
             self.first_signatures = dict(r.signatures)
 
-    def signatures(self, tokenizer: str) -> dict[str, str]:
+    def signatures(self, tokenizer: str, families: dict[str, type]) -> dict[str, str]:
         """Each chunk stamped its own rows' ``tok`` and ``nrefs``: the whole input's instead."""
-        from ..metrics.registry import family_for
         from ..text import tokenizer_id
         from ..validation import LINE_BREAK_TAG
 
         tag = LINE_BREAK_TAG if self.line_break else ""
         nrefs = str(next(iter(self.nrefs))) if len(self.nrefs) == 1 else "var"
         return {m: with_fields(self.first_signatures[m], nrefs=nrefs,
-                               tok=(tokenizer_id(tokenizer) if family_for(m).text_input == "tokenized" else "none") + tag)
+                               tok=(tokenizer_id(tokenizer) if families[m].text_input == "tokenized" else "none") + tag)
                 for m in self.metrics}
 
     def merged(self) -> dict[str, Statistics]:
@@ -86,9 +85,10 @@ class Assembly:
 
 
 def assemble(store: RunStore, keys: list[str], metrics: list[str], *, out_path: Path | None, fmt: str | None,
-             chunk_size: int, tokenizer: str, keep_per_caption: bool, n_rows: int) -> Result:
-    """The run's Result from its saved chunk results; the output file written beside it."""
-    from ..metrics.registry import family_for
+             chunk_size: int, tokenizer: str, keep_per_caption: bool, n_rows: int,
+             families: dict[str, type]) -> Result:
+    """The run's Result from its saved chunk results; the output file written beside it.
+    ``families``: each metric's family (the run's plan)."""
 
     writer = RowFileWriter(out_path, fmt, metrics) if out_path is not None and fmt is not None else None
     acc = Assembly(metrics, keep_per_caption)
@@ -101,9 +101,9 @@ def assemble(store: RunStore, keys: list[str], metrics: list[str], *, out_path: 
                 rids = r.ids if r.ids is not None else list(range(i * chunk_size, i * chunk_size + r.n))
                 writer.write(r.fragment, rids, r.per_caption)
             acc.add(r)
-        signatures = acc.signatures(tokenizer)
+        signatures = acc.signatures(tokenizer, families)
         merged = acc.merged()
-        corpus = {m: float(merged[family_for(m).family].corpus()[m]) for m in metrics}
+        corpus = {m: float(merged[families[m].family].corpus()[m]) for m in metrics}
         if writer is not None:
             writer.commit(corpus, signatures)  # rows and signatures as a pair (rowfiles.commit_pair)
             writer = None

@@ -55,6 +55,31 @@ class Settings:
 
 
 _registered: set[bytes] = set()
+_plans: dict[str, Any] = {}
+
+
+def remember_plan(settings: Settings, plan) -> None:
+    """The calling process's plan of ``settings`` (its options without CIDEr's df), so chunks
+    scored in this process do not resolve the names again."""
+    _plans.clear()
+    _plans[repr(settings)] = plan
+
+
+def settings_plan(settings: Settings):
+    """The run's :class:`~capeval.plan.ScoringPlan` in this process (a worker's is built once,
+    from the settings, after their run-time metrics are registered), without CIDEr's df and
+    the pre-pass states, which each chunk adds."""
+    key = repr(settings)  # the run's fingerprint holds the same text
+    plan = _plans.get(key)
+    if plan is None:
+        from ..plan import ScoringPlan
+
+        register_user_classes(settings)
+        plan = ScoringPlan.build(list(settings.metrics), tokenizer=settings.tokenizer, options=settings.options_dict())
+        _plans.clear()  # one run at a time per process
+        _plans[key] = plan
+    return plan
+
 
 
 def pickle_user_classes(classes) -> tuple[tuple[str, ...], tuple[bytes, ...]]:
@@ -195,19 +220,18 @@ def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False, count_d
     """Validate the chunk; count its reference n-grams (``count_df``: CIDEr's df) and compute
     the pre-pass state of each family of ``settings.prepassed``; with ``keep_tokens``, keep the
     chunk's ``tokenize_corpus`` when a requested family reads tokens."""
-    from ..metrics.registry import family_for
     from ..text import tokenize_corpus
     from ..validation import validate_corpus
     from .dfstore import chunk_df
 
-    register_user_classes(settings)
+    plan = settings_plan(settings)
     try:
         cands, refs = validate_corpus(chunk.cands, chunk.refs, ids=chunk.ids, allow_empty=settings.allow_empty,
                                       line_breaks=settings.line_breaks)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
     tokens = None
-    if keep_tokens and any(family_for(m).text_input == "tokenized" for m in settings.metrics):
+    if keep_tokens and plan.needs_tokens:
         # exactly as capeval.score tokenizes the chunk (same validated texts, same call)
         tokens = tokenize_corpus(cands, refs, settings.tokenizer)
     keys = counts = None
@@ -224,13 +248,13 @@ def _prepass_states(settings: Settings, cands, refs, tokens) -> dict[str, Any]:
     """Each pre-passed family's state of these validated rows, from the texts it reads in
     :func:`capeval.score` (tokenized or raw)."""
     from ..api import instantiate
-    from ..metrics.registry import get_family
     from ..text import tokenize_corpus
 
     options = settings.options_dict()
     states: dict[str, Any] = {}
+    classes = {f.family: f.cls for f in settings_plan(settings).families}
     for fam in settings.prepassed:
-        cls = get_family(fam)
+        cls = classes[fam]
         texts = (cands, refs)
         if cls.text_input == "tokenized":
             if tokens is None:
@@ -264,28 +288,30 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,
     input)."""
     from ..api import score
     from ..metrics._ngrams import clear_cache
-    from ..metrics.registry import family_for, get_family
     from ..validation import has_line_break
     from ..rowfiles import fragment
     from ..text.unicode_forms import form_counts
 
-    register_user_classes(settings)
+    plan = settings_plan(settings)
+    classes = {f.family: f.cls for f in plan.families}
     options = settings.options_dict()
     dfo = resolve_df(df)
     if dfo is not None:
-        for cls in {family_for(m) for m in settings.metrics}:
+        for cls in classes.values():
             if cls.uses_df:
                 options.setdefault(cls.family, {})["df"] = dfo
     for fam, state in (resolve_states(states) or {}).items():
-        options.setdefault(fam, {}).update(get_family(fam).prepass_options(state))
+        options.setdefault(fam, {}).update(classes[fam].prepass_options(state))
+    if dfo is not None or states:
+        plan = plan.with_options(options)
     # The n-gram index cache holds the last calls' indexes: drop them so memory stays flat.
     clear_cache()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the stream warns once, with totals
-            res = score(chunk.cands, chunk.refs, list(settings.metrics), tokenizer=settings.tokenizer,
-                        ids=chunk.ids, allow_empty=settings.allow_empty, line_breaks=settings.line_breaks,
-                        options=options, images=chunk.images, _tokens=chunk.tokens, _statistics=True)
+            res = score(chunk.cands, chunk.refs, plan=plan, tokenizer=plan.tokenizer, ids=chunk.ids,
+                        allow_empty=settings.allow_empty, line_breaks=settings.line_breaks, images=chunk.images,
+                        _tokens=chunk.tokens, _statistics=True)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
     finally:

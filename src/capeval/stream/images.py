@@ -73,10 +73,8 @@ class ImageRows:
         return e
 
 
-def image_rows(rows, images, metrics: list[str]) -> ImageRows:
-    """The image rules of a run of ``metrics`` over ``rows`` (``images``: the directory, checked
-    here, before any work)."""
-    from ..metrics.registry import family_for
-
+def image_rows(rows, images, families: list) -> ImageRows:
+    """The image rules of a run of the metric ``families`` over ``rows`` (``images``: the
+    directory, checked here, before any work)."""
     one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
-    return ImageRows(rows, images, [family_for(m) for m in metrics], one_shot=one_shot)
+    return ImageRows(rows, images, list(families), one_shot=one_shot)

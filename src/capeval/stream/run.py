@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
 from ..result import Result
 from .assemble import assemble
-from .chunks import DEFAULT_CHUNK, Settings, pickle_user_classes, score_pass
+from .chunks import DEFAULT_CHUNK, Settings, pickle_user_classes, remember_plan, score_pass
 from .firstpass import df_handle, prepassed
 from .ids import IdTracker, duplicate_error
 from .images import image_rows
@@ -44,31 +44,43 @@ from ..rowfiles import row_format
 def streamable(metrics: Iterable[str], options: dict[str, dict] | None = None) -> bool:
     """Whether every metric can be streamed with ``options`` (its family's
     ``Metric.cannot_stream``)."""
-    from ..metrics.registry import family_for
+    from ..plan import ScoringPlan
 
-    options = options or {}
     try:
-        return all(family_for(m).cannot_stream(options.get(family_for(m).family) or {}) is None for m in metrics)
+        return not ScoringPlan.build(list(metrics), options=options).cannot_stream
     except Exception:
         return False
 
 
-def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_format):
-    from ..api import check_option_names, group_by_family
-    from ..metrics.registry import get_family
+def _plan(metrics, plan, tokenizer: str, options):
+    """The run's plan: the caller's, or one built from ``metrics`` (names, or user metrics
+    registered here and pickled to the workers) and ``options``."""
+    from ..plan import as_plan
+
+    if plan is None and metrics is None:
+        metrics = METRIC_SETS["ngram"]
+    if metrics is not None:
+        metrics = _names(metrics)
+        if not metrics:
+            raise InputError("no metrics requested")
+    plan = as_plan(metrics, plan, tokenizer=tokenizer, options=options)
+    if plan.columns:
+        raise InputError("scores files are joined by unit id in benchmark runs (capeval bench --scores); a streamed "
+                         "run scores metrics only")
+    return plan
+
+
+def _settings(plan, allow_empty, line_breaks, output_format):
     from ..text import tokenizer_id
     from ..validation import check_line_break_policy
 
-    metrics = list(metrics)
-    if not metrics:
-        raise InputError("no metrics requested")
-    groups = group_by_family(metrics)
-    reasons = {cls.family: cls.cannot_stream(dict((options or {}).get(cls.family) or {})) for cls in groups}
-    bad = [m for cls, names in groups.items() if reasons[cls.family] is not None for m in names]
+    reasons = plan.cannot_stream
+    bad = [m for f in plan.families if f.family in reasons for m in f.names]
     if bad:
-        why = "; ".join(r for r in dict.fromkeys(reasons.values()) if r is not None)
+        why = "; ".join(dict.fromkeys(reasons.values()))
         raise InputError(f"metric(s) {', '.join(bad)} cannot be streamed: {why}. Score them with capeval.score "
                          "(CLI: without --jobs/--engine/--chunk-size)")
+    tokenizer = plan.tokenizer
     tokenizer_id(tokenizer)
     from ..text import BATCH_CONTEXT
 
@@ -76,12 +88,12 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
         raise InputError(f"tokenizer {tokenizer!r} reads each caption in the context of the next one, which a "
                          "chunk boundary would change; stream with tokenizer 'ptb' or score in memory")
     check_line_break_policy(line_breaks)
-    options = {fam: dict(opt or {}) for fam, opt in (options or {}).items()}
+    # The plan checked every family's options by name, requested or not.
+    options = {fam: dict(opt or {}) for fam, opt in plan.options.items()}
     df_source = None
+    from ..metrics.registry import get_family
+
     for fam, opt in options.items():
-        check_option_names(get_family(fam), opt)  # requested or not: a misspelt option is an error
-        if not isinstance(opt, dict):
-            raise InputError(f"options for {fam} must be a mapping of option names to values, got {opt!r}")
         if get_family(fam).uses_df:
             if opt.get("save_df") is not None:
                 raise InputError(f"{fam}: save_df (CLI --save-cider-df) is not available when streaming; "
@@ -92,16 +104,18 @@ def _settings(metrics, tokenizer, allow_empty, line_breaks, options, output_form
                     raise InputError("cider and cider_d were given different df files; stream them separately")
                 df_source = src
     frozen = tuple(sorted((f, tuple(sorted(o.items()))) for f, o in options.items()))
-    user_ids, user_classes = pickle_user_classes(groups)
-    settings = Settings(tuple(metrics), tokenizer, bool(allow_empty), line_breaks, frozen, output_format,
-                        user_ids, user_classes, prepassed=prepassed(groups, options))
-    needs_df = any(cls.uses_df for cls in groups)
+    classes = [f.cls for f in plan.families]
+    user_ids, user_classes = pickle_user_classes(classes)
+    settings = Settings(plan.metrics, tokenizer, bool(allow_empty), line_breaks, frozen, output_format,
+                        user_ids, user_classes, prepassed=prepassed(classes, options))
+    remember_plan(settings, plan.with_options(options))
+    needs_df = any(cls.uses_df for cls in classes)
     return settings, needs_df, df_source
 
 
 def score_stream(
     rows,
-    metrics: Iterable[str] = METRIC_SETS["ngram"],
+    metrics: Iterable | None = None,
     *,
     output: str | Path | None = None,
     tokenizer: str = "ptb",
@@ -117,6 +131,7 @@ def score_stream(
     progress: Callable[[str, int], None] | None = None,
     checkpoint_seconds: float = 60.0,
     images: str | Path | None = None,
+    plan=None,
 ) -> Result:
     """Score rows in chunks of ``chunk_size``; same numbers as :func:`capeval.score`.
 
@@ -128,7 +143,11 @@ def score_stream(
         ``candidate``, ``references`` and optionally ``id`` and ``image``. A one-shot iterator is spilled to
         the run folder when it must be read twice (CIDEr's df pass).
     metrics : output names of families that stream (``Metric.cannot_stream``), or, as in
-        :func:`capeval.score`, a ``UserMetric`` subclass or instance or a callable.
+        :func:`capeval.score`, a ``UserMetric`` subclass or instance or a callable. Default:
+        the n-gram set (``bleu1``..``bleu4``, ``rouge_l``, ``cider_d``), or the plan's metrics.
+    plan : ScoringPlan, optional
+        The run's :class:`~capeval.plan.ScoringPlan` (names, options and tokenizer resolved
+        once); then ``options`` is None and ``metrics``, if given, picks some of its metrics.
     output : path, optional
         ``.jsonl`` (one object per row), ``.csv`` or ``.parquet`` per-row scores, written in
         input order, plus ``<name>.signatures.json`` with corpus scores and signatures.
@@ -158,11 +177,12 @@ def score_stream(
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     out_path, fmt = _output(rows, output)
-    metrics = _names(metrics)
-    settings, needs_df, df_file = _settings(metrics, tokenizer, allow_empty, line_breaks, options, fmt)
+    plan = _plan(metrics, plan, tokenizer, options)
+    tokenizer, metrics = plan.tokenizer, list(plan.metrics)
+    settings, needs_df, df_file = _settings(plan, allow_empty, line_breaks, fmt)
     if keep_per_caption is None:
         keep_per_caption = out_path is None
-    pictures = image_rows(rows, images, metrics)
+    pictures = image_rows(rows, images, [f.cls for f in plan.families])
     store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df,
                                   pictures.fingerprint())
     eng = make_engine(engine, jobs, address)
@@ -172,7 +192,8 @@ def score_stream(
                                                          chunk_size, progress, checkpoint_seconds)
         keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress, states)
         result = assemble(store, keys, metrics, out_path=out_path, fmt=fmt, chunk_size=chunk_size,
-                          tokenizer=tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows)
+                          tokenizer=tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows,
+                          families=plan.family_map())
     finally:
         eng.close()
         if temporary:
