@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -66,11 +67,23 @@ def instantiate(cls, opts: dict[str, Any]):
 def _construct(cls, opts: dict[str, Any]):
     """``cls(**opts)`` with options already checked by name (a plan's)."""
     try:
-        return cls(**opts)
+        with contained(cls.family, "while it was built"):
+            return cls(**opts)
     except InputError:
         raise
     except (TypeError, ValueError) as e:
         raise InputError(f"{cls.family} options {opts!r}: {e}") from None
+
+
+@contextmanager
+def contained(family: str, when: str = "while scoring"):
+    """A metric's (a plug-in's) ``SystemExit`` or ``GeneratorExit`` as an error naming it: in a
+    streamed worker or this process, it must never end the run as if it had succeeded."""
+    try:
+        yield
+    except (SystemExit, GeneratorExit) as e:
+        raise InputError(f"metric {family!r} raised {type(e).__name__}({e}) {when}; "
+                         "a metric returns its scores or raises an exception") from None
 
 
 def score(
@@ -175,7 +188,8 @@ def score(
         metric = _construct(cls, fam.options or {})
         texts = tokenized if tokenized is not None and cls.text_input == "tokenized" else (cands, refs)
         if plan.defaulted:
-            why = metric.cannot_score(*texts)
+            with contained(cls.family, "in cannot_score"):
+                why = metric.cannot_score(*texts)
             if why is not None:
                 metric.close()
                 merged.skipped.update(dict.fromkeys(names, why))
@@ -224,15 +238,13 @@ def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, stati
         with reporting(chunk):
             # Only image families see images, so text families keep their two-argument compute.
             seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
-            try:
+            with contained(cls.family):
                 out = metric.compute(*texts, **seen) if not statistics else metric.statistics(*texts, **seen)
                 if statistics:
                     out = (out, out.scores())
-            except (SystemExit, GeneratorExit) as e:  # a plug-in's; never end the run without its output
-                raise InputError(f"metric {cls.family!r} raised {type(e).__name__}({e}) while scoring; "
-                                 "a metric returns its scores or raises an exception") from None
     finally:
-        metric.close()
+        with contained(cls.family, "while it was closed"):
+            metric.close()
     if chunk is not None:
         chunk(n, n)
     return out

@@ -247,7 +247,7 @@ def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False, count_d
 def _prepass_states(settings: Settings, cands, refs, tokens) -> dict[str, Any]:
     """Each pre-passed family's state of these validated rows, from the texts it reads in
     :func:`capeval.score` (tokenized or raw)."""
-    from ..api import instantiate
+    from ..api import contained, instantiate
     from ..text import tokenize_corpus
 
     options = settings.options_dict()
@@ -260,7 +260,7 @@ def _prepass_states(settings: Settings, cands, refs, tokens) -> dict[str, Any]:
             if tokens is None:
                 tokens = tokenize_corpus(cands, refs, settings.tokenizer)
             texts = tokens
-        with instantiate(cls, options.get(fam) or {}) as metric:
+        with instantiate(cls, options.get(fam) or {}) as metric, contained(fam, "in its pre-pass"):
             states[fam] = metric.prepass(*texts)
     return states
 

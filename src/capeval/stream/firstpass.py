@@ -23,14 +23,14 @@ def prepassed(groups, options: dict[str, dict]) -> tuple[str, ...]:
     """The families other than CIDEr's (whose df has its own hashed path) whose instance with
     these options has a corpus pre-pass: its state of an empty batch is not None (BERTScore
     with idf; a df file or idf off: None)."""
-    from ..api import instantiate
+    from ..api import contained, instantiate
     from ..metrics.base import Metric
 
     out = []
     for cls in groups:
         if cls.uses_df or cls.prepass is Metric.prepass:
             continue
-        with instantiate(cls, options.get(cls.family) or {}) as metric:
+        with instantiate(cls, options.get(cls.family) or {}) as metric, contained(cls.family, "in its pre-pass"):
             if metric.prepass([], []) is not None:
                 out.append(cls.family)
     return tuple(sorted(out))
