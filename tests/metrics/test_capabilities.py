@@ -6,7 +6,7 @@ from capeval.errors import InputError
 from capeval.metrics.base import Metric
 from capeval.metrics.registry import OUTPUT_MODULES, families_with, family_for, get_family
 from capeval.stream import streamable
-from capeval.stream.run import _settings
+from capeval.stream.run import _plan, _settings
 
 
 def _built_in(families):
@@ -45,8 +45,8 @@ def test_streaming_reads_the_capabilities():
     assert streamable(["bertscore_f"], {"bertscore": {"idf": True, "padding_floor": False}})
     with pytest.raises(InputError, match=r"learned cannot be streamed: learned: the feature bertscore_p of model "
                        r"'learned-default' depends on the rows"):
-        _settings(["bleu4", "learned"], "ptb", False, "space", None, None)
-    _, needs_df, _ = _settings(["bleu4", "rouge_l"], "ptb", False, "space", None, None)
+        _settings(_plan(["bleu4", "learned"], None, "ptb", None), False, "space", None)
+    _, needs_df, _ = _settings(_plan(["bleu4", "rouge_l"], None, "ptb", None), False, "space", None)
     assert needs_df is False
-    _, needs_df, _ = _settings(["bleu4", "cider"], "ptb", False, "space", None, None)
+    _, needs_df, _ = _settings(_plan(["bleu4", "cider"], None, "ptb", None), False, "space", None)
     assert needs_df is True
