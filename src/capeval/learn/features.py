@@ -16,6 +16,8 @@ subsets of at most ``max_refs`` (``capeval.learn.refsets``) and averages them pe
 """
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,40 +199,57 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     return FeatureMatrix(ex.pool(fm.X), features, fm.signatures, fm.cached)
 
 
+@functools.lru_cache(maxsize=64)
+def _feature_calls(features: tuple[Feature, ...], tokenizer: str, has_df: bool) -> tuple[tuple, ...]:
+    """The scoring calls of a feature set, resolved once per process (a streamed learned model
+    extracts features chunk after chunk): ``(plan, features, with_df)`` per consistent options
+    map. Every family appears with one option set per call, so default-option features share
+    one call (tokenization runs once). With a given df, the features that take it are scored in
+    calls of their own (their plans get the df per call)."""
+    from ..metrics.registry import family_for
+    from ..plan import ScoringPlan
+
+    calls: list[tuple[dict[str, tuple], list[Feature], bool]] = []
+    for f in features:
+        if f.metric == LENGTH:
+            continue
+        cls = family_for(f.metric)
+        with_df = has_df and cls.uses_df
+        for fam_opts, fs, call_df in calls:
+            if call_df == with_df and fam_opts.get(cls.family, f.options) == f.options:
+                fam_opts[cls.family] = f.options
+                fs.append(f)
+                break
+        else:
+            calls.append(({cls.family: f.options}, [f], with_df))
+    out = []
+    for fam_opts, fs, with_df in calls:
+        names = list(dict.fromkeys(f.metric for f in fs))
+        opts = {fam: dict(o) for fam, o in fam_opts.items() if o}
+        out.append((ScoringPlan.build(names, tokenizer=tokenizer, options=opts), tuple(fs), with_df))
+    return tuple(out)
+
+
 def _extract_units(cands: list[str], refs: list[list[str]], features: tuple[Feature, ...], *, tokenizer: str,
                    cache, progress, images: list[str] | None = None, df=None) -> FeatureMatrix:
+    from ..metrics.registry import get_family
     from ..service.scoring import score_units
-    from ..metrics.registry import family_for
 
     cols: dict[Feature, np.ndarray] = {}
     sigs: dict[str, str] = {}
     cached: dict[str, bool] = {}
-    # One score_units call per consistent options map: every family appears with one option
-    # set per call, so default-option features share one call (tokenization runs once). With a
-    # given df, the features that take it are scored in calls of their own.
-    calls: list[tuple[dict[str, tuple], list[Feature], bool]] = []
     for f in features:
         if f.metric == LENGTH:
             cols[f] = _length(cands, tokenizer)
             sigs[label(f)] = f"length|tok:{tokenizer}"
-            continue
-        fam = family_for(f.metric).family
-        with_df = df is not None and uses_df(f)
-        for fam_opts, fs, call_df in calls:
-            if call_df == with_df and fam_opts.get(fam, f.options) == f.options:
-                fam_opts[fam] = f.options
-                fs.append(f)
-                break
-        else:
-            calls.append(({fam: f.options}, [f], with_df))
-    for fam_opts, fs, with_df in calls:
-        names = list(dict.fromkeys(f.metric for f in fs))
-        opts = {fam: dict(o) for fam, o in fam_opts.items() if o}
+    calls = _feature_calls(tuple(features), tokenizer, df is not None)
+    if not all(f.cls is get_family(f.family) for plan, _, _ in calls for f in plan.families):
+        _feature_calls.cache_clear()  # a user metric redefined since (a notebook): resolve again
+        calls = _feature_calls(tuple(features), tokenizer, df is not None)
+    for plan, fs, with_df in calls:
         if with_df:
-            for fam in fam_opts:
-                opts.setdefault(fam, {})["df"] = df
-        got = score_units(cands, refs, names, tokenizer=tokenizer, options=opts, cache=None if with_df else cache,
-                          progress=progress, images=images)
+            plan = plan.with_options({f.family: {**(f.options or {}), "df": df} for f in plan.families})
+        got = score_units(cands, refs, plan=plan, cache=None if with_df else cache, progress=progress, images=images)
         for f in fs:
             cols[f] = np.asarray(got.per_caption[f.metric], dtype=float) * f.scale
             sigs[label(f)] = got.signatures[f.metric]

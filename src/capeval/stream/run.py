@@ -140,14 +140,11 @@ def score_stream(
     rows : path or iterable
         A ``.jsonl``/``.csv``/``.tsv``/``.parquet`` file (read in chunks), or an iterable of
         ``(candidate, references)``, ``(id, candidate, references)`` or mappings with
-        ``candidate``, ``references`` and optionally ``id`` and ``image``. A one-shot iterator is spilled to
-        the run folder when it must be read twice (CIDEr's df pass).
-    metrics : output names of families that stream (``Metric.cannot_stream``), or, as in
-        :func:`capeval.score`, a ``UserMetric`` subclass or instance or a callable. Default:
-        the n-gram set (``bleu1``..``bleu4``, ``rouge_l``, ``cider_d``), or the plan's metrics.
-    plan : ScoringPlan, optional
-        The run's :class:`~capeval.plan.ScoringPlan` (names, options and tokenizer resolved
-        once); then ``options`` is None and ``metrics``, if given, picks some of its metrics.
+        ``candidate``, ``references`` and optionally ``id`` and ``image``. A one-shot iterator
+        is spilled to the run folder when it must be read twice (the pre-pass).
+    metrics, plan : output names of families that stream (``Metric.cannot_stream``) or user
+        metrics, as :func:`capeval.score` takes them (default: the n-gram set); or the run's
+        :class:`~capeval.plan.ScoringPlan` (then ``options`` is None, ``metrics`` picks some).
     output : path, optional
         ``.jsonl`` (one object per row), ``.csv`` or ``.parquet`` per-row scores, written in
         input order, plus ``<name>.signatures.json`` with corpus scores and signatures.
@@ -155,16 +152,14 @@ def score_stream(
         Rows per chunk; ``jobs`` worker processes (``engine="local"``) or Ray tasks
         (``engine="ray"``, on the cluster at ``address`` or a local Ray with ``jobs`` CPUs).
     run_dir : path, optional
-        Folder for chunk results and the df (default ``<output>.capeval-run``, or a temporary
-        folder without output). A run killed midway resumes there from its complete chunks.
-        Removed after a successful run.
+        Folder for chunk results and pre-pass states (default ``<output>.capeval-run``, or a
+        temporary one): a killed run resumes there from its complete chunks; removed when done.
     keep_per_caption : bool, optional
         Return per-caption arrays in the Result (default: only when there is no output file).
     progress : callable, optional
         ``progress(stage, rows_done)`` with stage ``"df"`` or ``"score"`` after every chunk.
     checkpoint_seconds : float
-        How often the df pass saves its counts and pre-pass states so far (a killed df pass
-        resumes from there).
+        How often the pre-pass saves its states so far (a killed pre-pass resumes from there).
     images : path, optional
         Image directory for the families that read images (CLI ``--images``): each row's
         ``image`` (JSONL/CSV field, a mapping's key) is looked up under it as ``capeval score``
@@ -178,10 +173,8 @@ def score_stream(
         raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     out_path, fmt = _output(rows, output)
     plan = _plan(metrics, plan, tokenizer, options)
-    tokenizer, metrics = plan.tokenizer, list(plan.metrics)
     settings, needs_df, df_file = _settings(plan, allow_empty, line_breaks, fmt)
-    if keep_per_caption is None:
-        keep_per_caption = out_path is None
+    keep_per_caption = out_path is None if keep_per_caption is None else keep_per_caption
     pictures = image_rows(rows, images, [f.cls for f in plan.families])
     store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df,
                                   pictures.fingerprint())
@@ -191,8 +184,8 @@ def score_stream(
         handle, df_id, states, score_chunks = df_handle(eng, store, settings, source, df_file, needs_df,
                                                          chunk_size, progress, checkpoint_seconds)
         keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress, states)
-        result = assemble(store, keys, metrics, out_path=out_path, fmt=fmt, chunk_size=chunk_size,
-                          tokenizer=tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows,
+        result = assemble(store, keys, list(plan.metrics), out_path=out_path, fmt=fmt, chunk_size=chunk_size,
+                          tokenizer=plan.tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows,
                           families=plan.family_map())
     finally:
         eng.close()
