@@ -98,6 +98,10 @@ def main(argv=None) -> int:
     largest = max(sizes)
     metrics = expand(a.metrics)
     options = {"bertscore": {**BERTSCORE, "model": a.model}} if any(m.startswith("bertscore") for m in metrics) else {}
+    if any(m.startswith("spice") for m in metrics):
+        # SPICE-py's parse store on disk: the side run second would read the parses the first
+        # wrote. Off on both sides, each parses every caption (same numbers and signature).
+        options["spice"] = {"parse_cache": False}
     a.workdir.mkdir(parents=True, exist_ok=True)
     dest = a.out or HERE / "results" / f"stream_vs_memory_{largest}.json"
     report: dict = {

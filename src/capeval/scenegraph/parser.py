@@ -214,23 +214,39 @@ class TupleParser:
 
     def known(self, texts: Sequence[str]) -> dict[str, list[Tuple]]:
         """The tuples of those ``texts`` that need no parsing (parsed before or in the store)."""
-        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        out = self._cached(texts)
+        todo = [t for t in dict.fromkeys(texts) if t not in out]
         if todo and self.store is not None:
             with self._parse_lock:
-                todo = [t for t in todo if t not in self._cache]
-                hits = self.store.get(todo)
-                self._cache.update((t, [tuple(x) for x in v]) for t, v in hits.items())
+                out.update(self._cached(todo))
+                hits = {t: [tuple(x) for x in v] for t, v in self.store.get([t for t in todo if t not in out]).items()}
+                self._cache.update(hits)
+                out.update(hits)
                 self.store_hits += len(hits)
-        return {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+        return {t: out[t] for t in dict.fromkeys(texts) if t in out}
+
+    def _cached(self, texts: Sequence[str]) -> dict[str, list[Tuple]]:
+        # Read into a dict of this call's own: another thread may clear the cache meanwhile
+        # (clear_cache), which must not lose what this call already found.
+        cache = self._cache
+        return {t: v for t in dict.fromkeys(texts) if (v := cache.get(t)) is not None}
+
+    def clear_cache(self) -> None:
+        """Forget the parses kept in memory (the disk store keeps them): a long streamed run
+        keeps its memory bounded. Parses are pure functions of the text, so no number changes."""
+        self._cache = {}
 
     def parse(self, texts: Sequence[str]) -> list[list[Tuple]]:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        out = self._cached(texts)
+        todo = [t for t in dict.fromkeys(texts) if t not in out]
         if todo:
             with self._parse_lock:
-                todo = [t for t in todo if t not in self._cache]  # parsed by another thread meanwhile
+                out.update(self._cached(todo))  # parsed by another thread meanwhile
+                todo = [t for t in todo if t not in out]
                 if self.store is not None and todo:
-                    hits = self.store.get(todo)
-                    self._cache.update((t, [tuple(x) for x in v]) for t, v in hits.items())
+                    hits = {t: [tuple(x) for x in v] for t, v in self.store.get(todo).items()}
+                    self._cache.update(hits)
+                    out.update(hits)
                     self.store_hits += len(hits)
                     todo = [t for t in todo if t not in hits]
                 if todo:
@@ -240,11 +256,12 @@ class TupleParser:
                     else:
                         parsed = self._parse_here(todo)
                     self._cache.update(zip(todo, parsed))
+                    out.update(zip(todo, parsed))
                     self.parse_seconds += time.perf_counter() - start
                     self.parsed += len(todo)
                     if self.store is not None:
                         self.store.put(zip(todo, parsed))
-        return [self._cache[t] for t in texts]
+        return [out[t] for t in texts]
 
     def _fork_safe(self) -> bool:
         """Lemma repair in forked workers is safe only through a lexicon, which gives each

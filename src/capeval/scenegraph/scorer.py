@@ -68,8 +68,19 @@ class PySpiceScorer:
                 g.add(t)
         return TupleSet(g)
 
+    def _bound_memory(self) -> None:
+        """Drop the parses and graphs kept in memory once they hold over :data:`KEPT_TEXTS`
+        texts: a process-wide scorer serving a streamed run chunk after chunk would otherwise
+        grow with every distinct caption (measured: about 23 KB per row). They are caches of
+        pure functions of the text, so no number changes; the disk store keeps the parses."""
+        if len(self.parser._cache) > KEPT_TEXTS:
+            self.parser.clear_cache()
+        if len(self._cand_sets) + len(self._ref_sets) > KEPT_TEXTS:
+            self._cand_sets, self._ref_sets = {}, {}
+
     def _unit_evaluations(self, candidates: Sequence[str], references: Sequence[Sequence[str]]):
         """The distinct units and :func:`evaluate`'s result for each."""
+        self._bound_memory()
         units = dedupe(candidates, references)
         flat_refs = [r for refs in units.refsets for r in refs]
         texts = units.cands + flat_refs
@@ -237,6 +248,9 @@ def _early_main(scorer: PySpiceScorer, pairs, parses: dict, send) -> None:
 
 #: Fewer distinct units than this are matched in-process even with ``n_process`` > 1.
 FORK_MIN_UNITS = 2000
+#: Texts (parses, or candidate and reference-set graphs) a scorer keeps in memory between calls
+#: before dropping them: some 100 MB, more than one benchmark's distinct captions.
+KEPT_TEXTS = 50_000
 _FORKED: tuple[PySpiceScorer, dict] | None = None
 _fork_lock = threading.Lock()
 
