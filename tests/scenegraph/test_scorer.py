@@ -39,6 +39,7 @@ def test_memory_kept_between_calls_is_bounded_and_changes_no_number(monkeypatch)
     from capeval.scenegraph import scorer as mod
 
     monkeypatch.setattr(mod, "KEPT_TEXTS", 6)
+    monkeypatch.setattr(mod, "KEPT_GRAPHS", 6)
     batches = [(["a dog runs on grass", "two cats sleep"], [["a dog running", "the dog is on the grass"],
                                                             ["cats sleeping on a bed"]]),
                (["a red car parks", "a man rides a horse"], [["a red car", "a parked car"], ["a person on a horse"]]),

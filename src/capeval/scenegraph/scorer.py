@@ -69,13 +69,14 @@ class PySpiceScorer:
         return TupleSet(g)
 
     def _bound_memory(self) -> None:
-        """Drop the parses and graphs kept in memory once they hold over :data:`KEPT_TEXTS`
-        texts: a process-wide scorer serving a streamed run chunk after chunk would otherwise
-        grow with every distinct caption (measured: about 23 KB per row). They are caches of
-        pure functions of the text, so no number changes; the disk store keeps the parses."""
+        """Drop the parses and graphs kept in memory once they pass :data:`KEPT_TEXTS` texts
+        and :data:`KEPT_GRAPHS` graphs: a process-wide scorer serving a streamed run chunk
+        after chunk would otherwise grow with every distinct caption (measured: about 23 KB per
+        row). They are caches of pure functions of the text, so no number changes; the disk
+        store keeps the parses."""
         if len(self.parser._cache) > KEPT_TEXTS:
             self.parser.clear_cache()
-        if len(self._cand_sets) + len(self._ref_sets) > KEPT_TEXTS:
+        if len(self._cand_sets) + len(self._ref_sets) > KEPT_GRAPHS:
             self._cand_sets, self._ref_sets = {}, {}
 
     def _unit_evaluations(self, candidates: Sequence[str], references: Sequence[Sequence[str]]):
@@ -251,6 +252,9 @@ FORK_MIN_UNITS = 2000
 #: Texts (parses, or candidate and reference-set graphs) a scorer keeps in memory between calls
 #: before dropping them: some 100 MB, more than one benchmark's distinct captions.
 KEPT_TEXTS = 50_000
+#: Candidate and reference-set graphs kept between calls (a reference set's graph merges all its
+#: captions with their synsets: some 10 KB each, measured on a streamed run).
+KEPT_GRAPHS = 10_000
 _FORKED: tuple[PySpiceScorer, dict] | None = None
 _fork_lock = threading.Lock()
 
