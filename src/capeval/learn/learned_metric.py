@@ -117,17 +117,11 @@ class Learned(Metric):
     def prepass(self, candidates, references):
         """The df of this batch's reference groups (a :class:`~capeval.learn.metric_support.UnitDf`),
         or None when no feature takes one or a df was given."""
-        from ..validation import validate_corpus
-        from .metric_support import UnitDf, empty_df, units_df
+        from .metric_support import batch_prepass
         from .ranker_features import reference_units
 
-        if self._df is not None or not self._df_features:
-            return None
-        if not len(candidates):
-            return UnitDf(empty_df(), self._units)
-        cands, refs = validate_corpus(candidates, references)
-        _, sub_c, sub_r = reference_units(cands, refs, self.model.max_refs)
-        return UnitDf(units_df(sub_c, sub_r, self.model.tokenizer), self._units)
+        return batch_prepass(self._df, self._df_features, self._units, self.model.tokenizer, candidates, references,
+                             lambda c, r: reference_units(c, r, self.model.max_refs)[1:])
 
     @classmethod
     def prepass_options(cls, state) -> dict:

@@ -104,6 +104,20 @@ def feature_df(family: str, given, units: str, has_df_features: bool):
     return given, {"df": given.source}
 
 
+def batch_prepass(given, has_df_features: bool, units: str, tokenizer: str, candidates, references, unit_texts):
+    """A learned family's pre-pass state of a batch: the df of its reference units
+    (``unit_texts(cands, refs) -> (unit candidates, unit reference lists)``, the family's own
+    grouping), or None when no feature takes a df or one was given."""
+    from ..validation import validate_corpus
+
+    if given is not None or not has_df_features:
+        return None
+    if not len(candidates):
+        return UnitDf(empty_df(), units)
+    cands, refs = validate_corpus(candidates, references)
+    return UnitDf(units_df(*unit_texts(cands, refs), tokenizer), units)
+
+
 def empty_df():
     """The df of no units (the pre-pass state of an empty batch)."""
     from ..metrics.cider import DocumentFrequency

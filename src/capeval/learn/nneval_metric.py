@@ -131,17 +131,15 @@ class NNEval(Metric):
     def prepass(self, candidates, references):
         """The df of this batch's reference units (a :class:`~capeval.learn.metric_support.UnitDf`),
         or None when no feature takes one or a df was given."""
-        from ..validation import validate_corpus
-        from .metric_support import UnitDf, empty_df, units_df
+        from .metric_support import batch_prepass
         from .refsets import expand
 
-        if self._df is not None or not self._df_features:
-            return None
-        if not len(candidates):
-            return UnitDf(empty_df(), self._units)
-        cands, refs = validate_corpus(candidates, references)
-        ex = expand(cands, refs, self.refs, self.model.max_refs)
-        return UnitDf(units_df(ex.candidates, ex.references, self.model.tokenizer), self._units)
+        def unit_texts(c, r):
+            ex = expand(c, r, self.refs, self.model.max_refs)
+            return ex.candidates, ex.references
+
+        return batch_prepass(self._df, self._df_features, self._units, self.model.tokenizer, candidates, references,
+                             unit_texts)
 
     @classmethod
     def prepass_options(cls, state) -> dict:
