@@ -26,3 +26,15 @@ def make_rows(n: int, seed: int = 7) -> list[dict]:
 
 def write_jsonl(path, rows) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def assert_same_result(mem, got, names) -> None:
+    """A streamed Result equals the in-memory one: row count, corpus values, per-caption arrays
+    (NaN where NaN) and signatures of ``names``."""
+    import numpy as np
+
+    assert got.n == mem.n
+    for m in names:
+        assert got.corpus[m] == mem.corpus[m], m
+        assert np.array_equal(got.per_caption[m], mem.per_caption[m], equal_nan=True), m
+        assert got.signatures[m] == mem.signatures[m], m

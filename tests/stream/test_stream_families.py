@@ -3,7 +3,6 @@
 in-memory numbers, signatures and file bytes."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import capeval
@@ -14,7 +13,7 @@ from capeval.metrics.user import UserMetric, from_callable
 
 from tests._needs import family_needs
 
-from ._rows import make_rows, write_jsonl
+from ._rows import assert_same_result as _same, make_rows, write_jsonl
 
 
 class WordCount(UserMetric):
@@ -30,14 +29,6 @@ def _ref_share(candidates, references, images):
     """Wrapped by from_callable at run time: workers get the class by value (cloudpickle)."""
     return [sum(w in {x for r in refs for x in r.split()} for w in c.split()) / max(1, len(c.split()))
             for c, refs in zip(candidates, references)]
-
-
-def _same(mem, got, names):
-    assert got.n == mem.n
-    for m in names:
-        assert got.corpus[m] == mem.corpus[m], m
-        assert np.array_equal(got.per_caption[m], mem.per_caption[m], equal_nan=True), m
-        assert got.signatures[m] == mem.signatures[m], m
 
 
 def _in_memory(rows, names, **kw):

@@ -16,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import capeval
@@ -26,7 +25,7 @@ from capeval.inputs import write_result
 from capeval.metrics.registry import register_user
 from capeval.metrics.user import UserMetric
 
-from ._rows import make_rows, write_jsonl
+from ._rows import assert_same_result as _same, make_rows, write_jsonl
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -94,14 +93,6 @@ def _in_memory(path: Path, tiny, names, out: Path | None = None):
     if out is not None:
         write_result(res, out, ids)
     return res
-
-
-def _same(mem, got, names):
-    assert got.n == mem.n
-    for m in names:
-        assert got.corpus[m] == mem.corpus[m], m
-        assert np.array_equal(got.per_caption[m], mem.per_caption[m], equal_nan=True), m
-        assert got.signatures[m] == mem.signatures[m], m
 
 
 def test_clip_streams_in_any_chunking(tmp_path, tiny):

@@ -20,7 +20,7 @@ from capeval.inputs import read_jsonl, write_result
 from capeval.metrics.registry import get_family
 from tests._needs import family_needs
 
-from ._rows import make_rows, write_jsonl
+from ._rows import assert_same_result as _same, make_rows, write_jsonl
 
 pytestmark = pytest.mark.needs(*family_needs(get_family("bertscore")))
 
@@ -31,14 +31,6 @@ NAMES = ["bertscore_p", "bertscore_r", "bertscore_f"]
 def _in_memory(rows, names, options):
     return capeval.score([r["candidate"] for r in rows], [r["references"] for r in rows], names,
                          ids=[r["id"] for r in rows], options=options)
-
-
-def _same(mem, got, names):
-    assert got.n == mem.n
-    for m in names:
-        assert got.corpus[m] == mem.corpus[m], m
-        assert np.array_equal(got.per_caption[m], mem.per_caption[m], equal_nan=True), m
-        assert got.signatures[m] == mem.signatures[m], m
 
 
 @pytest.fixture(scope="module")
