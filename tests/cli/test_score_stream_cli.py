@@ -55,9 +55,10 @@ def test_coco_input_with_row_file_output(tmp_path):
     assert json.loads(out.with_suffix(".signatures.json").read_text())["corpus"].keys() == {"rouge_l", "bleu1"}
 
 
-def test_jobs_with_spice_sets_its_parse_processes(tmp_path, monkeypatch):
-    """An in-memory run (here: one JSON document out) with spice: --jobs becomes SPICE-py's
-    n_process (its ``jobs_option``), not a streaming error."""
+def test_jobs_streams_or_is_refused_whatever_else_is_in_metrics(tmp_path, monkeypatch):
+    """One --jobs rule: a family with its own processes (spice) in -m does not turn a refused
+    --jobs into an in-memory run; the refusal gives the reason and the way out, and the way out
+    (-O spice.n_process=N, no --jobs) runs in memory with N parse processes."""
     import capeval.api
 
     seen = {}
@@ -69,13 +70,23 @@ def test_jobs_with_spice_sets_its_parse_processes(tmp_path, monkeypatch):
     monkeypatch.setattr(capeval.api, "score", fake_score)
     src = tmp_path / "in.jsonl"
     write_jsonl(src, make_rows(5))
+    for metrics in ("bleu4,meteor,cider_d,spice,bertscore_f", "bleu4,bertscore_f"):
+        res = runner.invoke(app, ["score", "-i", str(src), "-m", metrics, "--jobs", "2", "-q"])
+        text = " ".join(res.output.split())
+        assert res.exit_code == 2, text
+        assert "--jobs streams the input, but bertscore_f does not stream" in text
+        assert "Run without it to score in memory" in text
+        assert ("-O spice.n_process=2" in text) == ("spice" in metrics)
+        assert "Traceback" not in text and not seen
     out = str(tmp_path / "o.json")
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "-q", "-o", out])
+    assert res.exit_code == 2 and "one JSON document" in res.output and not seen
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "-O", "spice.n_process=2", "-q", "-o", out])
     assert res.exit_code == 0, res.output
     assert seen["spice"]["n_process"] == 2
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,spice", "--jobs", "2", "--engine", "ray", "-o", out,
                               "--overwrite"])
-    assert res.exit_code == 2 and "one JSON document" in res.output
+    assert res.exit_code == 2 and "--jobs/--engine stream the input" in " ".join(res.output.split())
 
 
 def test_metric_set_names_expand(tmp_path):

@@ -92,7 +92,7 @@ def score_cmd(
                                             "before scoring, shown as +norm=nfc in the signatures. Default: texts "
                                             "as given (as pycocoevalcap), with a warning when they mix NFC and NFD."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) of a streamed run (every metric that streams: docs/SCALE.md); in a run scored in memory, a metric's own processes (SPICE-py's parses)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (or Ray CPUs) of a streamed run (docs/SCALE.md). A run that cannot stream is refused with the reason; in memory, a metric's own processes are its option (-O spice.n_process=N)."),
     engine: str = typer.Option("local", "--engine", help=f"local (this machine) or ray (needs the ray extra: {install_command(['ray'])})."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address for --engine ray (default: start a local Ray)."),
     chunk_size: Optional[int] = typer.Option(None, "--chunk-size", min=1, help="Rows per streamed chunk (default 10000)."),
@@ -174,29 +174,38 @@ def _family_options(plan: ScoringPlan, cider_df, save_cider_df) -> tuple[list[st
 def _why_not_streamed(input, annotations, output, plan: ScoringPlan, save_cider_df, normalize, *, jobs: int,
                       engine: str, address, chunk_size, defaulted: bool = False) -> tuple[str | None, int, ScoringPlan]:
     """Why the run is scored in memory (None: it streams), the streamed worker count, and the
-    plan. In memory, ``--jobs`` with spice sets SPICE-py's parse processes (in the plan's
-    options); the other streaming options are refused."""
+    plan. The streaming options (``--jobs``, ``--engine``, ``--address``, ``--chunk-size``)
+    always stream: a run that cannot is refused with the reason, whatever else is in ``-m``,
+    never scored in memory instead."""
     from ._stream import stream_reason
 
     why_not = stream_reason(input, annotations, output, plan, save_cider_df)
     if why_not is None and normalize is not None:
         why_not = "--normalize is given (streamed runs score the text as it is)"
-    if why_not is None and defaulted and jobs == 1 and engine == "local" and not address and chunk_size is None:
+    given = [flag for flag, on in (("--jobs", jobs != 1), ("--engine", engine != "local"), ("--address", bool(address)),
+                                   ("--chunk-size", chunk_size is not None)) if on]
+    if why_not is None and defaulted and not given:
         # In memory the default set adapts to the input (a family that cannot score it, CIDEr-D on
         # one caption, is skipped saying why); asked to stream, every family of it is scored.
         why_not = "the default metric set is scored in memory, where it adapts to the input"
-    parallel = [f.cls for f in plan.families if f.cls.jobs_option is not None]
-    if why_not is not None and jobs != 1 and parallel and engine == "local" and not address and chunk_size is None:
-        # Scored in memory: --jobs is the process count of the families that have one (SPICE-py's parses).
-        options = {fam: dict(opt or {}) for fam, opt in plan.options.items()}
-        for cls in parallel:
-            options.setdefault(cls.family, {}).setdefault(cls.jobs_option, jobs)
-        plan, jobs = plan.with_options(options), 1
-    if why_not is not None and (jobs != 1 or engine != "local" or address or chunk_size is not None):
+    if why_not is not None and given:
         from ..errors import InputError
 
-        raise InputError(f"--jobs/--engine/--address/--chunk-size stream the input, but {why_not}")
+        raise InputError(_stream_refusal(given, why_not, plan, jobs))
     return why_not, jobs, plan
+
+
+def _stream_refusal(given: list[str], why_not: str, plan: ScoringPlan, jobs: int) -> str:
+    """The reason a streaming option is refused, and the ways out: the same command without the
+    option scores in memory, where a family with its own processes (``Metric.jobs_option``)
+    takes them as an ``-O`` option."""
+    flags = "/".join(given)
+    it = "it" if len(given) == 1 else "them"
+    n = max(jobs, 2)
+    own = [f"-O {f.cls.family}.{f.cls.jobs_option}={n} runs {f.cls.family} on {n} processes" for f in plan.families
+           if f.cls.jobs_option is not None]
+    there = f" (there, {'; '.join(own)})" if own else ""
+    return f"{flags} stream{'s' if len(given) == 1 else ''} the input, but {why_not}. Run without {it} to score in memory{there}."
 
 
 def _score_in_memory(cands, refs, plan: ScoringPlan, families: list[str], quiet: bool, **kwargs):

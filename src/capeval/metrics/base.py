@@ -86,7 +86,8 @@ class Metric(ABC):
         callable): the score cache neither reads nor stores its numbers.
     jobs_option : str or None
         The option that sets this family's own worker processes (SPICE-py's ``n_process``):
-        ``capeval score --jobs N`` scored in memory passes N to it.
+        ``capeval score`` names it (``-O family.option=N``) when it refuses ``--jobs N`` on a run
+        that cannot stream, since ``--jobs`` never silently means something else in memory.
 
     Callers ask these attributes and the optional hooks below (all with neutral defaults),
     never ``hasattr``.

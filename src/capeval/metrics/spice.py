@@ -109,7 +109,7 @@ class Spice(Metric):
         spice-1.0.jar and the CoreNLP 3.6.0 directory (jar backend; default
         ``$CAPEVAL_SPICE_JAR`` / pycocoevalcap's jar and ``$CAPEVAL_CORENLP_DIR``).
     n_process : int
-        Worker processes that parse (py backend; ``capeval score --jobs``). Numbers do not depend on it.
+        Worker processes that parse (py backend; CLI: ``-O spice.n_process=N``). Numbers do not depend on it.
     parse_cache : bool or str
         py backend: keep each text's parse, and WordNet's answers per word, on disk under
         ``capeval.paths.cache_root()/spice-py`` (True, default), in the given directory, or not
