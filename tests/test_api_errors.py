@@ -16,8 +16,16 @@ R = [["a dog is running"], ["two cats are sleeping"]]
 @pytest.mark.parametrize("metrics, options, ids, err, match", [
     ([], None, None, InputError, "no metrics requested"),
     ([""], None, None, InputError, "empty or non-string metric name"),
-    (["cider_d"], {"cider_d": {"sigmaa": 3}}, None, InputError, r"unknown option\(s\) 'sigmaa' for cider_d; accepted: df, sigma"),
-    (["bleu4"], {"cidr_d": {"sigma": 3}}, None, UnknownMetricError, "unknown metric family 'cidr_d'"),
+    (["cider_d"], {"cider_d": {"sigmaa": 3}}, None, InputError, r"unknown option\(s\) 'sigmaa' for cider_d; did you mean sigma\? accepted: df, sigma"),
+    (["bleu4"], {"cidr_d": {"sigma": 3}}, None, UnknownMetricError,
+     r"unknown metric family 'cidr_d'; did you mean cider_d or cider\?"),
+    ("", None, None, InputError, r"metrics='' names no metric: pass a name"),
+    (" , ", None, None, InputError, r"metrics=' , ' names no metric"),
+    ("b", None, None, UnknownMetricError, r"unknown metric 'b'; known: bertscore_f"),
+    (["bleu"], None, None, UnknownMetricError, r"unknown metric 'bleu'; did you mean bleu4, bleu3, bleu2 or bleu1\?"),
+    (["CIDEr"], None, None, UnknownMetricError, r"unknown metric 'CIDEr'; did you mean cider\? \(all: capeval metrics"),
+    ("Bleu_4,METEOR", None, None, UnknownMetricError, r"unknown metric 'Bleu_4'; did you mean bleu4\?"),
+    (["COCO"], None, None, UnknownMetricError, r"unknown metric 'COCO'; did you mean coco\?"),
     (["cider_d"], {"cider_d": {"sigma": 0}}, None, InputError, "sigma must be a positive finite number"),
     (["cider_d"], {"cider_d": {"sigma": float("nan")}}, None, InputError, "sigma must be a positive finite number"),
     (["bleu4"], {"bleu": {"n": 3}}, None, InputError, "bleu options"),
@@ -27,6 +35,31 @@ R = [["a dog is running"], ["two cats are sleeping"]]
 def test_named_errors(metrics, options, ids, err, match):
     with pytest.raises(err, match=match):
         capeval.score(C, R, metrics, options=options, ids=ids, tokenizer="none")
+
+
+@pytest.mark.parametrize("metrics, names", [
+    ("bleu4", ["bleu4"]),
+    ("bleu4, rouge_l,", ["bleu4", "rouge_l"]),
+    ("ngram", ["bleu1", "bleu2", "bleu3", "bleu4", "rouge_l", "cider_d"]),
+    (["bleu4", "ngram"], ["bleu4", "bleu1", "bleu2", "bleu3", "rouge_l", "cider_d"]),
+])
+def test_metrics_as_a_string_or_with_set_names(metrics, names):
+    """A string is one name or a comma-separated list, as ``capeval score -m`` reads it (never
+    one metric per character), and a set name stands for its metrics."""
+    res = capeval.score(C, R, metrics, tokenizer="none")
+    assert list(res.corpus) == names
+    assert res.corpus == capeval.score(C, R, names, tokenizer="none").corpus
+
+
+def test_cli_suggests_metric_names(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("id,candidate,ref1\na,a dog runs,a dog is running\nb,two cats,cats sleeping\n")
+    for metrics, hint in (("bleu", "did you mean bleu4, bleu3, bleu2 or bleu1?"), ("CIDEr", "did you mean cider?"),
+                          ("bleu4,CIDEr-D", "did you mean cider_d?"), ("COCO", "did you mean coco?")):
+        res = CliRunner().invoke(app, ["score", "-i", str(p), "-q", "-m", metrics])
+        text = " ".join(res.output.split())
+        assert res.exit_code == 2 and hint in text and "Traceback" not in text, text
+        assert "known:" not in text  # the suggestion is not buried under every name
 
 
 def test_cli_reports_one_line_errors(tmp_path):

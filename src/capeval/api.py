@@ -112,9 +112,11 @@ def score(
         One caption per scoring unit.
     references : list of list of str
         References for each candidate (at least one each).
-    metrics : list of str, optional
+    metrics : list of str, or str, optional
         Output names (``bleu1``..``bleu4``, ``meteor``, ``rouge_l``, ``cider_d``, ``cider``,
-        ``ter``, ...). Default: the coco set. ``capeval.list_metrics()`` lists them all.
+        ``ter``, ...), or one string holding a name or a comma-separated list (``"bleu4"``,
+        ``"bleu4,cider_d"``); a set name (``coco``, ``ngram``) stands for its metrics.
+        Default: the coco set. ``capeval.list_metrics()`` lists them all.
         An entry may also be your own metric: a :class:`capeval.UserMetric` subclass (or
         instance) or a callable ``fn(candidates, references, images) -> floats``; its name
         is its output name in the result.

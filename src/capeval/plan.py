@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import InputError, ResourceNotFound, UnknownMetricError
 from .metrics.base import Metric
-from .metrics.registry import METRIC_SETS, family_for, get_family
+from .metrics.registry import METRIC_SETS, did_you_mean, family_for, get_family
 from .scorefile import ScoresFile
 from .signature import Signature
 
@@ -41,8 +41,9 @@ def check_option_names(cls, opts: Any) -> None:
         accepted = [n for n, p in params.items() if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         unknown = [k for k in opts if k not in accepted]
         if unknown:
+            hint = did_you_mean(unknown[0], accepted)
             raise InputError(f"unknown option(s) {', '.join(map(repr, unknown))} for {cls.family}; "
-                             f"accepted: {', '.join(accepted) or 'none'}")
+                             f"{hint + ' ' if hint else ''}accepted: {', '.join(accepted) or 'none'}")
 
 
 def check_options(options: dict[str, Any] | None) -> None:
@@ -268,8 +269,18 @@ def _own(options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _metric_names(metrics, allow_none: bool = False) -> list[str]:
-    """The requested output names: the coco set by default, a user metric by its name."""
+    """The requested output names: the coco set by default, a user metric by its name; a string
+    is one name or a comma-separated list (as ``capeval score -m``), and a set name (``coco``,
+    ``ngram``) stands for its metrics."""
+    if isinstance(metrics, str):  # list("bleu4") would be five one-letter names
+        text, metrics = metrics, [m.strip() for m in metrics.split(",") if m.strip()]
+        if not metrics:
+            raise InputError(f"metrics={text!r} names no metric: pass a name (\"bleu4\"), a comma-separated "
+                             "list (\"bleu4,cider_d\") or a list of names")
     metrics = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
+    if any(isinstance(m, str) and m in METRIC_SETS for m in metrics):
+        expanded = [n for m in metrics for n in (METRIC_SETS.get(m, (m,)) if isinstance(m, str) else (m,))]
+        metrics = [n for k, n in enumerate(expanded) if not isinstance(n, str) or n not in expanded[:k]]
     if not metrics and not allow_none:
         raise InputError("no metrics requested")
     if not all(isinstance(m, str) for m in metrics):

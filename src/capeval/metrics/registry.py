@@ -172,8 +172,38 @@ def plugin_origin(cls: type[Metric]) -> str | None:
     return _PLUGIN_ORIGIN.get(cls.family)
 
 
-def _unknown(what: str, known) -> UnknownMetricError:
+def close_names(name: object, known) -> list[str]:
+    """The names of ``known`` that ``name`` most likely meant, best first: the one that differs
+    only in case, ``-`` for ``_`` or ``.`` for ``_`` (``CIDEr``, ``CIDEr-D``, ``ROUGE_L``), else
+    up to four close spellings (``bleu`` -> bleu4, bleu3, ...; ``blue4`` -> bleu4); [] when none
+    is close. For "did you mean" in messages about metric, family and option names."""
+    import difflib
+
+    if not isinstance(name, str):
+        return []
+    folded = {k.lower().replace("-", "_"): k for k in sorted(known, reverse=True) if isinstance(k, str)}
+    key = name.strip().lower().replace("-", "_").replace(".", "_")
+    if key in folded:
+        return [folded[key]]
+    bare = {k.replace("_", ""): v for k, v in folded.items()}
+    if key.replace("_", "") in bare:  # Bleu_4, rougeL, CIDErD
+        return [bare[key.replace("_", "")]]
+    return [folded[c] for c in difflib.get_close_matches(key, list(folded), n=4, cutoff=0.6)]
+
+
+def did_you_mean(name: object, known) -> str:
+    """``"did you mean bleu4, bleu3 or bleu2?"`` (see :func:`close_names`), or "" when no name is close."""
+    close = close_names(name, known)
+    if not close:
+        return ""
+    return "did you mean " + (close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
+
+
+def _unknown(what: str, known, hint: str, listing: str = "capeval metrics, or capeval.list_metrics()"
+             ) -> UnknownMetricError:
     broken = f"; plug-ins that failed to load: {'; '.join(_PLUGIN_ERRORS)}" if _PLUGIN_ERRORS else ""
+    if hint:  # the full list (40-odd names) would bury the suggestion
+        return UnknownMetricError(f"{what}; {hint} (all: {listing}){broken}")
     return UnknownMetricError(f"{what}; known: {', '.join(sorted(known))}{broken}")
 
 
@@ -200,7 +230,8 @@ def family_for(output: str) -> type[Metric]:
         if cls is not None:
             return cls
         known = set(OUTPUT_MODULES) | set(_OUTPUTS)
-        raise _unknown(f"unknown metric {output!r}", known)
+        hint = did_you_mean(output, known | set(METRIC_SETS))  # the sets: capeval.score and -m expand them
+        raise _unknown(f"unknown metric {output!r}", known, hint)
     # Importing one module (not every metric module) keeps a first call cheap.
     importlib.import_module(module)
     return _OUTPUTS[output]
@@ -215,7 +246,8 @@ def get_family(family: str) -> type[Metric]:
     try:
         return _FAMILIES[family]
     except KeyError:
-        raise _unknown(f"unknown metric family {family!r}", _FAMILIES) from None
+        raise _unknown(f"unknown metric family {family!r}", _FAMILIES, did_you_mean(family, _FAMILIES),
+                       "the family field of capeval metrics --json") from None
 
 
 def families_with(capability: str) -> list[str]:
