@@ -3,11 +3,11 @@ one brings, whether they are importable now, and the one install command for wha
 
 A metric family names the extras it needs (``Metric.extras``); ``capeval.score`` checks them all
 before any work, so a user learns every missing extra at once, and ``capeval metrics`` shows
-them per metric. Availability is ``importlib.util.find_spec``: nothing is imported.
+them per metric. Availability is :func:`find_installed`: nothing is imported.
 """
 from __future__ import annotations
 
-import importlib.util
+import sys
 from collections.abc import Iterable, Mapping
 
 from .errors import ResourceNotFound
@@ -34,9 +34,36 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
 EXTRA_ALIASES: dict[str, str] = {"java": "coco"}
 
 
+def find_installed(name: str):
+    """The spec of the installed module ``name`` (dotted names too), or None.
+
+    ``importlib.util.find_spec`` answers from ``sys.modules`` first and asks every finder, so
+    after ``capeval.compat.install()`` it returns capeval's shim for ``pycocoevalcap``, whose
+    directory holds none of the real package's files (jars, paraphrase table). This asks the
+    finders of ``sys.meta_path`` directly and skips any that answers for a name with another
+    package (one with a true ``answers_with_another_package`` attribute, as that alias)."""
+    spec = None
+    path = None
+    parts = name.split(".")
+    for i in range(len(parts)):
+        spec = None
+        for finder in sys.meta_path:
+            if getattr(finder, "answers_with_another_package", False):
+                continue
+            find = getattr(finder, "find_spec", None)
+            if find is not None and (spec := find(".".join(parts[: i + 1]), path)) is not None:
+                break
+        if spec is None:
+            return None
+        path = spec.submodule_search_locations
+        if path is None and i < len(parts) - 1:
+            return None
+    return spec
+
+
 def _importable(module: str) -> bool:
     try:
-        return importlib.util.find_spec(module) is not None
+        return find_installed(module) is not None
     except (ImportError, ValueError):  # a broken or half-installed package
         return False
 

@@ -85,3 +85,53 @@ def test_example_flow_with_only_the_import_changed(data_dir, java, tmp_path, mon
     assert_same(ours["imgToEval"], ref.imgToEval, "imgToEval")
     assert_same(ours["evalImgs"], ref.evalImgs, "evalImgs")
     assert len(ref.imgToEval) == 100
+
+
+INSTALLED_RUN = """
+import pickle, sys
+import capeval.compat
+capeval.compat.install()
+source = open(sys.argv[1], encoding="utf-8").read()
+namespace = {"__name__": "__main__"}
+exec(compile(source, sys.argv[1], "exec"), namespace)
+ev = namespace["coco_eval"]
+assert type(ev).__module__ == "capeval.compat.pycocoevalcap.eval", type(ev).__module__
+with open(sys.argv[2], "wb") as f:
+    pickle.dump({"eval": ev.eval, "imgToEval": ev.imgToEval}, f)
+"""
+
+
+@pytest.mark.needs(*SPICE_PY)
+def test_unmodified_example_under_install_equals_the_original(data_dir, java, tmp_path, monkeypatch):
+    """The example as shipped, not one character changed, in a fresh interpreter that calls
+    ``capeval.compat.install()`` first: every resource lookup (METEOR's jar and paraphrase
+    table) must find the real pycocoevalcap, not the shim now answering to its name. All seven
+    scores are printed; BLEU, METEOR, ROUGE-L and CIDEr are == the original's on this machine,
+    corpus and per image."""
+    from capeval.compat.pycocoevalcap.spice.spice import Spice as SpicePy
+
+    src = _example_source()
+    write_coco(tmp_path, *coco_rows(data_dir, n=100))
+    (tmp_path / "example.py").write_text(src, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "CAPEVAL_METEOR_JAR"}
+    proc = subprocess.run([sys.executable, "-c", INSTALLED_RUN, "example.py", "installed.pkl"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "installed.pkl", "rb") as f:
+        ours = pickle.load(f)  # written by the subprocess above
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pe, "Spice", SpicePy)
+    namespace = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(src, "coco_eval_example.py", "exec"), namespace)
+    ref = namespace["coco_eval"]
+
+    same = ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr"]
+    assert sorted(ours["eval"]) == sorted(ref.eval) == sorted([*same, "SPICE"])
+    for name in ("SPICE", *same):
+        assert f"{name}: " in proc.stdout
+    assert {k: ours["eval"][k] for k in same} == {k: ref.eval[k] for k in same}
+    assert sorted(ours["imgToEval"]) == sorted(ref.imgToEval) and len(ref.imgToEval) == 100
+    for img, scores in ref.imgToEval.items():
+        assert {k: ours["imgToEval"][img][k] for k in same} == {k: scores[k] for k in same}, img

@@ -2,8 +2,6 @@
 error, with one command installing all of it, before it prints or computes anything."""
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from capeval.compat.pycocoevalcap import _requirements
@@ -20,12 +18,14 @@ class _Coco:
 
 
 def _hide(monkeypatch, modules: set[str], wordnet: bool) -> None:
-    real = importlib.util.find_spec
+    from capeval import extras
 
-    def find_spec(name, *args, **kwargs):
-        return None if name.split(".")[0] in modules else real(name, *args, **kwargs)
+    real = extras.find_installed
 
-    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    def find_installed(name):
+        return None if name.split(".")[0] in modules else real(name)
+
+    monkeypatch.setattr(extras, "find_installed", find_installed)
     for var in ("CAPEVAL_METEOR_JAR", "CAPEVAL_WORDNET_DIR"):
         monkeypatch.delenv(var, raising=False)
     if not wordnet:
@@ -79,3 +79,29 @@ def test_a_wrong_path_the_user_set_is_named_as_such(monkeypatch, tmp_path):
 @pytest.mark.needs("extra:coco", "extra:semantic", "model:spacy-sm", "model:wordnet")
 def test_nothing_raised_when_everything_is_here():
     _requirements.require(("METEOR", "SPICE"), "COCOEvalCap.evaluate()")
+
+
+def test_resources_are_the_real_packages_after_install():
+    """After ``capeval.compat.install()`` (and the shim imported under the alias), the resolver
+    and the extras check still find the installed pycocoevalcap's files, not the shim's
+    directory: METEOR's jar is where it was before the call."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pycocoevalcap")
+    code = """
+from capeval.resources.resolver import resolve, package_dir
+from capeval import extras
+before = (resolve("meteor-jar"), package_dir("pycocoevalcap"))
+import capeval.compat
+capeval.compat.install()
+import pycocoevalcap.eval
+assert pycocoevalcap.eval.__name__ == "capeval.compat.pycocoevalcap.eval"
+after = (resolve("meteor-jar"), package_dir("pycocoevalcap"))
+assert after == before and "compat" not in str(after[1]), (before, after)
+assert extras.missing_modules("coco") == []
+print("ok")
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "CAPEVAL_METEOR_JAR"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

@@ -51,6 +51,10 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
+    #: Lookups of installed files skip this finder (capeval.extras.find_installed): the files
+    #: of pycocoevalcap (METEOR's jar and paraphrase table) are the real package's.
+    answers_with_another_package = True
+
     def find_spec(self, fullname, path=None, target=None):
         name = _target_name(fullname)
         if name is None:

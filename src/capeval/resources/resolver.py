@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import extras
 from ..errors import ResourceNotFound
 from ..extras import install_hint as _extra_hint
 
@@ -63,8 +64,10 @@ def list_resources() -> list[ResourceSpec]:
 
 
 def package_dir(package: str) -> Path | None:
+    """The directory of the installed package ``package`` (never a module aliased to that name,
+    as ``capeval.compat.install()`` aliases pycocoevalcap: :func:`capeval.extras.find_installed`)."""
     try:
-        spec = importlib.util.find_spec(package)
+        spec = extras.find_installed(package)
     except (ImportError, ValueError):
         return None
     if spec is None:

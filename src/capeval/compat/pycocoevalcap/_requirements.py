@@ -3,12 +3,11 @@ found one at a time: ``COCOEvalCap.evaluate()`` names everything its five scorer
 resources, SPICE-py's spaCy parser, NLTK and WordNet database) in one error, with one command
 installing all of it.
 
-Nothing is imported: extras are checked with ``importlib.util.find_spec``, resources with the
-resolver.
+Nothing is imported: extras are checked with :func:`capeval.extras.find_installed`, resources
+with the resolver.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Iterable
 
@@ -19,7 +18,7 @@ from ...resources.resolver import get_spec, resolve
 
 def _module_found(name: str) -> bool:
     try:
-        return importlib.util.find_spec(name) is not None
+        return extras.find_installed(name) is not None
     except (ImportError, ValueError):
         return False
 
