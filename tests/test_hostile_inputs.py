@@ -390,10 +390,13 @@ def _device(path: Path) -> None:
 #: Cache surfaces: (name, write one good entry into a folder and return its path, read the
 #: folder back -> the entries found).
 def _clip_write(folder: Path) -> Path:
-    name, data = _shard_with(1.0)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_bytes(data)
-    return folder / name
+    import numpy as np
+
+    from capeval.metrics._clip_cache import write_shard
+
+    path = write_shard(folder, {"ab" * 32: np.full(4, 1.0, dtype=np.float32)})
+    assert path is not None
+    return path
 
 
 def _clip_read(folder: Path) -> dict:

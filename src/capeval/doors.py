@@ -22,7 +22,8 @@ Kinds:
 * pickles: :func:`prescan_pickle` -- opcode pre-scan (nesting depth, decoded size, integer
   size) before anything is unpickled;
 * cache entries: :func:`cache_entry_name` / :func:`read_cache_entry` -- named by their digest,
-  dropped (with a note) when damaged;
+  dropped (with a note) when damaged; :class:`CacheFolder` -- one manifest per cache, foreign
+  and duplicate entries dropped;
 * plug-ins: :func:`contained` -- every ``BaseException`` but ``KeyboardInterrupt`` is caught.
 """
 from __future__ import annotations
@@ -68,6 +69,10 @@ MAX_PICKLE_DEPTH = 64
 MAX_IMAGE_BYTES = 256 << 20
 MAX_IMAGE_PIXELS = 1 << 27
 MAX_IMAGE_ASPECT = 100
+
+
+#: Bytes read at once from a file that grew after it was opened.
+_READ_BLOCK = 1 << 24
 
 
 def _mib(n: int) -> str:
@@ -127,10 +132,20 @@ def read_regular(path: str | Path, what: str, max_bytes: int) -> bytes:
     """The bytes of the regular file ``path`` (:func:`open_regular`); a file that grows past the
     limit while it is read is refused too."""
     with open_regular(path, what, max_bytes) as f:
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
+        # ``f.read(max_bytes + 1)`` would reserve the whole limit (1 GiB) for a file of a few
+        # bytes; read what the file holds, then in bounded blocks only while it keeps growing.
+        size = os.fstat(f.fileno()).st_size
+        parts = [f.read(size + 1)]
+        total = len(parts[0])
+        while total > size and total <= max_bytes:
+            block = f.read(min(_READ_BLOCK, max_bytes + 1 - total))
+            if not block:
+                break
+            parts.append(block)
+            total += len(block)
+    if total > max_bytes:
         raise InputError(f"{what} {path} grew past the limit of {_mib(max_bytes)} while it was read")
-    return data
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def utf8_error(path, data: bytes, e: UnicodeDecodeError, offset: int = 0) -> InputError:
@@ -626,6 +641,165 @@ def read_cache_entry(path: Path, on_damage: Callable[[str], None]) -> bytes | No
             pass
         on_damage(f"{why}; dropped, its values are recomputed")
     return data
+
+
+class CacheDamaged(UserWarning):
+    """A cache entry was damaged, foreign to its cache, or a duplicate; it was dropped and its
+    values are recomputed."""
+
+
+#: The manifest of a :class:`CacheFolder`: one JSON line per entry, appended.
+MANIFEST_NAME = "manifest.jsonl"
+#: A cache manifest and each of its lines.
+MAX_MANIFEST_BYTES = 64 << 20
+MAX_MANIFEST_LINE = 4096
+
+
+class CacheFolder:
+    """A cache folder with one manifest: every entry is a file named by the SHA-256 of its bytes
+    (:func:`cache_entry_name`, so reading it back checks it), and ``manifest.jsonl`` lists the
+    entries that belong to the cache, one line ``{"entry": name, "key": key}`` each (``key``
+    for caches that hold one value per entry). Reading drops, with a note (:class:`CacheDamaged`
+    through ``note``): a file the manifest does not list (foreign: another shard with the same
+    image keys, say), a key listed with two different entries (duplicate), an entry whose bytes
+    do not match its name or that the caller cannot decode (damaged), and a manifest that cannot
+    be read; the manifest is then rewritten without them, so the next run finds a clean cache.
+
+    Writers append the entry's line before they write the entry, so a file present but not
+    listed is never one being written; a line whose entry is missing is one being written (or
+    lost: a miss). ``write(path, data)`` writes a file atomically (the caller's
+    :func:`capeval.outputs.atomic_write`)."""
+
+    def __init__(self, folder: Path, suffix: str, write: Callable[[Path, bytes], None],
+                 note: Callable[[str], None]):
+        self.folder, self.suffix, self._write, self._note = Path(folder), suffix, write, note
+        self._lines: list[dict[str, str]] = []
+
+    @property
+    def manifest(self) -> Path:
+        return self.folder / MANIFEST_NAME
+
+    def entries(self) -> list[tuple[str | None, Path]]:
+        """``(key, path)`` of every good-looking entry, in the manifest's order (not yet read:
+        :meth:`read` checks each digest)."""
+        if not self.folder.is_dir():
+            return []
+        lines, bad = self._read_manifest()
+        listed = {ln["entry"] for ln in lines}
+        dropped: set[str] = set()
+        try:
+            files = sorted(e.name for e in os.scandir(self.folder))
+        except OSError:
+            files = []
+        for name in files:
+            if name.endswith(self.suffix) and name not in listed:
+                self._unlink(self.folder / name)
+                self._note(f"cache entry {self.folder / name} is not in its cache's manifest (foreign, or "
+                           "left by an older capeval); dropped, its values are recomputed")
+        by_key: dict[str, str] = {}
+        for ln in lines:
+            key, name = ln.get("key"), ln["entry"]
+            if key is not None and by_key.setdefault(key, name) != name:
+                dropped |= {by_key[key], name}
+                self._note(f"cache entries {self.folder / by_key[key]} and {self.folder / name} both claim key "
+                           f"{key[:40]!r} (duplicate); both dropped, their values are recomputed")
+        for name in dropped:
+            self._unlink(self.folder / name)
+        self._lines = [ln for ln in lines if ln["entry"] not in dropped]
+        if bad or dropped or len(self._lines) < len(lines):
+            self._rewrite()
+        seen: set[str] = set()
+        out = []
+        for ln in self._lines:
+            p = self.folder / ln["entry"]
+            if ln["entry"] not in seen and os.path.lexists(p):
+                seen.add(ln["entry"])
+                out.append((ln.get("key"), p))
+        return out
+
+    def read(self, path: Path) -> bytes | None:
+        """The bytes of a listed entry if they match its name; else it is dropped (None)."""
+        data = read_cache_entry(path, self._note)
+        if data is None:
+            self.forget(path)
+        return data
+
+    def drop(self, path: Path, why: str) -> None:
+        """Drop an entry the caller could not decode: deleted, unlisted, noted."""
+        self._unlink(path)
+        self.forget(path)
+        self._note(f"cache entry {path} {why}; dropped, its values are recomputed")
+
+    def forget(self, path: Path) -> None:
+        self._lines = [ln for ln in self._lines if ln["entry"] != path.name]
+        self._rewrite()
+
+    def add(self, data: bytes, key: str | None = None) -> Path | None:
+        """Write an entry holding ``data`` (listed first, then written); its path, or None when
+        the cache cannot be written (a read-only or full disk only costs time)."""
+        name = cache_entry_name(data, self.suffix)
+        line = {"entry": name} if key is None else {"entry": name, "key": key}
+        blob = (json.dumps(line, ensure_ascii=True, sort_keys=True) + "\n").encode()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            # One write(2) to an O_APPEND file: lines of concurrent writers never interleave.
+            fd = os.open(self.manifest, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+                         | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError(f"{self.manifest} is not a regular file")
+                os.write(fd, blob)
+            finally:
+                os.close(fd)
+            self._write(self.folder / name, data)
+        except Exception:  # noqa: BLE001 - OSError or the writer's OutputError: the cache is optional
+            return None
+        self._lines.append(line)
+        return self.folder / name
+
+    def _read_manifest(self) -> tuple[list[dict[str, str]], int]:
+        """The manifest's valid lines and the number of invalid ones (a manifest that cannot
+        be read at all counts as one)."""
+        if not os.path.lexists(self.manifest):
+            return [], 0
+        try:
+            text = decode_utf8(self.manifest, read_regular(self.manifest, "cache manifest", MAX_MANIFEST_BYTES))
+        except InputError as e:
+            self._unlink(self.manifest)
+            self._note(f"{e}; the cache's entries are dropped and recomputed")
+            return [], 1
+        lines, bad = [], 0
+        for raw in text.splitlines():
+            try:
+                if len(raw) > MAX_MANIFEST_LINE:
+                    raise InputError("line too long")
+                ln = loads_json(raw, str(self.manifest))
+                ok = (isinstance(ln, dict) and set(ln) <= {"entry", "key"} and isinstance(ln.get("entry"), str)
+                      and isinstance(ln.get("key", ""), str) and ln["entry"] == Path(ln["entry"]).name
+                      and ln["entry"].endswith(self.suffix) and ln["entry"] != MANIFEST_NAME)
+            except InputError:
+                ok = False
+            if ok:
+                lines.append(ln)
+            elif raw.strip():
+                bad += 1
+        if bad:
+            self._note(f"cache manifest {self.manifest}: {bad} unreadable line(s) dropped")
+        return lines, bad
+
+    def _rewrite(self) -> None:
+        text = "".join(json.dumps(ln, ensure_ascii=True, sort_keys=True) + "\n" for ln in self._lines)
+        try:
+            self._write(self.manifest, text.encode())
+        except Exception:  # noqa: BLE001 - a read-only cache: the same entries are dropped next time
+            pass
+
+    @staticmethod
+    def _unlink(path: Path) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
 
 
 # -------------------------------------------------------------------------------- plug-ins

@@ -13,7 +13,7 @@ pytest.importorskip("ftfy")
 
 from capeval.errors import InputError
 from capeval.metrics import _clip_models
-from capeval.metrics._clip_cache import CacheDamaged, shard_bytes
+from capeval.metrics._clip_cache import CacheDamaged, load_shards, shard_bytes
 from capeval.metrics.clipscore import ClipScore
 
 from ._tiny_clip import build_hf, save_openai, synthetic_images
@@ -73,6 +73,47 @@ def test_a_damaged_shard_is_dropped_and_recomputed(tiny, tmp_path, damage):
     assert third.details["images"]["embedded"] == 0
     np.testing.assert_array_equal(third.per_caption["clip_s"], clean.per_caption["clip_s"])
     assert healed.exists()
+
+
+def _second_shard(shard, listed: bool):
+    """A self-consistently named shard beside ``shard``, with its keys and other values, that
+    sorts after it; ``listed``: its line appended to the manifest too."""
+    with np.load(shard) as z:
+        keys, emb = z["sha256"], z["emb"]
+    name, data = shard_bytes(dict(zip(keys.tolist(), emb * 0 + 1)))
+    planted = shard.parent / ("f" * 32 + ".npz") if not listed else shard.parent / name
+    planted.write_bytes(data)
+    if listed:
+        with open(shard.parent / "manifest.jsonl", "a") as f:
+            f.write('{"entry": "%s"}\n' % name)
+    return planted
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["foreign", "listed duplicate"])
+def test_a_second_shard_with_the_same_images_never_overrides(tiny, tmp_path, listed):
+    """Issue 41, item 5: a second shard holding the same image keys with other values used to
+    win because it sorted later (CLIP-S 0.01416 -> 0.05508, same signature). A shard the
+    manifest does not list is foreign; two listed shards that disagree are both dropped."""
+    clean = _run(tiny)
+    shard = _only_shard(tmp_path)
+    planted = _second_shard(shard, listed)
+    _clip_models._memory.clear()
+    with pytest.warns(CacheDamaged) as notes:
+        again = _run(tiny)
+    assert any(planted.name in str(w.message) for w in notes), [str(w.message) for w in notes]
+    np.testing.assert_array_equal(again.per_caption["clip_s"], clean.per_caption["clip_s"])
+    assert not planted.exists()
+    assert again.details["images"]["embedded"] == (len(set(tiny["images"])) if listed else 0)
+    _clip_models._memory.clear()
+    assert _run(tiny).details["images"]["embedded"] == 0  # healed: one good shard, listed
+
+
+def test_shards_of_older_versions_without_a_manifest_are_dropped(tmp_path):
+    name, data = shard_bytes({"ab" * 32: np.ones(4, np.float32)})
+    (tmp_path / name).write_bytes(data)
+    with pytest.warns(CacheDamaged, match="not in its cache's manifest"):
+        assert load_shards(tmp_path) == {}
+    assert not (tmp_path / name).exists()
 
 
 def test_an_image_bomb_is_refused_by_name_before_decoding(tiny, tmp_path):

@@ -314,7 +314,7 @@ def _table(enc: ClipEncoder, disk: bool) -> dict[str, np.ndarray]:
             table = _memory[enc.key] = {}
             if disk:
                 folder = _disk_dir(enc)
-                table.update(load_shards(folder))  # digest-checked; a damaged shard is dropped
+                table.update(load_shards(folder))  # digest- and manifest-checked; a bad shard is dropped
         return table
 
 
@@ -360,15 +360,9 @@ def image_embeddings(enc: ClipEncoder, paths: list[str], *, batch_size: int, dis
 
 
 def _write_shard(enc: ClipEncoder, new: dict[str, np.ndarray]) -> None:
-    from ..errors import OutputError
-    from ..outputs import atomic_write
-    from ._clip_cache import shard_bytes
+    from ._clip_cache import write_shard
 
-    name, data = shard_bytes(new)
-    try:
-        atomic_write(_disk_dir(enc) / name, data)
-    except OutputError:
-        pass  # a read-only cache root only costs recomputation next run
+    write_shard(_disk_dir(enc), new)  # listed in the folder's manifest; a read-only root only costs time
 
 
 def _workers(enc: ClipEncoder) -> int:
