@@ -54,6 +54,16 @@ def with_fields(signature: str, **fields: str) -> str:
     return "|".join(parts)
 
 
+def with_last_fields(signature: str, fields: dict[str, object], keys: tuple[str, ...]) -> str:
+    """``signature`` with the fields ``keys`` set to ``fields``' values, placed just before the
+    version (a key missing from ``fields`` is removed): the whole-input fields of scores merged
+    from parts (``Aggregate.fields``), which each part stamped from its own rows or not at all."""
+    parts = [p for p in signature.split("|") if p.split(":", 1)[0] not in keys]
+    head, version = parts[:-1], parts[-1]
+    extra = [f"{k}:{_fmt(fields[k])}" for k in keys if k in fields]
+    return "|".join([*head, *extra, version])
+
+
 def nrefs_field(references) -> str:
     """``nrefs`` as sacrebleu writes it: the count, or ``var`` when it varies."""
     counts = {len(r) for r in references}

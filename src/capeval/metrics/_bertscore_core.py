@@ -1,9 +1,7 @@
 """BERTScore's computation as bert_score 0.3.12/0.3.13 performs it, in pure functions: token ids
 and weights, layer embeddings of distinct sentences, greedy matching of distinct pairs with
-bert_score's batch padding reproduced, and the per-row maxima over references.
-
-:class:`capeval.metrics.bertscore.BERTScore` (the metric family) holds the model, options and
-signature; why each step is exact and where work is shared is explained there.
+bert_score's batch padding reproduced, and the per-row maxima over references. The family
+(:class:`capeval.metrics.bertscore.BERTScore`) explains why each step is exact.
 """
 from __future__ import annotations
 
@@ -15,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._bertscore_idf import idf_table, reference_df
+from ._bertscore_windows import cut_tokens, plan_windows, stitch, token_window
 
 #: Pairs per greedy-matching batch; only memory and speed depend on it.
 PAIR_BATCH = 1024
@@ -35,19 +34,23 @@ def _special_prefix_kwargs(tokenizer) -> dict:
     return {}
 
 
-def encode_sentences(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
-    """Token ids with special tokens, as bert_score's ``sent_encode`` (strip, truncate)."""
+def encode_sentences(tokenizer, sentences: Sequence[str], *, full: bool = False) -> list[list[int]]:
+    """Token ids with special tokens, as bert_score's ``sent_encode`` (strip, truncate); with
+    ``full``, not truncated (``long_text=windows``)."""
     stripped = [s.strip() for s in sentences]
     out: list[list[int] | None] = [None] * len(stripped)
     todo = [i for i, s in enumerate(stripped) if s]
     if todo:
-        # Tokenizers without a length limit report a huge model_max_length; there is nothing
-        # to truncate to then (and the Rust backend rejects such a max_length).
-        limit = tokenizer.model_max_length
-        limit = limit if limit is not None and limit < 1_000_000 else None
+        # The Rust backend rejects a huge max_length: nothing to truncate to then.
+        limit = None if full else token_window(tokenizer)
         from ..resources.encoders import tokenizer_lock
 
         with tokenizer_lock(tokenizer):  # shared tokenizers are not safe to call from two threads
+            if full:
+                # transformers logs "sequence length is longer than the specified maximum" once:
+                # the windows are what make such a sequence fit.
+                getattr(tokenizer, "deprecation_warnings", {})[
+                    "sequence-length-is-longer-than-the-specified-maximum"] = True
             enc = tokenizer(
                 [stripped[i] for i in todo],
                 add_special_tokens=True,
@@ -74,11 +77,13 @@ def special_only(tokenizer) -> list[int]:
         return list(tokenizer("", add_special_tokens=True)["input_ids"])
 
 
-def reference_counts(tokenizer, references: Sequence[Sequence[str]]) -> tuple[dict[int, int], int]:
-    """``(df, M)`` of the flattened ``references``, each distinct reference tokenized once."""
+def reference_counts(tokenizer, references: Sequence[Sequence[str]], *,
+                     full: bool = False) -> tuple[dict[int, int], int]:
+    """``(df, M)`` of the flattened ``references``, each distinct reference tokenized once
+    (``full``: not truncated, as ``long_text=windows`` reads them)."""
     occurrences: Counter = Counter(ref for refs in references for ref in refs)
     distinct = list(occurrences)
-    ids = encode_sentences(tokenizer, distinct)
+    ids = encode_sentences(tokenizer, distinct, full=full)
     counts = [occurrences[s] for s in distinct]
     return reference_df(ids, counts), int(sum(counts))
 
@@ -172,6 +177,15 @@ def embed(
     per = map_fixed(forward, [len(t) for t in ids_list],
                     workers=cpu_workers(device) if workers is None else workers, progress=True)
     return {layer: [p[layer] for p in per] for layer in layers}
+
+
+def embed_windows(model, ids_list: Sequence[Sequence[int]], layers: Sequence[int], *, window: int,
+                  device: str = "cpu", workers: int | None = None) -> dict[int, list]:
+    """:func:`embed` for sentences of any length (``long_text=windows``,
+    :mod:`capeval.metrics._bertscore_windows`): the windows are sentences of the same fixed-shape
+    batches, so every embedding still depends on its sentence alone."""
+    pieces, plans = plan_windows(ids_list, window)
+    return stitch(embed(model, pieces, layers, device=device, workers=workers), plans, layers)
 
 
 # --------------------------------------------------------------------------- greedy matching
@@ -310,13 +324,17 @@ def score_rows(
     padding_floor: bool = True,
     device: str = "cpu",
     idf_weights: tuple[dict[int, float], float] | None = None,
+    long_text: str = "truncate",
+    cut: dict[str, int] | None = None,
 ) -> dict[int, LayerScores]:
     """BERTScore of every row at each layer in ``layers`` (max over references per component).
 
     ``padding_floor``: reproduce bert_score's zero floor for sentences padded within its
     matching batches of ``batch_size`` consecutive (candidate, reference) pairs.
     ``idf_weights``: with ``idf``, the :func:`idf_table` to weight with (a larger input's, from
-    its pre-pass) instead of the one of these references.
+    its pre-pass) instead of the one of these references. ``long_text``: ``truncate`` (bert_score's
+    truncation at the tokenizer's limit) or ``windows`` (:func:`embed_windows`); ``cut``, when
+    given, receives the tokens truncation dropped from each sentence it cut.
     """
     if len(candidates) != len(references):
         raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
@@ -332,7 +350,12 @@ def score_rows(
         for ref in refs:
             k = sentence_index.setdefault(ref, len(sentence_index))
             ref_counts[k] += 1
-    ids = encode_sentences(tokenizer, list(sentence_index))
+    windows = long_text == "windows"
+    sentences = list(sentence_index)
+    ids = encode_sentences(tokenizer, sentences, full=windows)
+    if cut is not None and not windows:
+        cut.update(cut_tokens(sentences, ids, token_window(tokenizer),
+                              lambda some: encode_sentences(tokenizer, some, full=True)))
     lengths = np.array([len(t) for t in ids], dtype=np.int64)
     # bert_score tests "length == 2"; this is the same for [CLS] x [SEP]-style models and also
     # right for models with another number of special tokens.
@@ -355,7 +378,14 @@ def score_rows(
         floor_p = floor_r = np.zeros(len(flat_arr), dtype=bool)
 
     workers = cpu_workers(device)
-    embs = embed(model, ids, layers, device=device, workers=workers)
+    limit = token_window(tokenizer)
+    if windows and limit is not None and int(lengths.max(initial=0)) > limit:
+        if limit <= 2 or len(special_only(tokenizer)) != 2:
+            raise InputError("bertscore: long_text=windows needs a tokenizer that puts one special token "
+                             "before and one after a sentence (BERT, RoBERTa); use long_text=truncate")
+        embs = embed_windows(model, ids, layers, window=limit, device=device, workers=workers)
+    else:
+        embs = embed(model, ids, layers, device=device, workers=workers)
     out: dict[int, LayerScores] = {}
     for layer in layers:
         ps = greedy_match(embs[layer], weights, pairs, workers=workers)

@@ -42,13 +42,16 @@ import numpy as np
 from .._version import __version__
 from ..errors import InputError
 from ..result import MetricScores
+from . import _long_text
 from ._bertscore_baselines import Baseline, packaged_baseline, read_baseline
 from ._bertscore_core import reference_counts, score_rows
 from ._bertscore_idf import IdfCounts
+from ._bertscore_windows import token_window
 from .base import Metric, OutputInfo
 from .registry import register
 
 VARIANT = "bertscore"
+LONG_MODES = ("truncate", "windows")
 CITATION = (
     "Zhang, Kishore, Wu, Weinberger & Artzi (2020). BERTScore: Evaluating Text Generation "
     "with BERT. ICLR."
@@ -102,6 +105,12 @@ class BERTScore(Metric):
         False takes the true maxima, so no score depends on its neighbours.
     device : str
         ``"cpu"`` (default) or a torch device string.
+    long_text : {"truncate", "windows"}
+        What happens past the tokenizer's limit (512 tokens for MiniLM): ``truncate`` (default,
+        bert_score's behaviour, numbers unchanged) cuts the rest, and the run says how many texts
+        and tokens it cut (warning, ``details["bertscore"]["long_text"]``, ``trunc:N`` in the
+        signature); ``windows`` reads the whole text through overlapping windows
+        (``capeval.metrics._bertscore_windows``, docs/LONG_CAPTIONS.md).
     """
 
     family = "bertscore"
@@ -148,8 +157,11 @@ class BERTScore(Metric):
         batch_size: int = 64,
         padding_floor: bool = True,
         device: str = "cpu",
+        long_text: str = "truncate",
     ) -> None:
         from ..resources.encoders import resolve_encoder
+
+        self.long_text = _long_text.check_mode("bertscore", long_text, LONG_MODES)
 
         self._idf_counts = idf if isinstance(idf, IdfCounts) else None
         for name, flag in (("idf", idf), ("padding_floor", padding_floor)):
@@ -188,7 +200,7 @@ class BERTScore(Metric):
         from ..resources.encoders import load_encoder
 
         tokenizer, _ = load_encoder(self.encoder.location, self.device)
-        df, m = reference_counts(tokenizer, references)
+        df, m = reference_counts(tokenizer, references, full=self.long_text == "windows")
         return IdfCounts(self.encoder.name, df, m)
 
     @classmethod
@@ -202,7 +214,11 @@ class BERTScore(Metric):
             return read_baseline(self.baseline_path)
         return packaged_baseline(self.encoder.name, revision)
 
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+    def statistics(self, candidates, references, **kw):
+        return _long_text.statistics(self, self.family, self.long_text, candidates, references, **kw)
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *,
+                _warn_long: bool = True) -> MetricScores:
         import torch
         import transformers
 
@@ -223,10 +239,12 @@ class BERTScore(Metric):
             )
         b = baseline.row(self.num_layers) if baseline is not None else None
 
+        cut: dict[str, int] = {}
         layer = score_rows(
             tokenizer, model, candidates, references, [self.num_layers],
             idf=self.idf, batch_size=self.batch_size, padding_floor=self.padding_floor,
             device=self.device, idf_weights=None if self._idf_counts is None else self._idf_counts.table(),
+            long_text=self.long_text, cut=cut,
         )[self.num_layers]
         prf = layer.prf
         if b is not None:
@@ -234,7 +252,7 @@ class BERTScore(Metric):
             prf = (prf - b) / (np.float32(1.0) - b)
         per_caption = {f"bertscore_{k}": prf[:, j].astype(np.float64) for j, k in enumerate("prf")}
         baseline_id = baseline.id if baseline is not None else None
-        return MetricScores(
+        out = MetricScores(
             corpus={k: float(np.mean(v)) for k, v in per_caption.items()},
             per_caption=per_caption,
             signature_fields={
@@ -259,3 +277,5 @@ class BERTScore(Metric):
                 "min_best_cosine": layer.min_best_cosine,
             },
         )
+        return _long_text.finish(out, self.family, self.long_text, token_window(tokenizer),
+                                 *_long_text.row_cuts(cut, candidates, references), warn=_warn_long)

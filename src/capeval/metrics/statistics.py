@@ -42,6 +42,17 @@ class Aggregate:
         statistics, so a streamed run reports them too (BLEU's summed counts); default none."""
         return {}
 
+    def fields(self, st: Statistics) -> dict[str, Any]:
+        """Signature fields that depend on the whole input (the ``trunc:N`` count of texts an
+        encoder cut), added after the family's own; parts of a run leave them out of
+        ``Statistics.fields``, which must agree. Default none."""
+        return {}
+
+    def warning(self, st: Statistics) -> str | None:
+        """What a run of these statistics should warn about once (texts an encoder cut); None
+        when nothing (default)."""
+        return None
+
     def reduce(self, st: Statistics) -> Statistics:
         """The part of ``st`` the corpus score needs (BLEU keeps only its summed counts), so a
         streamed run holds no more per row than its corpus rule reads. ``reduce`` commutes
@@ -103,7 +114,7 @@ class Statistics:
     def scores(self, details: dict | None = None) -> MetricScores:
         """Per-caption and corpus scores; ``details`` default to the aggregate's."""
         return MetricScores(corpus=self.corpus(), per_caption=self.per_caption(),
-                            signature_fields=dict(self.fields),
+                            signature_fields={**self.fields, **self.aggregate.fields(self)},
                             details=self.aggregate.details(self) if details is None else details)
 
     def reduced(self) -> Statistics:

@@ -12,7 +12,7 @@ import numpy as np
 from ..metrics.statistics import Statistics
 from ..result import Result
 from ..rowfiles import RowFileWriter
-from ..signature import with_fields
+from ..signature import with_fields, with_last_fields
 from .chunks import ChunkResult
 from .store import RunStore
 
@@ -79,6 +79,11 @@ class Assembly:
             warnings.warn(f"{', '.join(f'{v} {k}' for k, v in self.emptied.items())} empty after the {tokenizer} "
                           "tokenizer (scored as empty text by the n-gram metrics); counted in "
                           "result.details['input']", stacklevel=4)
+        for st in merged.values():
+            if (said := st.aggregate.warning(st)) is not None:
+                from ..metrics._long_text import LongTextWarning
+
+                warnings.warn(said, LongTextWarning, stacklevel=4)
         if (mixed := mixed_message(*self.forms)) is not None:
             warnings.warn(mixed, UserWarning, stacklevel=4)
         return details
@@ -101,8 +106,10 @@ def assemble(store: RunStore, keys: list[str], metrics: list[str], *, out_path: 
                 rids = r.ids if r.ids is not None else list(range(i * chunk_size, i * chunk_size + r.n))
                 writer.write(r.fragment, rids, r.per_caption)
             acc.add(r)
-        signatures = acc.signatures(tokenizer, families)
         merged = acc.merged()
+        signatures = {m: with_last_fields(sig, merged[families[m].family].aggregate.fields(merged[families[m].family]),
+                                          ("trunc",))
+                      for m, sig in acc.signatures(tokenizer, families).items()}
         corpus = {m: float(merged[families[m].family].corpus()[m]) for m in metrics}
         if writer is not None:
             writer.commit(corpus, signatures)  # rows and signatures as a pair (rowfiles.commit_pair)
