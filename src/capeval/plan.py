@@ -135,6 +135,7 @@ class ScoringPlan:
     def __post_init__(self) -> None:
         if self.options is None:
             object.__setattr__(self, "options", {})
+        _check_consistent(self)
 
     @classmethod
     def build(cls, metrics: Sequence | None = None, *, tokenizer: str = "ptb",
@@ -262,6 +263,44 @@ class ScoringPlan:
         return per_unit, corpus, signatures
 
 
+def _check_consistent(plan: ScoringPlan) -> None:
+    """A plan made by hand (``ScoringPlan(metrics=..., families=...)``) holds what
+    :meth:`ScoringPlan.build` would: every metric computed by exactly one of its families, each
+    family a metric class computing the names it lists. Otherwise it is refused here, by name,
+    rather than failing with a KeyError after other families have run."""
+    for attr in ("metrics", "families", "columns"):
+        value = getattr(plan, attr)
+        if isinstance(value, list):
+            object.__setattr__(plan, attr, value := tuple(value))
+        if not isinstance(value, tuple):
+            raise InputError(f"ScoringPlan {attr}={value!r}: expected a tuple; build plans with ScoringPlan.build(...)")
+    bad = [m for m in plan.metrics if not isinstance(m, str)]
+    if bad:
+        raise InputError(f"ScoringPlan metrics {bad[0]!r}: expected output names; build plans with ScoringPlan.build(...)")
+    computed: list[str] = []
+    for f in plan.families:
+        if not isinstance(f, FamilyPlan) or not (isinstance(f.cls, type) and issubclass(f.cls, Metric)):
+            raise InputError(f"ScoringPlan family {f!r}: expected a FamilyPlan of a Metric class; build plans with "
+                             "ScoringPlan.build(...)")
+        own = set(f.cls.output_names())
+        alien = [n for n in f.names if n not in own]
+        if alien:
+            raise InputError(f"ScoringPlan: family {f.cls.family!r} does not compute {alien[0]!r} (it computes "
+                             f"{', '.join(sorted(own))}); build plans with ScoringPlan.build(...)")
+        computed.extend(f.names)
+    missing = [m for m in plan.metrics if m not in computed]
+    extra = [m for m in computed if m not in plan.metrics]
+    twice = [m for m in set(computed) if sum(m in f.names for f in plan.families) > 1]
+    if missing or extra or twice:
+        what = (f"metric {missing[0]!r} has no family in the plan" if missing
+                else f"family output {extra[0]!r} is not among its metrics" if extra
+                else f"metric {twice[0]!r} is computed by two families")
+        raise InputError(f"ScoringPlan(metrics={plan.metrics!r}): {what}; build plans with ScoringPlan.build(...)")
+    if any(not isinstance(c, ScoresColumn) for c in plan.columns):
+        raise InputError("ScoringPlan columns: expected ScoresColumn entries; build plans with "
+                         "ScoringPlan.build(..., scores=...)")
+
+
 def _own(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """The plan's copy of ``options`` (each family's mapping copied, values shared), so a caller
     that changes its dicts afterwards does not change the plan's."""
@@ -284,9 +323,9 @@ def _metric_names(metrics, allow_none: bool = False) -> list[str]:
     if not metrics and not allow_none:
         raise InputError("no metrics requested")
     if not all(isinstance(m, str) for m in metrics):
-        from .metrics.user import as_metric_name
+        from .metrics.user import as_metric_names
 
-        metrics = [as_metric_name(m) for m in metrics]
+        metrics = as_metric_names(metrics)
     return metrics
 
 

@@ -73,7 +73,7 @@ def stress_cmd(
             print_rich(res, Console(width=max(Console().width, 140)))
         say(err, f"{res.seconds:.1f}s", style="dim")
         _write_outputs(res, json_out, markdown_out, report_out)
-    except CapevalError as e:
+    except (CapevalError, OSError) as e:  # OSError: an unwritable cache or disk, named by the message
         error(err, e)
         raise typer.Exit(2) from None
 

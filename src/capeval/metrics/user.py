@@ -113,6 +113,7 @@ def checked_scores(values, n: int, name: str) -> np.ndarray:
         raise InputError(f"user metric {name!r} returned a {type(values).__name__}; return a list, tuple or "
                          "1-D array of numbers, one per candidate, in the candidates' order")
     if not isinstance(values, Sequence):
+        _check_positional(values, name)
         try:
             arr = np.asarray(values)
         except Exception as e:  # noqa: BLE001 - a foreign array type
@@ -140,6 +141,26 @@ def checked_scores(values, n: int, name: str) -> np.ndarray:
         if not math.isfinite(out[i]):
             raise InputError(f"user metric {name!r}: score of candidate {i} is {v!r:.80}; scores must be finite")
     return out
+
+
+def _check_positional(values, name: str) -> None:
+    """A container with row labels (a pandas ``Series``) is read by position, as every other
+    sequence is; that is only the candidates' order when its labels are 0..n-1 in order. A
+    shuffled or sorted-by-score Series, or one labelled by ids, is refused rather than read out
+    of order (capeval does not know what its labels mean)."""
+    index = getattr(values, "index", None)
+    if index is None or callable(index):  # a list's ``index`` is a method
+        return
+    try:
+        labels = list(index)
+    except Exception:  # noqa: BLE001 - a foreign container
+        labels = None
+    if labels is None or labels != list(range(len(labels))):
+        shown = ", ".join(map(repr, (labels or [])[:4])) + (", ..." if labels and len(labels) > 4 else "")
+        raise InputError(f"user metric {name!r} returned a {type(values).__name__} whose index is [{shown}], not "
+                         "0..n-1 in order; its values would be read by position, not by label. Return "
+                         "values in the candidates' order (e.g. series.sort_index().to_numpy() if the "
+                         "labels are the candidates' positions)")
 
 
 def from_callable(fn: Callable, name: str | None = None, *, higher_is_better: bool = True,
@@ -215,3 +236,22 @@ def as_metric_name(metric) -> str:
     if len(names) != 1:
         raise InputError(f"metric family {cls.family!r} has outputs {names}; pass their names after registering it")
     return names[0]
+
+
+def as_metric_names(metrics) -> list[str]:
+    """:func:`as_metric_name` of each entry. Two different callables or classes that share a
+    name (two functions both called ``score``) would register one over the other, and the run
+    would report one of them under the name: refused, naming both."""
+    names: list[str] = []
+    seen: dict[str, object] = {}
+    for m in metrics:
+        name = as_metric_name(m)
+        if not isinstance(m, str):
+            ident = type(m) if isinstance(m, Metric) else m
+            prev = seen.setdefault(name, ident)
+            if prev is not ident:
+                raise InputError(f"two metrics are named {name!r} ({prev!r} and {ident!r}); only one result "
+                                 "could carry the name: give one another name (from_callable(fn, name=...) "
+                                 "or a UserMetric's name)")
+        names.append(name)
+    return names

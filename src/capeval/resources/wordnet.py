@@ -131,21 +131,62 @@ def prepare_nltk_data(path: str | os.PathLike | None = None) -> Path:
     if marker.is_file():
         return nltk_root
     tmp = target.with_name(f"wordnet.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    try:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        _copy_database(src, tmp)
+        if target.exists():  # a concurrent process finished first
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, target)
+    except OSError as e:
+        # A read-only, full or foreign cache: WordNet still loads, from a copy this process
+        # owns (about 40 MB, removed at exit), so SPICE-py and the stress suite go on.
+        shutil.rmtree(tmp, ignore_errors=True)
+        return _private_copy(src, key, e)
+    return nltk_root
+
+
+def _copy_database(src: Path, dest: Path) -> None:
     for name in _REQUIRED + _OPTIONAL:
         f = src / name
         if f.is_file():
-            copy_lf(f, tmp / name)  # a real file (NLTK refuses symlinks), LF line ends
-    if not (tmp / "lexnames").is_file():
-        (tmp / "lexnames").write_text(lexnames_text())
-    (tmp / ".capeval-complete").write_text(str(src.resolve()) + "\n")
-    if target.exists():  # a concurrent process finished first
-        shutil.rmtree(tmp)
-    else:
-        os.replace(tmp, target)
-    return nltk_root
+            copy_lf(f, dest / name)  # a real file (NLTK refuses symlinks), LF line ends
+    if not (dest / "lexnames").is_file():
+        (dest / "lexnames").write_text(lexnames_text())
+    (dest / ".capeval-complete").write_text(str(src.resolve()) + "\n")
+
+
+_private: dict[str, Path] = {}
+
+
+def _private_copy(src: Path, key: str, why: OSError) -> Path:
+    """The NLTK tree of ``src`` in a temporary folder of this process (once per process)."""
+    import atexit
+    import tempfile
+
+    from ..progress import note
+
+    with _lock:
+        root = _private.get(key)
+        if root is not None:
+            return root
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="capeval-wordnet-"))
+            base = folder / f"wordnet-{key}"  # named as the cache's copy: keys and stats name it
+            target = base / "corpora" / "wordnet"
+            target.mkdir(parents=True)
+            _copy_database(src, target)
+        except OSError as e:
+            raise ResourceNotFound(f"wordnet: cannot prepare NLTK's copy of {src}: the cache {cache_root()} is not "
+                                   f"writable ({why.strerror or why}) and neither is the temporary folder "
+                                   f"({e.strerror or e}); set CAPEVAL_CACHE to a writable folder") from None
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        note(f"WordNet copied to {base} for this run: the cache {cache_root()} is not writable "
+             f"({why.strerror or why})")
+        _private[key] = base
+        return base
 
 
 class _Serialised:

@@ -218,9 +218,13 @@ def stress(
     units ``export`` writes. ``parser`` replaces spaCy (texts -> parses, see
     :mod:`capeval.data.distractor_tasks`)."""
     start = time.perf_counter()
-    names = _metric_names(metrics, scores, export)
-    # names resolved, options checked and scores files read once, for every variant's call
-    plan = ScoringPlan.build(names, tokenizer=tokenizer, options=options, scores=scores) if names or scores else None
+    if isinstance(metrics, ScoringPlan):  # names resolved, options checked and scores read by the caller
+        plan = _given_plan(metrics, scores, options, tokenizer)
+        names = list(dict.fromkeys(plan.metrics))
+    else:
+        names = _metric_names(metrics, scores, export)
+        # names resolved, options checked and scores files read once, for every variant's call
+        plan = ScoringPlan.build(names, tokenizer=tokenizer, options=options, scores=scores) if names or scores else None
     _check_numbers(seed, n_resamples)
     perts = _perturbation_names(perturbations)
     chosen, label = _items(source, input, items, n, int(seed), root)
@@ -248,14 +252,31 @@ def stress(
                         scored.seconds)
 
 
+def _given_plan(plan: ScoringPlan, scores, options, tokenizer: str) -> ScoringPlan:
+    """``metrics=ScoringPlan.build(...)``: the plan holds the options, tokenizer and scores files."""
+    given = [k for k, v in (("scores", scores), ("options", options)) if v is not None]
+    if given:
+        raise InputError(f"pass {' and '.join(given)} in the plan (ScoringPlan.build(..., {given[0]}=...)) "
+                         "or without one, not both")
+    if tokenizer not in ("ptb", plan.tokenizer):
+        raise InputError(f"tokenizer {tokenizer!r} differs from the plan's {plan.tokenizer!r}; the plan holds it")
+    if not plan.metrics and not plan.columns:
+        raise InputError("the plan holds no metrics and no scores files")
+    return plan
+
+
 def _metric_names(metrics, scores, export) -> list[str]:
-    """The requested output names (a user's metric registered under its name)."""
-    from ..metrics.user import as_metric_name
+    """The requested output names (a user's metric registered under its name); metric names,
+    user metrics and callables, or a :class:`ScoringPlan`."""
+    from ..metrics.user import as_metric_names
 
     if isinstance(metrics, str):
         metrics = metrics.split(",")
-    names = list(dict.fromkeys(as_metric_name(m).strip() for m in (metrics or [])
-                               if not isinstance(m, str) or m.strip()))
+    if metrics is not None and not isinstance(metrics, Iterable):
+        raise InputError(f"metrics={metrics!r}: expected metric names, user metrics or callables, "
+                         "or a ScoringPlan")
+    names = list(dict.fromkeys(n.strip() for n in as_metric_names(
+        [m for m in (metrics or []) if not isinstance(m, str) or m.strip()])))
     if not names and not scores and export is None:
         raise InputError("no metrics requested")
     return names
