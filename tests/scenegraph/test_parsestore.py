@@ -3,6 +3,9 @@ scorer parses nothing and loads no WordNet, forked parsing gives the same tuples
 of the parser's identity is in the key."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from capeval.scenegraph.parsestore import DiskStore, store_key
@@ -41,6 +44,81 @@ def test_an_unwritable_cache_is_reported_and_scoring_goes_on(tmp_path):
     assert s.get(["a"]) == {} and "sub" in s.error
 
 
+def _set_value(store: DiskStore, key: str, value: str) -> None:
+    import sqlite3
+
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE kv SET value = ? WHERE key = ?", (value, key))
+
+
+PARSES = {"a": [["dog"], ["dog", "black"]], "b": [["bathroom"]], "c": [["man"], ["man", "ride", "horse"]]}
+
+
+@pytest.mark.parametrize("value", [
+    '[["bathroom"]],[["x","y","z"]]',  # two values in one row: used to shift every later text
+    "garbage", '{"tuples": []}', '[["a","b","c","d"]]', '[[1]]', '"bathroom"', "[" * 100_000 + "]" * 100_000,
+], ids=["two values", "garbage", "object", "four words", "number", "string", "100k deep"])
+def test_a_damaged_row_is_dropped_alone_and_recomputed(tmp_path, value):
+    """Issue 41, item 5: rows are decoded each on its own and checked against the store's
+    shape; a damaged one is deleted with a note (so it is parsed and stored again), and the
+    other rows keep their own values."""
+    from capeval.doors import CacheDamaged
+
+    s = DiskStore(tmp_path, {"kind": "spacy-parses"})
+    s.put(PARSES.items())
+    _set_value(s, "b", value)
+    again = DiskStore(tmp_path, {"kind": "spacy-parses"})
+    with pytest.warns(CacheDamaged, match="1 damaged row"):
+        assert again.get(list(PARSES)) == {"a": PARSES["a"], "c": PARSES["c"]}
+    assert again.get(list(PARSES)) == {"a": PARSES["a"], "c": PARSES["c"]}  # deleted: a miss, no second note
+    again.put([("b", PARSES["b"])])
+    assert DiskStore(tmp_path, {"kind": "spacy-parses"}).get(list(PARSES)) == PARSES  # healed
+
+
+def test_wordnet_facts_rows_are_checked_too(tmp_path):
+    from capeval.doors import CacheDamaged
+
+    s = DiskStore(tmp_path, {"kind": "wordnet-facts"})
+    s.put([("dog", [False, True, ["dog.n.01"]]), ("run", [True, True, ["run.v.01"]])])
+    _set_value(s, "dog", '[1, true, ["dog.n.01"]]')
+    with pytest.warns(CacheDamaged, match="damaged row"):
+        assert DiskStore(tmp_path, {"kind": "wordnet-facts"}).items() == {"run": [True, True, ["run.v.01"]]}
+
+
+def _fifo(path):
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _device(path):
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
+def _garbage(path):
+    path.write_bytes(b"not a database " * 300)
+
+
+@pytest.mark.parametrize("damage", [_fifo, _device, _garbage], ids=["fifo", "device", "garbage"])
+def test_a_store_file_sqlite_cannot_read_is_rebuilt(tmp_path, damage):
+    """A FIFO in the store's place would block SQLite, a device would be read without end, and
+    a file that is not a database failed every later run: each is dropped with a note and the
+    store starts anew."""
+    from capeval.doors import CacheDamaged
+
+    s = DiskStore(tmp_path, {"kind": "spacy-parses"})
+    s.put(PARSES.items())
+    s.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{s.path}{suffix}").unlink(missing_ok=True)
+    damage(s.path)
+    again = DiskStore(tmp_path, {"kind": "spacy-parses"})
+    with pytest.warns(CacheDamaged, match=s.path.name):
+        assert again.get(list(PARSES)) == {}
+    again.put(PARSES.items())
+    assert again.error is None and DiskStore(tmp_path, {"kind": "spacy-parses"}).get(list(PARSES)) == PARSES
+
+
 @pytest.fixture(scope="module")
 @requires(*SPICE_PY)
 def scorer_factory():
@@ -64,6 +142,29 @@ def test_second_scorer_reads_parses_and_words_from_disk(tmp_path, scorer_factory
     assert second.parser.parse(TEXTS) == want_tuples
     for k in want:
         assert want[k].tobytes() == got1[k].tobytes() == got2[k].tobytes(), k
+
+
+def test_an_edited_parse_row_changes_no_spice_score(tmp_path, scorer_factory):
+    """Issue 41, item 5: one row set to two values shifted every later text's tuples (7 of 8
+    SPICE scores changed, corpus 0.0904 -> 0.0573, same signature); 'garbage' gave a
+    JSONDecodeError on every later run. Now the row is dropped, its text parsed again, and every
+    score is the clean one."""
+    import sqlite3
+
+    from capeval.doors import CacheDamaged
+
+    first = scorer_factory(parse_cache=tmp_path)
+    want = first.score(CANDS, REFS)
+    path = first.parser.store.path
+    for value in ('[["bathroom"]],[["x","y","z"]]', "garbage"):
+        with sqlite3.connect(path) as conn:
+            conn.execute("UPDATE kv SET value = ? WHERE key = ?", (value, TEXTS[1]))
+        sc = scorer_factory(parse_cache=tmp_path)
+        with pytest.warns(CacheDamaged, match="damaged row"):
+            got = sc.score(CANDS, REFS)
+        assert sc.stats["distinct_sentences_parsed"] == 1
+        for k in want:
+            assert want[k].tobytes() == got[k].tobytes(), k
 
 
 def test_cached_wordnet_answers_equal_wordnet(tmp_path, scorer_factory):
