@@ -11,6 +11,50 @@ import pkgutil
 import typer
 import typer.core
 
+try:  # typer >= 0.25 carries its own copy of click
+    from typer._click.exceptions import NoSuchOption
+except ImportError:  # pragma: no cover - older typer runs on click itself
+    from click.exceptions import NoSuchOption  # type: ignore[no-redef,assignment]
+
+
+def _parse_suggesting(command, parse, ctx, args: list[str]) -> list[str]:
+    """``parse(ctx, args)``, where a mistyped option gets "Did you mean --metrics?" whatever its
+    case or ``_`` for ``-`` (``--metric``, ``--Metrics``, ``--cider_df``), and a long option
+    written with one dash (``-metrics``, which would read as ``-m etrics``) is refused naming
+    the two-dash one."""
+    opts = [o for p in command.get_params(ctx) for o in (*p.opts, *p.secondary_opts)]
+    longs = [o for o in opts if o.startswith("--")]
+    for arg in args:
+        if arg == "--" or not arg.startswith("-"):
+            if isinstance(command, typer.core.TyperGroup):  # the rest is a subcommand's
+                break
+            continue
+        name = arg.partition("=")[0]
+        if not name.startswith("--") and len(name) > 2 and "-" + name in longs:
+            reads = f" (with one dash it reads as {name[:2]} {arg[2:]})" if name[:2] in opts else ""
+            ctx.fail(f"No such option: {arg}. Did you mean -{arg}?{reads}")
+    try:
+        return parse(ctx, args)
+    except NoSuchOption as e:
+        from ..metrics.registry import did_you_mean
+
+        hint = did_you_mean(e.option_name, longs) if e.option_name.startswith("--") else ""
+        if not hint:
+            raise
+        raise NoSuchOption(e.option_name, message=f"No such option: {e.option_name}. D{hint[1:]}", ctx=e.ctx) from None
+
+
+# Single inheritance: a built command's class is swapped for these (_name_arguments), which
+# Python allows only between classes of the same layout.
+class _Command(typer.core.TyperCommand):
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return _parse_suggesting(self, super().parse_args, ctx, args)
+
+
+class _Group(typer.core.TyperGroup):
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return _parse_suggesting(self, super().parse_args, ctx, args)
+
 
 class _Argument(typer.core.TyperArgument):
     def _usage_display_name(self) -> str:
@@ -21,7 +65,12 @@ class _Argument(typer.core.TyperArgument):
 
 def _name_arguments(command) -> None:
     """Every argument of ``command`` and its subcommands shown as NAME, in the usage line, the
-    help and the errors ("Missing argument 'NAME'")."""
+    help and the errors ("Missing argument 'NAME'"); and every subcommand suggesting options
+    (:func:`_parse_suggesting`)."""
+    if type(command) is typer.core.TyperCommand:
+        command.__class__ = _Command
+    elif type(command) is typer.core.TyperGroup:
+        command.__class__ = _Group
     for param in getattr(command, "params", ()):
         if isinstance(param, typer.core.TyperArgument):
             param.metavar = (param.metavar or param.name).strip("[]").upper()
@@ -36,6 +85,9 @@ class _Capeval(typer.core.TyperGroup):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         _name_arguments(self)
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return _parse_suggesting(self, super().parse_args, ctx, args)
 
 
 app = typer.Typer(
