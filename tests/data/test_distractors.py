@@ -1,6 +1,7 @@
 """The ``distractors`` benchmark table built from the shared Flickr8k / Flickr30k captions."""
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from capeval import data
 from capeval.data.distractor_tasks import TASKS
 from capeval.data.distractors import SpacyParser, load_distractors
+from capeval.doors import CacheDamaged
 from capeval.errors import InputError
 from tests._needs import SPACY, requires
 
@@ -143,28 +145,30 @@ class _FakeNLP:
             yield toks
 
 
+def _fake_parser():
+    p = SpacyParser("fake-pipeline")
+    p._nlp = _FakeNLP()
+    p.describe = lambda: "fake-1"
+    return p
+
+
 def test_parse_cache_round_trip_and_damaged_files(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
     texts = ["A man runs .", "Two dogs play in the snow ."]
-
-    def parser():
-        p = SpacyParser("fake-pipeline")
-        p._nlp = _FakeNLP()
-        p.describe = lambda: "fake-1"
-        return p
-
+    parser = _fake_parser
     first = parser()
     parses = first(texts)
     assert first._nlp.calls == 1 and [t.text for t in parses[1]] == texts[1].split()
-    (cached,) = (tmp_path / "parses").iterdir()
+    (cached,) = (tmp_path / "parses").glob("*.json")
     second = parser()
     assert second(texts) == parses and second._nlp.calls == 0
     cached.write_text("{not json", encoding="utf-8")
     third = parser()
-    assert third(texts) == parses and third._nlp.calls == 1  # a damaged file is a miss, then rewritten
+    with pytest.warns(CacheDamaged, match=cached.name):
+        assert third(texts) == parses and third._nlp.calls == 1  # a damaged file is dropped, then rewritten
     assert parser()(texts) == parses
     assert parser()(texts[:1]) == parses[:1]  # another text list is another key
-    assert len(list((tmp_path / "parses").iterdir())) == 2
+    assert len(list((tmp_path / "parses").glob("*.json"))) == 2
     # a cache that cannot be written only costs time: the parses still come back, nothing is left
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("x", encoding="utf-8")
@@ -172,3 +176,91 @@ def test_parse_cache_round_trip_and_damaged_files(tmp_path, monkeypatch):
     fourth = parser()
     assert fourth(texts) == parses and fourth._nlp.calls == 1
     assert blocked.read_text(encoding="utf-8") == "x"
+
+
+def _entry(tmp_path):
+    (entry,) = (tmp_path / "parses").glob("*.json")
+    return entry
+
+
+def _relist(entry, data: bytes):
+    """``data`` written as a self-consistent entry in ``entry``'s place (its name and manifest
+    line follow the new digest): only the shape check can catch it."""
+    import json
+
+    from capeval.doors import cache_entry_name
+
+    manifest = entry.parent / "manifest.jsonl"
+    (line,) = [json.loads(x) for x in manifest.read_text().splitlines()]
+    entry.unlink()
+    name = cache_entry_name(data, ".json")
+    (entry.parent / name).write_bytes(data)
+    manifest.write_text(json.dumps({"entry": name, "key": line["key"]}) + "\n")
+
+
+def _nn_to_jj(entry):  # the probe's edit: every NN tag made JJ
+    entry.write_bytes(entry.read_bytes().replace(b'"NN"', b'"JJ"'))
+
+
+def _fifo(entry):
+    entry.unlink()
+    os.mkfifo(entry)
+
+
+def _dev_zero(entry):
+    entry.unlink()
+    entry.symlink_to("/dev/zero")
+
+
+def _deep(entry):
+    _relist(entry, b"[" * 100_000 + b"]" * 100_000)
+
+
+def _wrong_types(entry):
+    _relist(entry, b'[[["A", "0", "NN", "NOUN", "dep", 0, "a"]], [[1, 2]]]')
+
+
+def _wrong_offsets(entry):
+    _relist(entry, b'[[["A", 5, "NN", "NOUN", "dep", 9, "a"]], []]')
+
+
+def _foreign(entry):
+    import json
+
+    from capeval.doors import cache_entry_name
+
+    data = entry.read_bytes().replace(b'"NN"', b'"JJ"')
+    (entry.parent / cache_entry_name(data, ".json")).write_bytes(data)  # not in the manifest
+    (entry.parent / "manifest.jsonl").write_text(json.dumps({"entry": "0" * 32 + ".json", "key": "x"}) + "\n")
+
+
+@pytest.mark.parametrize("damage", [_nn_to_jj, _fifo, _dev_zero, _deep, _wrong_types, _wrong_offsets, _foreign],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_damaged_parse_cache_entry_is_dropped_and_parsed_again(tmp_path, monkeypatch, damage):
+    """Issue 41, items 5 and 9: the stress parse cache goes through the doors. A rewritten entry
+    (NN -> JJ moved a stress result) no longer matches its digest; a FIFO hung, a link to
+    /dev/zero took 3.8 GB, a 100,000-deep value was a RecursionError and wrong field types an
+    IndexError: each is dropped with a note, the texts are parsed again, the parses are the
+    fresh ones."""
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    texts = ["A man runs .", "Two dogs play in the snow ."]
+    want = _fake_parser()(texts)
+    damage(_entry(tmp_path))
+    again = _fake_parser()
+    with pytest.warns(CacheDamaged):
+        assert again(texts) == want
+    assert again._nlp.calls == 1
+    healed = _fake_parser()
+    assert healed(texts) == want and healed._nlp.calls == 0
+
+
+def test_a_caption_spacy_would_parse_without_end_is_refused_by_name(tmp_path, monkeypatch):
+    """Issue 41, item 8: a 1,000,000-character caption took 55 s and 3.47 GB in spaCy before a
+    MemoryError; captions are capped as SPICE-py caps them."""
+    from capeval.errors import InputError
+
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    p = _fake_parser()
+    with pytest.raises(InputError, match="caption 1 has 1,000,000 characters"):
+        p(["a dog", "a" * 1_000_000])
+    assert p._nlp.calls == 0

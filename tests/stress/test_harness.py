@@ -226,3 +226,18 @@ def test_row_dependent_families_score_every_item():
     # idf weighs by the references of the whole call: its pre-pass (BERTScore streams it)
     assert "bertscore_f" in full_row_metrics(["bertscore_f"], {"bertscore": {"padding_floor": False, "idf": True}})
     assert full_row_metrics(["bleu1", "learned"], None) == {"bleu1", "learned"}  # learned reads bleu1
+
+
+def test_a_million_character_candidate_is_refused_by_name_before_parsing():
+    """Issue 41, item 8: spaCy parsed a 1,000,000-character caption uncapped (55 s, 3.47 GB,
+    then a MemoryError); the stress rules now cap candidates as SPICE-py does."""
+    calls = []
+
+    def parser(texts):
+        calls.append(len(texts))
+        return [() for _ in texts]
+
+    rows = [dict(ROWS[0]), {**ROWS[1], "id": "huge", "candidate": "a" * 1_000_000}]
+    with pytest.raises(InputError, match="item 'huge': the candidate has 1,000,000 characters"):
+        capeval.stress(items=rows, metrics=["bleu1"], parser=parser, n_resamples=10)
+    assert calls == []

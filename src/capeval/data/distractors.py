@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, OutputError
+from .. import doors
+from ..errors import InputError
 from ..outputs import atomic_write
 from ..paths import cache_root
 from ._common import check_options, flickr8k_captions, karpathy_references, need, read_lines, reject_unknown, ws
@@ -91,25 +93,69 @@ class SpacyParser:
         return h.hexdigest()
 
     def __call__(self, texts: Sequence[str]) -> list[Parse]:
-        path = _cache_dir() / f"{self._key(texts)}.json" if self.cache else None
-        if path is not None and path.exists():
-            try:
-                rows = json.loads(path.read_text(encoding="utf-8"))
-                if len(rows) == len(texts):
-                    return [tuple(Token(*t) for t in row) for row in rows]
-            except (ValueError, TypeError):
-                pass  # a damaged cache file is a miss
+        from ..metrics._limits import SPICE_MAX_CHARS
+
+        for i, t in enumerate(texts):
+            if len(t) > SPICE_MAX_CHARS:  # spaCy's cost grows faster than the text (1M characters: 3.5 GB)
+                raise InputError(f"caption {i} has {len(t):,} characters; captions are parsed with spaCy up to "
+                                 f"{SPICE_MAX_CHARS:,} characters (as SPICE-py scores them). Shorten or drop it.")
+        cache = _cache() if self.cache else None
+        key = self._key(texts)
+        if cache is not None:
+            got = _read_parses(cache, key, texts)
+            if got is not None:
+                return got
         parses = [_to_tokens(doc) for doc in self.nlp.pipe(texts, batch_size=256)]
-        if path is not None:
-            _write_atomic(path, json.dumps([[list(t.__dict__.values()) for t in p] for p in parses]))
+        if cache is not None:
+            rows = [[list(t.__dict__.values()) for t in p] for p in parses]
+            cache.add(json.dumps(rows, ensure_ascii=False).encode("utf-8"), key)
         return parses
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _note(message: str) -> None:
+    warnings.warn(message, doors.CacheDamaged, stacklevel=6)
+
+
+def _cache() -> doors.CacheFolder:
+    """The parse cache: one manifest, entries named by their digest (a rewritten entry no longer
+    matches its name), one entry per list of texts. A read-only cache only costs time."""
+    return doors.CacheFolder(_cache_dir(), ".json", atomic_write, _note)
+
+
+def _read_parses(cache: doors.CacheFolder, key: str, texts: Sequence[str]) -> list[Parse] | None:
+    """The cached parses of ``texts``, or None (a miss; a damaged entry is dropped with a note)."""
+    path = next((p for k, p in cache.entries() if k == key), None)
+    data = cache.read(path) if path is not None else None
+    if path is None or data is None:
+        return None
     try:
-        atomic_write(path, text)
-    except OutputError:
-        pass  # a read-only cache only costs time
+        rows = doors.loads_json(doors.decode_utf8(path, data), str(path))
+        return [_checked_parse(row, text) for row, text in zip(rows, texts, strict=True)]
+    except (InputError, ValueError, TypeError) as e:
+        cache.drop(path, f"does not hold the parses of its texts ({str(e)[:200]})")
+        return None
+
+
+_FIELD_TYPES = (str, int, str, str, str, int, str)  # Token's fields, in order
+
+
+def _checked_parse(row: object, text: str) -> Parse:
+    """One text's tokens from a cache entry, each field of its type, each token found in the
+    text at its offset and each head a token of the text."""
+    if not isinstance(row, list):
+        raise ValueError(f"a parse is a list of tokens, got {type(row).__name__}")
+    out = []
+    for t in row:
+        if not isinstance(t, list) or len(t) != len(_FIELD_TYPES) or not all(
+                isinstance(v, ty) and not isinstance(v, bool) for v, ty in zip(t, _FIELD_TYPES)):
+            raise ValueError(f"token {t!r:.80} is not {len(_FIELD_TYPES)} fields of types "
+                             f"{', '.join(ty.__name__ for ty in _FIELD_TYPES)}")
+        tok = Token(*t)
+        if text[tok.idx:tok.idx + len(tok.text)] != tok.text or tok.idx < 0 or not 0 <= tok.head < len(row):
+            raise ValueError(f"token {tok.text!r:.40} is not at offset {tok.idx} of its text, or its head "
+                             f"{tok.head} is not a token")
+        out.append(tok)
+    return tuple(out)
 
 
 # ---- the table ---------------------------------------------------------------------------------

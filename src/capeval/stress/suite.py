@@ -109,6 +109,19 @@ def _check_keys(items: Sequence[StressItem]) -> None:
         seen[it.key] = k
 
 
+def _check_lengths(items: Sequence[StressItem]) -> None:
+    """Refuse, naming the item, a candidate spaCy would parse without bound (1,000,000
+    characters: 55 s and 3.5 GB, then a MemoryError); the cap is SPICE-py's, which parses the
+    same way."""
+    from ..metrics._limits import SPICE_MAX_CHARS
+
+    for it in items:
+        if len(it.candidate) > SPICE_MAX_CHARS:
+            raise InputError(f"item {it.key!r}: the candidate has {len(it.candidate):,} characters; the stress rules "
+                             f"parse candidates of at most {SPICE_MAX_CHARS:,} characters with spaCy (the cap "
+                             "SPICE-py applies). Shorten or drop that row.")
+
+
 def perturb(items: Sequence[StressItem], names: Sequence[str], seed: int, *, parser=None, lexicon=None
             ) -> tuple[dict[str, list[str | None]], dict[str, dict[str, int]]]:
     """Each perturbation's text for each item (None where skipped) and the skip reasons."""
@@ -119,6 +132,7 @@ def perturb(items: Sequence[StressItem], names: Sequence[str], seed: int, *, par
 
         parser = SpacyParser()
     lexicon = lexicon if lexicon is not None else WordNetLexicon()
+    _check_lengths(items)
     parses = parser([it.candidate for it in items])
     donors = [(it.image, it.candidate) for it in items]
     texts: dict[str, list[str | None]] = {p: [] for p in names}
