@@ -60,6 +60,9 @@ class ClipEncoder:
     text_ids: Callable[[list[str]], list[list[int]]]
     embed_ids: Callable[[list[list[int]]], np.ndarray]
     arch: str = ""
+    #: Whole rows, not truncated, unpadded (``_clip_long``); ``pad_to``: the tower takes rows padded so.
+    full_ids: Callable[[list[str]], list[list[int]]] | None = None
+    pad_to: int | None = None
 
     @property
     def key(self) -> str:
@@ -205,6 +208,10 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
             # open_clip's text tower adds all context_length positional embeddings and its
             # causal mask has that size: every row is padded to it, as clip.tokenize pads.
             return open_clip.tokenize(texts, context_length=ctx).tolist()
+
+        from open_clip.tokenizer import _tokenizer as oc_tok  # the tokenizer open_clip.tokenize uses
+        ends = oc_tok.encoder["<start_of_text>"], oc_tok.encoder["<end_of_text>"]
+        full_ids = lambda texts: [[ends[0], *oc_tok.encode(t), ends[1]] for t in texts]  # noqa: E731
     else:
         from ..resources.clip import clip_bpe_path
         from ._clip_bpe import ClipBPE
@@ -225,6 +232,8 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
             # No padding: each row ends at its end token (see encode_text; clip.tokenize pads
             # to 77 with zeros, which causal attention keeps from reaching the end token).
             return [list(r) for r in bpe.tokenize(texts, ctx)]
+
+        full_ids = lambda texts: [[bpe.sot, *bpe.encode(t), bpe.eot] for t in texts]  # noqa: E731
     net = net.to(dev)
     in_dtype = torch.float16 if fp16 else torch.float32
 
@@ -241,7 +250,8 @@ def _load_openai_format(path: Path, backend: str, tokenizer, device: str, fp16: 
     patch = sd["visual.conv1.weight"].shape[-1]
     arch = f"vit-w{width}-p{patch}-{n_px}px" + ("" if quick_gelu else "-gelu")
     return ClipEncoder(backend, model_sha256(path), n_px, ctx, tok_name, "float16" if fp16 else "float32",
-                       str(device), embed_pixels, text_ids, embed_ids, arch)
+                       str(device), embed_pixels, text_ids, embed_ids, arch, full_ids,
+                       ctx if backend == "open_clip" else None)
 
 
 def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
@@ -282,6 +292,10 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
         with tokenizer_lock(tok):  # a Rust tokenizer shared by two threads fails ("Already borrowed")
             return [list(r) for r in tok(texts, truncation=True, max_length=ctx)["input_ids"]]
 
+    def full_ids(texts: list[str]) -> list[list[int]]:
+        with tokenizer_lock(tok):
+            return [list(r) for r in tok(texts, truncation=False)["input_ids"]]
+
     def embed_ids(rows: list[list[int]]) -> np.ndarray:
         with torch.inference_mode():
             x = torch.tensor(rows, dtype=torch.long).to(dev)
@@ -291,7 +305,8 @@ def _load_transformers(path: Path, device: str, fp16: bool) -> ClipEncoder:
     vc = net.config.vision_config
     arch = f"vit-w{vc.hidden_size}-p{vc.patch_size}-{n_px}px-{vc.hidden_act}"
     return ClipEncoder("transformers", model_sha256(path), n_px, ctx, f"hf-{type(tok).__name__}",
-                       "float16" if fp16 else "float32", str(device), embed_pixels, text_ids, embed_ids, arch)
+                       "float16" if fp16 else "float32", str(device), embed_pixels, text_ids, embed_ids, arch,
+                       full_ids)
 
 
 # ------------------------------------------------------------------------ image embeddings

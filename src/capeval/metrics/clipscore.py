@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import InputError
 from ..progress import report
 from ..result import MetricScores
+from . import _long_text
 from .base import Metric, OutputInfo
 from .registry import register
 
@@ -150,9 +151,11 @@ class _ClipFamily(Metric):
         fp16: bool = False,
         quick_gelu: bool = True,
         embedding_cache: bool = True,
+        long_text: str = "truncate",
     ) -> None:
         from ._clip_models import load
 
+        self.long_text = _long_text.check_mode(self.family, long_text, ("truncate", "windows"))
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"{self.family}: batch_size must be a positive integer, got {batch_size!r}")
         for name, flag in (("fp16", fp16), ("quick_gelu", quick_gelu), ("embedding_cache", embedding_cache)):
@@ -170,8 +173,12 @@ class _ClipFamily(Metric):
         self.encoder = load(model, default_resource=self.default_resource, backend=backend,
                             tokenizer=tokenizer, device=device, fp16=fp16, quick_gelu=quick_gelu)
 
+    def statistics(self, candidates, references, **kw):
+        return _long_text.statistics(self, self.family, self.long_text, candidates, references, **kw)
+
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
-                images: Sequence[str] | None = None) -> MetricScores:
+                images: Sequence[str] | None = None, *, _warn_long: bool = True) -> MetricScores:
+        from . import _clip_long
         from ._clip_image import PREPROCESS_ID
         from ._clip_models import image_embeddings, text_embeddings
 
@@ -198,15 +205,22 @@ class _ClipFamily(Metric):
         img, counts = image_embeddings(enc, list(images), batch_size=self.batch_size,
                                        disk=self.embedding_cache)
         step(n)
-        texts = text_embeddings(enc, [with_prompt(self.prompt, t) for t in [*candidates, *flat]],
-                                batch_size=self.batch_size)
+        cut: dict[str, int] = {}
+        if self.long_text == "windows":
+            texts = _clip_long.text_embeddings(enc, lambda t: with_prompt(self.prompt, t), [*candidates, *flat],
+                                               batch_size=self.batch_size)
+        else:
+            prompted = [with_prompt(self.prompt, t) for t in [*candidates, *flat]]
+            texts = text_embeddings(enc, prompted, batch_size=self.batch_size)
+            by_prompted = _clip_long.cut_tokens(enc, prompted)
+            cut = {t: by_prompted[p] for t, p in zip([*candidates, *flat], prompted) if p in by_prompted}
         step(len(flat))
         cand = texts[:n]
         score = image_text_scores(img, cand, self.w)
         ref = harmonic(score, reference_cosines(cand, texts[n:], owner, n))
         per_caption = {self.score_name: score.astype(np.float64), self.ref_name: ref.astype(np.float64)}
         corpus = {k: float(np.mean(v)) if len(v) else float("nan") for k, v in per_caption.items()}
-        return MetricScores(
+        out = MetricScores(
             corpus=corpus,
             per_caption=per_caption,
             signature_fields={
@@ -222,6 +236,8 @@ class _ClipFamily(Metric):
             },
             details={"images": counts},
         )
+        return _long_text.finish(out, self.family, self.long_text, enc.context_length,
+                                 *_long_text.row_cuts(cut, candidates, references), warn=_warn_long)
 
 
 @register
@@ -250,6 +266,12 @@ class ClipScore(_ClipFamily):
         OpenAI's activation (True for every OpenAI-format release).
     embedding_cache : bool
         Keep image embeddings on disk under the capeval cache root, by image content and model.
+    long_text : {"truncate", "windows"}
+        Past the text tower's 77 tokens: ``truncate`` (default, ``clip.tokenize(truncate=True)``,
+        the scripts' numbers) cuts, and the run says how many texts and tokens it cut (warning,
+        ``details[family]["long_text"]``, ``trunc:N`` in the signature); ``windows`` averages the
+        normalised embeddings of sentence-packed 77-token windows (``_clip_long``,
+        docs/LONG_CAPTIONS.md).
     """
 
     family = "clip_s"
