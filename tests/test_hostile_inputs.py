@@ -43,6 +43,7 @@ JSON_TEMPLATES = {
     "df": '{{"format": "' + DF_FORMAT + '", "n_units": {v}, "df": {{"a": 1}}}}',
     "scores_jsonl": '{{"id": "u1", "score": {v}}}\n',
     "data_json": '{{"items": {v}}}',
+    "judgments_jsonl": '{{"candidate": "a dog", "references": ["a dog runs"], "human": {v}}}\n',
 }
 
 #: Kinds read from a file (the others are directories).
@@ -259,6 +260,8 @@ SURFACES = [
             ("bench", "toy-corr", "--scores", "mine={path}", "--no-cache", "-q"), toy_benchmarks=True),
     Surface("bench --scores csv", "scores_csv", ".csv",
             ("bench", "toy-corr", "--scores", "mine={path}", "--no-cache", "-q"), toy_benchmarks=True),
+    Surface("bench --file jsonl", "judgments_jsonl", ".jsonl", ("bench", "--file", "{path}", "-m", "bleu4", "-q")),
+    Surface("bench --file csv", "csv", ".csv", ("bench", "--file", "{path}", "-m", "bleu4", "-q")),
     Surface("compat convert-cider-df", "pickle", ".p", ("compat", "convert-cider-df", "{path}", "{outp}")),
     Surface("CiderD(df=...)", "df", ".json", api="from capeval.compat.ciderD import CiderD\nCiderD(df={path!r})"),
     Surface("scores_metric()", "scores_jsonl", ".jsonl",

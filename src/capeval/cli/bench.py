@@ -14,9 +14,16 @@ from ._console import error, escape, say
 
 
 def bench_cmd(
-    name: str = typer.Argument(..., help="Benchmark name (flickr8k-expert, flickr8k-cf, composite, pascal50s, "
-                               "abstract50s, tanti-coco, thumb, nebula, polaris, ...), a comma-separated list, 'all' (the first "
-                               "five) or 'modern' (thumb, nebula, polaris)."),
+    name: str | None = typer.Argument(None, help="Benchmark name (flickr8k-expert, flickr8k-cf, composite, "
+                                      "pascal50s, abstract50s, tanti-coco, thumb, nebula, polaris, ...), a "
+                                      "comma-separated list, 'all' (the first five) or 'modern' (thumb, nebula, "
+                                      "polaris); or none with --file."),
+    judgment_files: list[Path] = typer.Option([], "--file", help="Your own human judgments (.jsonl, .csv, .tsv, "
+                                              ".parquet), repeatable: ratings (candidate, references, human), "
+                                              "pairwise (a, b, references, preferred) or systems (system, "
+                                              "image_id, candidate, references, human); docs/DATA_FORMATS.md."),
+    judgment_kind: str | None = typer.Option(None, "--kind", help="The kind of every --file (ratings, pairwise, "
+                                             "systems); default: told from the first row's fields."),
     metrics: str | None = typer.Option(None, "--metrics", "-m",
                                        help="Comma-separated metric output names (see `capeval metrics`); default "
                                        f"{','.join(METRIC_SETS['ngram'])}, or none when --scores is given."),
@@ -75,9 +82,10 @@ def bench_cmd(
 
     err = Console(stderr=True)
     load_options = _load_options(err, data_option)
-    names = resolve_names(name)
+    names = resolve_names(name) if name is not None else []
     outputs = [p for p in (json_out, markdown_out, latex_out, report_out) if p is not None]
     with _exit_on_error(err):
+        _check_sources(names, judgment_files, judgment_kind)
         # before any work (a run that cannot finish does none); its plan serves every benchmark
         plan = check_run(names, outputs=outputs, overwrite=overwrite, report=report_out is not None, root=root,
                          allow_modified_data=allow_modified_data, mkdirs=mkdirs, tokenizer=tokenizer,
@@ -88,7 +96,7 @@ def bench_cmd(
                        allow_seen=allow_seen, allow_modified_data=allow_modified_data, images_dir=images,
                        line_breaks="refuse" if strict_line_breaks else "space")
     with _exit_on_error(err):
-        results = _run_benchmarks(err, names, plan, run_options)
+        results = _run_benchmarks(err, names, plan, run_options, judgment_files, judgment_kind)
     if not quiet:
         print_rich(results, Console(width=max(Console().width, 120)))
     with _exit_on_error(err):
@@ -199,24 +207,41 @@ def _load_options(err, items: list[str]) -> dict[str, str]:
     return load_options
 
 
-def _run_benchmarks(err, names: list[str], plan, run_options: dict) -> list:
+def _check_sources(names: list[str], files: list[Path], kind: str | None) -> None:
+    from ..data.judgment_files import KINDS
+    from ..errors import InputError
+
+    if not names and not files:
+        raise InputError("name a benchmark (capeval data list shows them) or give your judgments with --file")
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"unknown --kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if kind is not None and not files:
+        raise InputError("--kind is the kind of a --file; no --file was given")
+
+
+def _run_benchmarks(err, names: list[str], plan, run_options: dict, files: list[Path] = (),
+                    kind: str | None = None) -> list:
     """Each benchmark's result (all scored with the one ``plan``), with the status line
-    following its steps."""
+    following its steps; then each judgment file's."""
     from ..metaeval.runner import run_benchmark
     from ..progress import noting
 
-    if plan.columns and len(names) > 1:
+    sources: list[tuple[str | None, Path | None, str]] = [(n, None, n) for n in names]
+    sources += [(None, f, str(f)) for f in files]
+    if plan.columns and len(sources) > 1:
         from ..errors import InputError
 
-        raise InputError(f"--scores holds the units of one benchmark; run {', '.join(names)} one at a time")
+        raise InputError(f"--scores holds the units of one benchmark; run {', '.join(s[2] for s in sources)} "
+                         "one at a time")
     results = []
-    for n in names:
+    for n, file, label in sources:
         # one-time steps (METEOR's conversion) say what they do in the status line
-        with err.status(escape(f"{n} …")) as status, noting(lambda msg: status.update(escape(msg))):
-            res = run_benchmark(n, plan=plan, progress=lambda msg: status.update(escape(msg)), **run_options)
+        with err.status(escape(f"{label} …")) as status, noting(lambda msg: status.update(escape(msg))):
+            res = run_benchmark(n, plan=plan, progress=lambda msg: status.update(escape(msg)), file=file,
+                                file_kind=kind, **run_options)
         results.append(res)
         hit = sum(res.cached.values())
-        say(err, f"{n}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache", style="dim")
+        say(err, f"{res.name}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache", style="dim")
     return results
 
 

@@ -29,6 +29,13 @@ def load_table(name: str, root: Path | str | None = None, *, line_breaks: str = 
         # benchmark and where to look instead of a traceback from inside a loader.
         raise InputError(f"{name}: the data under {base} are malformed ({type(e).__name__}: {e}). "
                          "`capeval data verify` compares them with the packaged checksums.") from e
+    refuse_line_breaks(table, name, line_breaks)
+    return table
+
+
+def refuse_line_breaks(table, name: str, line_breaks: str) -> None:
+    """Strict mode: a table holding a line break is refused, naming the first."""
+    check_line_break_policy(line_breaks)
     if line_breaks == "refuse" and table.line_breaks:
         first = table.line_breaks[0]
         raise InputError(
@@ -36,4 +43,3 @@ def load_table(name: str, root: Path | str | None = None, *, line_breaks: str = 
             f"{len(table.line_breaks)} text(s) of {name} hold one. Strict mode (--strict-line-breaks, "
             "line_breaks='refuse') refuses them; by default each is read as a space and the benchmark "
             f"signature says breaks:space:{len(table.line_breaks)}.")
-    return table

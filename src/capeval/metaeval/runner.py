@@ -117,7 +117,7 @@ def plan_for(metrics: Sequence, *, tokenizer: str = "ptb", options: dict | None 
 
 
 def run_benchmark(
-    name: str,
+    name: str | None,
     metrics: Sequence[str] = DEFAULT_METRICS,
     *,
     root: Path | str | None = None,
@@ -137,8 +137,15 @@ def run_benchmark(
     allow_modified_data: bool = False,
     line_breaks: str = "space",
     plan: ScoringPlan | None = None,
+    file: Path | str | None = None,
+    file_kind: str | None = None,
 ) -> BenchResult:
-    """Run one benchmark by name (see :func:`capeval.data.names`).
+    """Run one benchmark by name (see :func:`capeval.data.names`), or a user's judgment file.
+
+    ``file`` (with ``name=None``) is a file of human judgments the user brings (ratings,
+    pairwise preferences or systems; :mod:`capeval.data.judgment_files`, ``file_kind`` forces
+    the kind): it is run exactly as a named benchmark, its SHA-256 in the benchmark signature.
+    Its ratings' headline statistic is ``statistic`` (default Kendall's tau-c).
 
     Its data files are first checked against capeval's packaged checksums; a file that
     differs is refused (:class:`~capeval.errors.ResourceDamaged`) unless
@@ -168,12 +175,22 @@ def run_benchmark(
         raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
     if aggregate not in AGGREGATES:
         raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
-    seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families)
     start = time.perf_counter()
     load_options = dict(load_options or {})
     ref_mode = str(load_options.pop("ref_mode", "set"))
-    table, base_fn = _load_table(name, root, load_options, ref_mode, families, bool(user), allow_modified_data,
-                                 line_breaks)
+    if file is not None:
+        if name is not None:
+            raise InputError(f"give a benchmark name ({name!r}) or a judgment file, not both")
+        table, base_fn = _load_file(file, file_kind, statistic, load_options, ref_mode, families, bool(user),
+                                    line_breaks)
+        name = table.name
+        seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families, table=table)
+    else:
+        if name is None:
+            raise InputError("give a benchmark name or a judgment file (file=...)")
+        seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families)
+        table, base_fn = _load_table(name, root, load_options, ref_mode, families, bool(user), allow_modified_data,
+                                     line_breaks)
     cache = cache if cache is not None else ScoreCache()
     hib = {m: higher_is_better(m, families[m]) for m in metrics} | dict.fromkeys(user, True)
     # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
@@ -207,13 +224,21 @@ def _load_table(name, root, load_options, ref_mode: str, families, with_user: bo
 
     if ref_mode not in REF_MODES:
         raise InputError(f"unknown ref_mode {ref_mode!r}; choose one of {', '.join(REF_MODES)}")
-    if with_user and ref_mode != "set":
-        raise InputError(f"scores files give one score per exported unit; ref_mode={ref_mode} scores each "
-                         "reference separately, which they cannot")
     modified = check_benchmark_data(name, root, allow_modified=allow_modified)
     table = data.load(name, root, line_breaks=line_breaks, **load_options)
     if modified:
         table = dataclasses.replace(table, protocol={**table.protocol, "data": "modified"})
+    return _with_ref_mode(table, name, ref_mode, families, with_user)
+
+
+def _with_ref_mode(table, name: str, ref_mode: str, families, with_user: bool):
+    from .. import data
+
+    if ref_mode not in REF_MODES:
+        raise InputError(f"unknown ref_mode {ref_mode!r}; choose one of {', '.join(REF_MODES)}")
+    if with_user and ref_mode != "set":
+        raise InputError(f"scores files give one score per exported unit; ref_mode={ref_mode} scores each "
+                         "reference separately, which they cannot")
     if getattr(table, "references", ()) is None:
         _check_reference_free(name, table, families, ref_mode)
     if ref_mode == "set":
@@ -223,6 +248,18 @@ def _load_table(name, root, load_options, ref_mode: str, families, with_user: bo
                          "not system-level ones")
     # Each row's score is a mean over single-reference scores: part of the table's protocol.
     return dataclasses.replace(table, protocol={**table.protocol, "ref_mode": ref_mode}), score_units_each_ref
+
+
+def _load_file(file, kind, statistic, load_options, ref_mode: str, families, with_user: bool, line_breaks: str):
+    """A user's judgment file as a table, read as a named benchmark's table is read after its loader."""
+    from ..data.judgment_files import load_judgments_file
+    from ..data.loading import refuse_line_breaks
+
+    if load_options:
+        raise InputError(f"a judgment file takes no loader options (got {', '.join(sorted(load_options))})")
+    table = load_judgments_file(file, kind=kind, statistic=canonical_statistic(statistic or "kendall_tau_c"))
+    refuse_line_breaks(table, table.name, line_breaks)
+    return _with_ref_mode(table, table.name, ref_mode, families, with_user)
 
 
 @dataclass
@@ -374,15 +411,17 @@ def _check_reference_free(name: str, table, families: dict[str, type], ref_mode:
         raise InputError(f"ref_mode={ref_mode} scores each reference separately; {what} ships no references")
 
 
-def _seen_metrics(name, metrics, options, root, allow_seen: bool, families=None) -> dict[str, list[str]]:
-    from .seen import provenance_of, seen_reasons
+def _seen_metrics(name, metrics, options, root, allow_seen: bool, families=None, table=None) -> dict[str, list[str]]:
+    """Why each learned metric's number on ``name`` would not be held out; ``table`` (a user's
+    judgment file) is checked by its images and texts, as it has no name a model could know."""
+    from .seen import provenance_of, seen_reasons, seen_reasons_of_table
 
     seen: dict[str, list[str]] = {}
     for m in metrics:
         prov = provenance_of(m, options, families)
         if prov is None:
             continue
-        reasons = seen_reasons(name, prov, root=root)
+        reasons = seen_reasons(name, prov, root=root) if table is None else seen_reasons_of_table(table, prov, root)
         if reasons and not allow_seen:
             raise InputError(
                 f"{m}: model {prov.get('model', '?')!r} has seen {name} ({', '.join(reasons)}), so its number "

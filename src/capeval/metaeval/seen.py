@@ -42,6 +42,39 @@ def seen_reasons(benchmark: str, provenance: Mapping[str, Any], *, root: Path | 
     return reasons
 
 
+def seen_reasons_of_table(table, provenance: Mapping[str, Any], root: Path | str | None = None) -> list[str]:
+    """``overlap=<benchmark>`` for each human-judgment benchmark the model was trained on that
+    shares an image or a candidate text with ``table`` (a user's judgment file, which no model
+    knows by name: a file exported from a training benchmark is caught by its contents)."""
+    from ..learn.judgments import EVALUATION_SETS, JUDGMENT_BENCHMARKS, TRAINING_ONLY, load_judgments, touches
+
+    found = _table_images_and_texts(table)
+    others = [b for b in provenance.get("trained_on") or []
+              if b in JUDGMENT_BENCHMARKS or b in TRAINING_ONLY or b in EVALUATION_SETS]
+    return [f"overlap={b}" for b in others if touches(load_judgments(b, root, allow_eval_sets=True), *found).any()]
+
+
+def _table_images_and_texts(table) -> tuple[set[str], set[str]]:
+    from .. import data
+    from ..errors import InputError
+    from ..learn.builder import canonical_image
+    from ..learn.judgments import norm_text
+
+    if isinstance(table, data.PairwiseTable):
+        texts = [*table.candidates_a, *table.candidates_b]
+    elif isinstance(table, data.SystemTable):
+        texts = [c for caps in table.systems.values() for c in caps]
+    else:
+        texts = list(table.candidates)
+    images = set()
+    for name in table.images or ():
+        try:
+            images.add(canonical_image(name))
+        except InputError:  # a user's own image name: no benchmark image has it
+            continue
+    return images, {norm_text(c) for c in texts}
+
+
 def _overlapping(benchmark: str, trained: Sequence[str], root) -> list[str]:
     """Training benchmarks that share an image or candidate text with ``benchmark``. Checked
     for the human-judgment benchmarks, the distractor tasks (built from Flickr8k/30k test
