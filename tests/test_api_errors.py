@@ -157,3 +157,12 @@ def test_missing_extras_and_resources_are_named_in_one_error(tmp_path, monkeypat
                       options={"spice": {"wordnet": str(tmp_path)}})
     text = str(e.value)
     assert "[semantic]" in text and "spice: wordnet:" in text and str(tmp_path) in text
+
+
+@pytest.mark.parametrize("cands, refs", [(["", "two cats"], R), (C, [[" "], ["two cats are sleeping"]])])
+def test_learned_refusal_of_empty_text_does_not_offer_allow_empty(cands, refs):
+    """allow_empty was given, so the refusal says the learned model cannot score empty text
+    rather than offering allow_empty again."""
+    with pytest.raises(InputError, match=r"is empty, and a learned model's features cannot score empty text") as e:
+        capeval.score(cands, refs, ["nneval"], allow_empty=True)
+    assert "Pass allow_empty" not in str(e.value)

@@ -58,6 +58,55 @@ def test_csv(tmp_path):
     assert ids == ["a", "b"] and c == ["a dog", "x, y"] and r == [["a dog runs"], ["z", "w"]]
 
 
+ROW = {"id": "a", "candidate": "a dog", "references": ["a dog runs"]}
+
+
+@pytest.mark.parametrize("text, match", [
+    (json.dumps([ROW]) + "\n", r"x.jsonl:1: expected a JSON object, got a JSON array"),
+    (json.dumps([ROW], indent=1) + "\n", r"x.jsonl:1: invalid JSON"),  # a list over several lines
+    (json.dumps(ROW, indent=1) + "\n", r"x.jsonl:1: invalid JSON"),  # an object over several lines
+    ("5\n", r"x.jsonl:1: expected a JSON object, got int 5"),
+])
+def test_a_jsonl_file_holding_one_document_says_one_object_per_line(tmp_path, text, match):
+    """A JSON document in a .jsonl file (a list of rows, a pretty-printed object) is named, and
+    the message says what the format is: one object per line."""
+    p = tmp_path / "x.jsonl"
+    p.write_text(text)
+    with pytest.raises(InputError, match=match) as e:
+        read_jsonl(p)
+    assert "A .jsonl input holds one JSON object per line" in str(e.value)
+
+
+def test_a_json_list_of_rows_says_jsonl_and_coco_results_say_annotations(tmp_path):
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([ROW]))
+    with pytest.raises(InputError, match=r"rows.json: holds a JSON list of \{\"candidate\", \"references\"\} rows; "
+                                         r"capeval reads such rows from a .jsonl file with one JSON object per line"):
+        read_input(rows)
+    res = tmp_path / "res.json"
+    res.write_text(json.dumps([{"image_id": 5, "caption": "a dog"}]))
+    with pytest.raises(InputError, match=r"res.json: a .json input is COCO results .* needs --annotations"):
+        read_input(res)
+
+
+def test_jsonl_with_annotations_says_drop_annotations(tmp_path):
+    ann = tmp_path / "ann.json"
+    ann.write_text(json.dumps({"annotations": [{"image_id": 5, "caption": "a dog runs"}]}))
+    lines = tmp_path / "x.jsonl"
+    lines.write_text(json.dumps(ROW) + "\n" + json.dumps({**ROW, "id": "b"}) + "\n")
+    with pytest.raises(InputError, match=r"x.jsonl: JSONL rows carry their own references; .* Drop --annotations"):
+        read_input(lines, ann)
+    as_json = tmp_path / "x.json"  # JSONL under a .json name: "Extra data" to a JSON parser
+    as_json.write_text(lines.read_text())
+    with pytest.raises(InputError, match=r"x.json: holds several JSON values \(one per line, as JSONL\), where COCO "
+                                         r"results .* is expected"):
+        read_input(as_json, ann)
+    res = tmp_path / "res.json"
+    res.write_text(json.dumps([{"image_id": 5, "caption": "a dog"}]))
+    with pytest.raises(InputError, match=r"x.json: holds several JSON values .* where a COCO captions file"):
+        read_input(res, as_json)
+
+
 def test_unknown_format(tmp_path):
     p = tmp_path / "x.txt"
     p.write_text("hello")

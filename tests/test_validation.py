@@ -44,6 +44,43 @@ def test_empty_candidate_refused_unless_allowed():
     assert validate_corpus([""], [["r"]], allow_empty=True)[0] == [""]
 
 
+@pytest.mark.parametrize("ref", ["", "   ", "\n"])
+def test_empty_reference_refusal_names_a_way_out_that_works(ref):
+    """The refusal of an empty or blank reference offers allow_empty, and allow_empty accepts it
+    (it once offered an option that then failed with the same message)."""
+    with pytest.raises(InputError, match=r"reference 0 of item 0 is empty\. Pass allow_empty=True \(CLI: "
+                                         r"--allow-empty\) to score empty or blank candidates and references"):
+        validate_corpus(["a dog"], [[ref, "a cat"]])
+    assert validate_corpus(["a dog"], [[ref, "a cat"]], allow_empty=True)[1] == [[ref.replace("\n", " "), "a cat"]]
+
+
+@pytest.mark.parametrize("ref", ["", "   "])
+def test_empty_references_score_as_the_drop_in_scores_them(ref):
+    """allow_empty=True scores empty and blank references as pycocoevalcap's scorers (capeval's
+    drop-in) do: the same numbers for the n-gram metrics (both sides run the same integer
+    counts and float steps on this machine, so they are equal on any CPU)."""
+    import capeval
+    from capeval.compat.pycocoevalcap.bleu.bleu import Bleu
+    from capeval.compat.pycocoevalcap.cider.cider import Cider
+    from capeval.compat.pycocoevalcap.rouge.rouge import Rouge
+
+    cands, refs = ["a dog runs", "a cat"], [[ref, "a dog is running"], [ref, "a cat sits on a mat"]]
+    res = capeval.score(cands, refs, ["bleu4", "rouge_l", "cider_d"], tokenizer="none", allow_empty=True)
+    gts, hyp = {i: r for i, r in enumerate(refs)}, {i: [c] for i, c in enumerate(cands)}
+    bleu = Bleu().compute_score(gts, hyp, verbose=0)
+    assert res.corpus["bleu4"] == bleu[0][3] and list(res.per_caption["bleu4"]) == list(bleu[1][3])
+    for name, scorer in (("rouge_l", Rouge()), ("cider_d", Cider())):  # pycocoevalcap's Cider is CIDEr-D
+        corpus, per = scorer.compute_score(gts, hyp)
+        assert res.corpus[name] == corpus and list(res.per_caption[name]) == list(per), name
+
+
+def test_a_scorer_that_takes_no_empty_text_does_not_offer_allow_empty():
+    with pytest.raises(InputError, match=r"candidate 0 is empty, and X cannot score empty text \(even with "
+                                         r"allow_empty/--allow-empty\)") as e:
+        validate_corpus([" "], [["r"]], empty_refused_by="X")
+    assert "Pass allow_empty" not in str(e.value)
+
+
 def test_shape_errors():
     with pytest.raises(InputError, match="2 candidates but 1 reference"):
         validate_corpus(["a", "b"], [["r"]])

@@ -126,7 +126,8 @@ def score(
     ids : list, optional
         Item ids, used in error messages and checked for duplicates.
     allow_empty : bool
-        Score empty candidates (pycocoevalcap gives them 0) instead of raising.
+        Score empty or blank candidates and references as pycocoevalcap does (an empty
+        candidate scores 0; an empty reference matches nothing) instead of raising.
     line_breaks : {"space", "refuse"}
         ``"space"`` (default): every line-break character (``\\n \\r`` VT FF U+001C-1E U+0085
         U+2028 U+2029) in a candidate or reference is read as a space, for every metric; this

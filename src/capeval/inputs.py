@@ -31,6 +31,19 @@ def _load_json(path) -> object:
     return loads_json(read_text(path, "JSON file", MAX_JSON_BYTES), str(path))
 
 
+def _load_json_saying(path, expected: str) -> object:
+    """:func:`_load_json`, where a file of one JSON value per line (JSONL: "Extra data" to a
+    JSON parser) is named as such, with what was ``expected`` instead."""
+    try:
+        return _load_json(path)
+    except InputError as e:
+        if "Extra data" not in str(e):
+            raise
+        raise InputError(f"{path}: holds several JSON values (one per line, as JSONL), where {expected} is "
+                         "expected. JSONL rows ({\"id\", \"candidate\", \"references\"}) are read from a .jsonl "
+                         "file without --annotations.") from None
+
+
 def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
     """One JSONL line as ``(id, candidate, references)`` (``+ (image,)`` with ``with_image``:
     the optional ``image`` field, a file name or path, None when absent); ``None`` for a blank
@@ -38,9 +51,13 @@ def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
     reader."""
     if not line.strip():
         return None
-    obj = loads_json(line, f"{path}:{lineno}")
+    try:
+        obj = loads_json(line, f"{path}:{lineno}")
+    except InputError as e:
+        raise InputError(f"{e}. {_ONE_OBJECT_PER_LINE}") from None
     if not isinstance(obj, dict):
-        raise InputError(f"{path}:{lineno}: expected an object")
+        got = "a JSON array (a list of rows?)" if isinstance(obj, list) else f"{type(obj).__name__} {obj!r:.40}"
+        raise InputError(f"{path}:{lineno}: expected a JSON object, got {got}. {_ONE_OBJECT_PER_LINE}")
     for key in ("candidate", "references"):
         if key not in obj:
             raise InputError(f"{path}:{lineno}: missing key {key!r}")
@@ -55,6 +72,12 @@ def parse_jsonl_line(path, lineno: int, line: str, with_image: bool = False):
     if with_image:
         return key, obj["candidate"], obj["references"], image
     return key, obj["candidate"], obj["references"]
+
+
+#: What a JSONL line must be, said whenever one is not.
+_ONE_OBJECT_PER_LINE = ('A .jsonl input holds one JSON object per line, {"id": ..., "candidate": "...", '
+                        '"references": ["...", ...]}, not one JSON document (a list, or an object over '
+                        'several lines).')
 
 
 def read_jsonl(path: str | Path):
@@ -92,8 +115,11 @@ def read_coco(results: str | Path, annotations: str | Path):
     without a result are ignored. A result whose image has no annotation, or two results
     for one image, is an error.
     """
-    res = _load_json(results)
-    ann = _load_json(annotations)
+    if Path(results).suffix.lower() in (".jsonl", ".ndjson"):
+        raise InputError(f"{results}: JSONL rows carry their own references; --annotations pairs a COCO results "
+                         "file (.json: [{\"image_id\", \"caption\"}, ...]) with its captions file. Drop --annotations.")
+    res = _load_json_saying(results, "COCO results (a .json list of {\"image_id\", \"caption\"} objects)")
+    ann = _load_json_saying(annotations, "a COCO captions file (one JSON object with an 'annotations' list)")
     if isinstance(res, dict) and "annotations" in res:
         res = res["annotations"]
     if not isinstance(res, list):
@@ -268,8 +294,26 @@ def read_input(path: str | Path, annotations: str | Path | None = None):
     if suffix in (".csv", ".tsv"):
         return read_csv(p)
     if suffix == ".json":
-        raise InputError(f"{p}: a .json input is read as COCO results; pass --annotations with the COCO captions file")
+        raise InputError(_json_without_annotations(p))
     raise InputError(f"{p}: unknown input format {suffix!r} (use .jsonl, .csv, .tsv, or COCO .json with --annotations)")
+
+
+def _json_without_annotations(p: Path) -> str:
+    """Why a .json input without --annotations is refused, and what to do: rows of
+    ``{candidate, references}`` belong in a .jsonl file, one object per line; COCO results need
+    their captions file."""
+    coco = (f"{p}: a .json input is COCO results ([{{\"image_id\", \"caption\"}}, ...]) and needs --annotations "
+            "with the COCO captions file")
+    try:
+        doc = _load_json(p)
+    except (InputError, OSError):
+        return coco + "; rows with their references go in a .jsonl file, one JSON object per line."
+    rows = doc if isinstance(doc, list) else []
+    if rows and isinstance(rows[0], dict) and {"candidate", "references"} <= rows[0].keys():
+        return (f"{p}: holds a JSON list of {{\"candidate\", \"references\"}} rows; capeval reads such rows from a "
+                ".jsonl file with one JSON object per line (the list's items, one a line), or from CSV. A .json "
+                "input is COCO results, read with --annotations.")
+    return coco + "."
 
 
 def read_input_images(path: str | Path, annotations: str | Path | None = None):

@@ -66,9 +66,12 @@ def item_label(kind: str, i: int, ids: Sequence | None) -> str:
 
 
 def check_text(
-    text: object, where: str, *, allow_empty: bool = False, line_breaks: str = "refuse"
+    text: object, where: str, *, allow_empty: bool = False, line_breaks: str = "refuse",
+    empty_refused_by: str | None = None,
 ) -> str:
-    """``text`` checked; with ``line_breaks="space"`` returned with its line breaks as spaces."""
+    """``text`` checked; with ``line_breaks="space"`` returned with its line breaks as spaces.
+    ``empty_refused_by`` names a scorer that takes no empty text whatever ``allow_empty`` says,
+    so its refusal does not offer that option."""
     if not isinstance(text, str):
         raise InputError(f"{where}: expected a string, got {type(text).__name__} ({text!r})")
     lb = find_line_break(text)
@@ -83,11 +86,18 @@ def check_text(
             )
         text = space_line_breaks(text)
     if not allow_empty and not text.strip():
-        raise InputError(
-            f"{where} is empty. Pass allow_empty=True (CLI: --allow-empty) to score empty "
-            "candidates as pycocoevalcap does (0 for every n-gram metric)."
-        )
+        if empty_refused_by is not None:
+            raise InputError(f"{where} is empty, and {empty_refused_by} cannot score empty text (even with "
+                             "allow_empty/--allow-empty): drop the item, or score it without the learned metrics")
+        raise InputError(f"{where} is empty. {EMPTY_WAY_OUT}")
     return text
+
+
+#: The way out named whenever an empty candidate or reference is refused: the option covers both,
+#: so following it always gets past the error.
+EMPTY_WAY_OUT = ("Pass allow_empty=True (CLI: --allow-empty) to score empty or blank candidates and references as "
+                 "pycocoevalcap does (an empty candidate scores 0 on every n-gram metric; an empty reference "
+                 "matches nothing).")
 
 
 def validate_corpus(
@@ -98,8 +108,13 @@ def validate_corpus(
     allow_empty: bool = False,
     line_breaks: str = "space",
     need_references: bool = True,
+    empty_refused_by: str | None = None,
 ) -> tuple[list[str], list[list[str]]]:
     """Check shapes and text; return plain lists. Raises :class:`InputError` naming the item.
+
+    ``allow_empty`` accepts empty and blank candidates and references (scored as pycocoevalcap
+    scores them); ``empty_refused_by`` names a scorer that refuses them regardless
+    (:func:`check_text`).
 
     ``need_references=False`` (every requested metric is reference-free) accepts empty
     reference lists.
@@ -141,7 +156,8 @@ def validate_corpus(
         if cand.__class__ is str and cand in ok:
             candidates[i] = ok[cand]
             continue
-        new = check_text(cand, item_label("candidate", i, ids), allow_empty=allow_empty, line_breaks=line_breaks)
+        new = check_text(cand, item_label("candidate", i, ids), allow_empty=allow_empty, line_breaks=line_breaks,
+                         empty_refused_by=empty_refused_by)
         if new.strip():
             ok[cand] = new
         candidates[i] = new
@@ -157,7 +173,8 @@ def validate_corpus(
             if ref.__class__ is str and ref in ok:
                 refs[j] = ok[ref]
                 continue
-            new = check_text(ref, f"reference {j} of {item_label('item', i, ids)}", line_breaks=line_breaks)
+            new = check_text(ref, f"reference {j} of {item_label('item', i, ids)}", allow_empty=allow_empty,
+                             line_breaks=line_breaks, empty_refused_by=empty_refused_by)
             ok[ref] = refs[j] = new
         out_refs.append(refs)
     return candidates, out_refs
@@ -165,7 +182,7 @@ def validate_corpus(
 
 def _all_plain(candidates: list, references: list, allow_empty: bool) -> tuple[bool, list]:
     """``(True, references as lists)`` when every text is a plain ``str`` with no line break and
-    none is empty (candidates may be, with ``allow_empty``): the item-by-item checks would then
+    none is empty (or blank) unless ``allow_empty``: the item-by-item checks would then
     change nothing. Decided with C-level passes (``map``, one scan of the joined text).
     Otherwise ``(False, references)`` (reference sequences read once are returned as lists)
     and the item-by-item checks name the first offending item."""
@@ -178,9 +195,9 @@ def _all_plain(candidates: list, references: list, allow_empty: bool) -> tuple[b
     if min(map(len, refs), default=0) == 0:
         return False, refs
     flat = [r for rs in refs for r in rs]
-    if set(map(type, flat)) - {str} or not all(map(str.strip, flat)):
+    if set(map(type, flat)) - {str}:
         return False, refs
-    if not allow_empty and not all(map(str.strip, candidates)):
+    if not allow_empty and not (all(map(str.strip, flat)) and all(map(str.strip, candidates))):
         return False, refs
     if _holds_line_break("\t".join(candidates)) or _holds_line_break("\t".join(flat)):
         return False, refs

@@ -81,7 +81,7 @@ def score_cmd(
     tokenizer: str = typer.Option("ptb", help="ptb (pure Python, default), ptb-java (the original jar), ptb-batch (ptb with the jar's context across captions of one batch; in memory only) or none."),
     cider_df: Optional[Path] = typer.Option(None, "--cider-df", help="Saved df file for CIDEr/CIDEr-D (corpus-independent scores)."),
     save_cider_df: Optional[Path] = typer.Option(None, "--save-cider-df", help="Write the df computed from these references."),
-    allow_empty: bool = typer.Option(False, "--allow-empty", help="Score empty candidates (0, as pycocoevalcap) instead of failing."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Score empty or blank candidates and references as pycocoevalcap does (an empty candidate scores 0) instead of failing."),
     strict_line_breaks: bool = typer.Option(False, "--strict-line-breaks", help="Refuse captions holding a line break (\\n, \\r, U+2028, ...) instead of reading each as a space (default, as pycocoevalcap does for \\n)."),
     option: list[str] = typer.Option([], "--option", "-O", help="Metric option FAMILY.KEY=VALUE, repeatable (e.g. wmd.vectors=spacy-md, wembsim.combine=max, meteor.workers=2). Values are parsed as JSON when possible."),
     images: Optional[Path] = typer.Option(None, "--images", help="Image directory for metrics that read images: "

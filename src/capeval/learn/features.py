@@ -183,7 +183,7 @@ def extract(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     """
     from ..validation import validate_corpus
 
-    cands, ref_lists = validate_corpus(candidates, references)
+    cands, ref_lists = validate_corpus(candidates, references, empty_refused_by="a learned model's features")
     features = tuple(features)
     ex = expand(cands, ref_lists, refs, max_refs)
     unit_images = None

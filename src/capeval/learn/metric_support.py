@@ -114,7 +114,7 @@ def batch_prepass(given, has_df_features: bool, units: str, tokenizer: str, cand
         return None
     if not len(candidates):
         return UnitDf(empty_df(), units)
-    cands, refs = validate_corpus(candidates, references)
+    cands, refs = validate_corpus(candidates, references, empty_refused_by="a learned model's features")
     return UnitDf(units_df(*unit_texts(cands, refs), tokenizer), units)
 
 
@@ -134,7 +134,7 @@ def units_df(candidates: Sequence[str], references: Sequence[Sequence[str]], tok
     from ..units import dedupe
     from ..validation import validate_corpus
 
-    cands, refs = validate_corpus(candidates, references)
+    cands, refs = validate_corpus(candidates, references, empty_refused_by="a learned model's features")
     tc, tr = tokenize_corpus(cands, refs, tokenizer)
     units = dedupe(tc, tr)
     return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())

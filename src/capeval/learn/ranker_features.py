@@ -131,7 +131,7 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
     """
     from ..validation import validate_corpus
 
-    cands, refs = validate_corpus(candidates, references)
+    cands, refs = validate_corpus(candidates, references, empty_refused_by="a learned model's features")
     features = tuple(features)
     owner, sub_c, sub_r = reference_units(cands, refs, max_refs)
     owner_a = np.asarray(owner)
