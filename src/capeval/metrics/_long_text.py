@@ -11,6 +11,7 @@ any grouping. A run that cut anything warns, reports ``details[family]["long_tex
 """
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -96,8 +97,8 @@ class LongTextMean(RowMean):
     the ``trunc`` signature field, so a streamed run reports the whole input's counts."""
 
     def __init__(self, outputs: Sequence[str], family: str, mode: str, window: int | None,
-                 unit: str = "tokens"):
-        super().__init__(outputs)
+                 unit: str = "tokens", empty: float = math.nan):
+        super().__init__(outputs, empty)
         self.family, self.mode, self.window, self.unit = family, mode, window, unit
 
     def _counts(self, st: Statistics) -> tuple[int, int]:
@@ -124,13 +125,15 @@ class LongTextMean(RowMean):
         return hash((type(self), self.outputs, self.mode))
 
 
-def statistics(metric, family: str, mode: str, candidates, references, **kw) -> Statistics:
+def statistics(metric, family: str, mode: str, candidates, references, *, empty: float = math.nan,
+               **kw) -> Statistics:
     """A family's statistics with the cut counts as per-row columns and without the
     data-dependent ``trunc`` field (parts of one run must agree on their fields); no warning
-    here: the merged run warns once (``LongTextMean.warning``)."""
+    here: the merged run warns once (``LongTextMean.warning``). ``empty``: the corpus value of
+    no rows."""
     out = metric.compute(candidates, references, _warn_long=False, **kw)
     texts, tokens = out.details.pop("_long_rows")
-    agg = LongTextMean(tuple(out.per_caption), family, mode, out.details["long_text"]["window"])
+    agg = LongTextMean(tuple(out.per_caption), family, mode, out.details["long_text"]["window"], empty=empty)
     fields = {k: v for k, v in out.signature_fields.items() if k != "trunc"}
     st = Statistics(len(candidates), agg, rows={**out.per_caption, CUT_TEXTS: texts, CUT_TOKENS: tokens},
                     fields=fields)

@@ -71,6 +71,20 @@ class _Seq2Seq:
         self.model, self.tok = model, tokenizer
         self.batch_size, self.max_length, self.device = batch_size, max_length, device
         self._lock = threading.Lock()  # generate() on one module is not re-entrant-safe
+        #: Tokens truncation dropped from each prompt of the last :meth:`generate` (0: not cut).
+        self.last_cut: list[int] = []
+
+    def length(self, texts: Sequence[str]) -> list[int]:
+        """Token lengths of whole prompts (not truncated; the tokenizer's special tokens added)."""
+        with self._lock:
+            getattr(self.tok, "deprecation_warnings", {})["sequence-length-is-longer-than-the-specified-maximum"] = True
+            return [len(x) for x in self.tok(list(texts), truncation=False)["input_ids"]] if len(texts) else []
+
+    @property
+    def window(self) -> int | None:
+        from ..metrics._bertscore_windows import token_window
+
+        return token_window(self.tok)
 
     def generate(self, prompts: Sequence[str]) -> tuple[list[str], np.ndarray]:
         import torch
@@ -84,6 +98,11 @@ class _Seq2Seq:
         # the tokenizer may add another, exactly as there.
         with self._lock:
             enc = self.tok(list(prompts), truncation=True)["input_ids"] if len(prompts) else []
+        limit = self.window
+        at = [k for k, e in enumerate(enc) if limit is not None and len(e) >= limit]
+        self.last_cut = [0] * len(enc)
+        for k, n in zip(at, self.length([prompts[k] for k in at])):
+            self.last_cut[k] = max(0, n - len(enc[k]))
 
         def forward(idx: list[int]) -> list[tuple[str, np.ndarray]]:
             x = torch.tensor([enc[i] for i in idx], dtype=torch.long).to(self.device)
@@ -121,7 +140,7 @@ class HFQuestionGenerator:
 
     def __init__(self, model: str | object, tokenizer=None, *, stopwords: str = "nltk-153",
                  spacy_model: str | None = None, batch_size: int = 16, max_length: int = 32,
-                 device: str = "cpu", name: str | None = None):
+                 device: str = "cpu", name: str | None = None, long_text: str = "truncate"):
         from ..text.stopwords import get_stopwords
 
         if isinstance(model, str):
@@ -135,6 +154,14 @@ class HFQuestionGenerator:
         self._gen = _Seq2Seq(model, tokenizer, batch_size, max_length, device)
         self._spacy_model = spacy_model
         self._nlp = None
+        self.long_text = check_long_text(long_text)
+        #: Per candidate of the last :meth:`generate`: tokens cut from each of its prompts.
+        self.last_cut: list[list[int]] = []
+
+    @property
+    def window(self) -> int | None:
+        """The tokenizer's length limit, prompts included (None: no limit)."""
+        return self._gen.window
 
     def _parse(self, texts):
         if self._nlp is None:
@@ -160,7 +187,19 @@ class HFQuestionGenerator:
                  ) -> list[list[Question]]:
         answers = self.answers(candidates) if answers is None else answers
         prompts = [QG_TEMPLATE.format(answer=a, context=c) for c, rows in zip(candidates, answers) for a, _ in rows]
+        if self.long_text == "sentences":
+            # a prompt over the window asks about the sentence that holds the answer's span instead
+            spans = [(c, span) for c, rows in zip(candidates, answers) for _, span in rows]
+            answer_of = [a for rows in answers for a, _ in rows]
+            limit = self._gen.window
+            for k, n in enumerate(self._gen.length(prompts)):
+                if limit is not None and n > limit:
+                    c, span = spans[k]
+                    prompts[k] = QG_TEMPLATE.format(answer=answer_of[k], context=sentence_with(c, span))
         texts, _ = self._gen.generate(prompts)
+        sizes = [len(rows) for rows in answers]
+        cuts = self._gen.last_cut
+        self.last_cut = [cuts[sum(sizes[:i]):sum(sizes[:i + 1])] for i in range(len(sizes))]
         out, k = [], 0
         for rows in answers:
             qs, seen = [], set()
@@ -173,6 +212,23 @@ class HFQuestionGenerator:
                     qs.append(Question(q, a, "entity", span))
             out.append(qs)
         return out
+
+
+def check_long_text(value: object) -> str:
+    if value not in ("truncate", "sentences"):
+        raise InputError(f"qace: long_text must be one of truncate, sentences, got {value!r}")
+    return str(value)
+
+
+def split_sentences(text: str) -> list[str]:
+    import re
+
+    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+
+
+def sentence_with(text: str, span: str) -> str:
+    """The first sentence of ``text`` that holds ``span`` (the whole text when none does)."""
+    return next((s for s in split_sentences(text) if span in s), text)
 
 
 def unanswerable_id(tokenizer, token: str = "unanswerable") -> int:
@@ -191,7 +247,7 @@ class HFQuestionAnswerer:
 
     def __init__(self, model: str | object, tokenizer=None, *, stopwords: str = "nltk-153",
                  unanswerable: str | int = "unanswerable", batch_size: int = 16, max_length: int = 32,
-                 device: str = "cpu", name: str | None = None):
+                 device: str = "cpu", name: str | None = None, long_text: str = "truncate"):
         from ..text.stopwords import get_stopwords
 
         if isinstance(model, str):
@@ -204,17 +260,45 @@ class HFQuestionAnswerer:
         self._unans = unanswerable if isinstance(unanswerable, int) else unanswerable_id(tokenizer, unanswerable)
         self._unans_word = tokenizer.convert_ids_to_tokens(self._unans)
         self._gen = _Seq2Seq(model, tokenizer, batch_size, max_length, device)
+        self.long_text = check_long_text(long_text)
+        #: Per item of the last :meth:`answer`: tokens cut from its prompt(s).
+        self.last_cut: list[int] = []
+
+    def _windows(self, question: str, context: str) -> list[str]:
+        """Prompts whose contexts are the context's sentences packed, in order, into the window."""
+        limit = self._gen.window
+        sentences = split_sentences(context) or [context]
+        room = (limit or 0) - self._gen.length([QA_TEMPLATE.format(question=question, context="")])[0]
+        out: list[str] = []
+        cur: list[str] = []
+        for sent in sentences:
+            if cur and self._gen.length([" ".join([*cur, sent])])[0] > room:
+                out.append(" ".join(cur))
+                cur = []
+            cur.append(sent)
+        out.append(" ".join(cur))
+        return [QA_TEMPLATE.format(question=question, context=c) for c in out]
 
     def answer(self, items: Sequence[tuple[Question, tuple[str, ...]]]) -> list[Answer]:
-        prompts = [QA_TEMPLATE.format(question=q.text, context=" ".join(c)) for q, c in items]
-        texts, logits = self._gen.generate(prompts)
+        prompts = [[QA_TEMPLATE.format(question=q.text, context=" ".join(c))] for q, c in items]
+        limit = self._gen.window
+        if self.long_text == "sentences" and limit is not None:
+            # over the window: one prompt per window of whole sentences; the most answerable reading wins
+            for k, n in enumerate(self._gen.length([p[0] for p in prompts])):
+                if n > limit:
+                    prompts[k] = self._windows(items[k][0].text, " ".join(items[k][1]))
+        flat = [p for ps in prompts for p in ps]
+        texts, logits = self._gen.generate(flat)
         ans = answerability_from_logits(logits, self._unans) if len(texts) else np.zeros(0)
-        out = []
-        for t, a in zip(texts, ans):
-            t = strip_stopwords(t, self._stop)
+        out, self.last_cut, at = [], [], 0
+        for ps in prompts:
+            best = at + int(np.argmax(ans[at:at + len(ps)]))
+            t = strip_stopwords(texts[best], self._stop)
             if t.replace("▁", "") in ("unanswerable", self._unans_word):
                 t = ""
-            out.append(Answer(t, float(a)))
+            out.append(Answer(t, float(ans[best])))
+            self.last_cut.append(sum(self._gen.last_cut[at:at + len(ps)]))
+            at += len(ps)
         return out
 
 

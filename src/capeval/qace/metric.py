@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..errors import InputError
 from ..result import MetricScores
 from ..metrics.base import Metric, OutputInfo
@@ -73,9 +75,11 @@ class QaceRef(Metric):
                  bertscore_model: str | None = None, vectors: str | None = None,
                  vector_threshold: float = 0.8, stopwords: str = "nltk-153",
                  model: str | None = None, wordnet: str | None = None, batch_size: int = 32,
-                 device: str = "cpu"):
+                 device: str = "cpu", long_text: str = "truncate"):
+        from .hf import check_long_text
         from .pipeline import REDUCTIONS
 
+        self.long_text = check_long_text(long_text)
         if reduction not in REDUCTIONS:
             raise InputError(f"qace_ref: reduction must be one of {REDUCTIONS}, got {reduction!r}")
         if (qg == "parse") != (qa == "scenegraph"):
@@ -115,27 +119,42 @@ class QaceRef(Metric):
             else:
                 from .hf import HFQuestionAnswerer, HFQuestionGenerator
 
-                qg = HFQuestionGenerator(self.qg_name, stopwords=self.stopwords,
-                                         batch_size=self.batch_size, device=self.device)
-                qa = HFQuestionAnswerer(self.qa_name, batch_size=self.batch_size, device=self.device)
+                qg = HFQuestionGenerator(self.qg_name, stopwords=self.stopwords, batch_size=self.batch_size,
+                                         device=self.device, long_text=self.long_text)
+                qa = HFQuestionAnswerer(self.qa_name, batch_size=self.batch_size, device=self.device,
+                                        long_text=self.long_text)
                 fields = {"qg": qg.id, "qa": qa.id, "stop": qg.stop_id}
             self._bs = BERTScoreSimilarity(self.bertscore_model)
             self._fields = dict(fields)
             self._pipeline = QacePipeline(qg, qa, self._bs)
         return self._pipeline
 
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+    def statistics(self, candidates, references, **kw):
+        from ..metrics import _long_text
+
+        # the mean, and 0.0 for no rows, as compute() gives it
+        return _long_text.statistics(self, self.family, self.long_text, candidates, references, empty=0.0, **kw)
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *,
+                _warn_long: bool = True) -> MetricScores:
+        from ..metrics import _long_text
+
         out = self.pipeline().run(candidates, references, self.reduction)
         per_caption = {f"qace_ref{'' if k == 'qace' else '_' + k}": v for k, v in out.scores.items()}
         fields = dict(self._fields)
         fields.update({"sim": "f1+bertscore+answerability", "avg": "mean3", "red": self.reduction,
                        "bs": self._bs.id})
-        return MetricScores(
+        res = MetricScores(
             corpus={k: float(v.mean()) if len(v) else 0.0 for k, v in per_caption.items()},
             per_caption=per_caption,
             signature_fields=fields,
             details={"explanations": out.explanations},
         )
+        zero = np.zeros(len(candidates), dtype=np.int64)
+        window = getattr(self.pipeline().qg, "window", None)  # the offline parser has none
+        return _long_text.finish(res, self.family, self.long_text, window,
+                                 zero if out.cut_texts is None else out.cut_texts,
+                                 zero if out.cut_tokens is None else out.cut_tokens, warn=_warn_long)
 
 
 _IMG_DESC = {

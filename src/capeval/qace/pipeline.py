@@ -30,6 +30,10 @@ class QaceOutput:
 
     scores: dict[str, np.ndarray]
     explanations: list[Explanation]
+    #: Per caption: model inputs (question-generation and answering prompts) truncation cut, and
+    #: the tokens it dropped (docs/LONG_CAPTIONS.md); zero for the offline backend, which has no window.
+    cut_texts: np.ndarray | None = None
+    cut_tokens: np.ndarray | None = None
 
 
 def contexts_for(refs: Sequence[str], reduction: str) -> list[tuple[str, ...]]:
@@ -40,6 +44,22 @@ def contexts_for(refs: Sequence[str], reduction: str) -> list[tuple[str, ...]]:
 
 def _reduce(values: np.ndarray, reduction: str) -> float:
     return float(np.max(values)) if reduction == "max" else float(np.mean(values))
+
+
+def _row_cuts(questions, ctxs, qg_cut, qa_cut) -> tuple[np.ndarray, np.ndarray]:
+    """Per caption, prompts cut and tokens dropped, from the components' ``last_cut`` (question
+    generation: per caption, per prompt; answering: per (question, context) item, in order)."""
+    n = len(questions)
+    texts, tokens = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    at = 0
+    for i, (qs, cs) in enumerate(zip(questions, ctxs)):
+        parts = list(qg_cut[i]) if qg_cut is not None and i < len(qg_cut) else []
+        if qa_cut is not None:
+            parts += list(qa_cut[at:at + len(qs) * len(cs)])
+        at += len(qs) * len(cs)
+        texts[i] = sum(1 for k in parts if k > 0)
+        tokens[i] = sum(parts)
+    return texts, tokens
 
 
 class QacePipeline:
@@ -59,6 +79,8 @@ class QacePipeline:
         ctxs = [contexts_for(r, reduction) for r in references]
         items = [(q, c) for qs, cs in zip(questions, ctxs) for q in qs for c in cs]
         answers = self.qa.answer(items)
+        cut_texts, cut_tokens = _row_cuts(questions, ctxs, getattr(self.qg, "last_cut", None),
+                                          getattr(self.qa, "last_cut", None))
         pairs = [(q.answer, a.text) for (q, _), a in zip(items, answers)]
         bs = np.clip(self.bertscore(pairs), 0.0, 1.0) if pairs else np.zeros(0)
 
@@ -92,4 +114,4 @@ class QacePipeline:
                 out["qace"][i] = _reduce(per_ctx_qace, reduction)
             exp.scores = {name: float(out[name][i]) for name in ("qace",) + COMPONENTS}
             explanations.append(exp)
-        return QaceOutput(out, explanations)
+        return QaceOutput(out, explanations, cut_texts, cut_tokens)
