@@ -1503,17 +1503,65 @@ fail:
  * not correctly rounded): the generated table's value where it has x (a fragmentation
  * chunks / (sum / 2) with sum <= JVM_POW_MAX_SUM that the C library rounds differently), else
  * the C library's. The table is for beta 0.2, the only beta here. */
+/* The active table: the shipped one until set_pow_table (powtable.py: the local JVM's). */
+static const double *pow_x = jvm_pow_x, *pow_y = jvm_pow_y;
+static size_t pow_n = JVM_POW_N;
+
 static double pow_beta(double x, double beta) {
     double y = pow(x, beta);
-    size_t lo = 0, hi = JVM_POW_N;
+    size_t lo = 0, hi = pow_n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (jvm_pow_x[mid] < x)
+        if (pow_x[mid] < x)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return (lo < JVM_POW_N && jvm_pow_x[lo] == x) ? jvm_pow_y[lo] : y;
+    return (lo < pow_n && pow_x[lo] == x) ? pow_y[lo] : y;
+}
+
+/* set_pow_table(xs, ys): score_one's table from now on; xs ascending float64 bytes, ys their
+ * values (powtable.PowTable.arrays). The previous table set here is freed. */
+static PyObject *py_set_pow_table(PyObject *self, PyObject *args) {
+    Py_buffer bx, by;
+    if (!PyArg_ParseTuple(args, "y*y*", &bx, &by))
+        return NULL;
+    PyObject *result = NULL;
+    size_t n = (size_t)bx.len / sizeof(double);
+    double *x = NULL, *y = NULL;
+    if (bx.len != by.len || bx.len % (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "set_pow_table: xs and ys must be float64 arrays of one length");
+        goto done;
+    }
+    x = PyMem_Malloc(n ? n * sizeof(double) : 1);
+    y = PyMem_Malloc(n ? n * sizeof(double) : 1);
+    if (!x || !y) {
+        PyMem_Free(x);
+        PyMem_Free(y);
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(x, bx.buf, n * sizeof(double));
+    memcpy(y, by.buf, n * sizeof(double));
+    for (size_t i = 1; i < n; i++)
+        if (!(x[i - 1] < x[i])) {
+            PyMem_Free(x);
+            PyMem_Free(y);
+            PyErr_SetString(PyExc_ValueError, "set_pow_table: xs must be strictly ascending");
+            goto done;
+        }
+    if (pow_x != jvm_pow_x) {
+        PyMem_Free((void *)pow_x);
+        PyMem_Free((void *)pow_y);
+    }
+    pow_x = x;
+    pow_y = y;
+    pow_n = n;
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&bx);
+    PyBuffer_Release(&by);
+    return result;
 }
 
 /* score_one(row) -> float: score.score_one of 23 statistics (ints or floats), the same
@@ -1694,6 +1742,7 @@ static PyMethodDef methods[] = {
     {"paraphrase_matches", py_paraphrase_matches, METH_VARARGS, "align.paraphrase_matches."},
     {"align_packed", py_align_packed, METH_VARARGS, "align.align_stats from pair_bound's candidates."},
     {"score_one", py_score_one, METH_O, "score.score_one: one row's METEOR score."},
+    {"set_pow_table", py_set_pow_table, METH_VARARGS, "score_one's Math.pow table (powtable.PowTable.arrays)."},
     {"resolve", py_resolve, METH_VARARGS, "align._resolve_stepwise: the jar's beam search."},
     {"reference_phrases", py_reference_phrases, METH_VARARGS, "phrases.reference_phrases."},
     {"positions", py_positions, METH_VARARGS, "phrases.positions."},

@@ -177,7 +177,8 @@ def test_venvs_share_one_conversion_by_content(env, tmp_path, monkeypatch):
 
 def test_score_cache_key_names_the_conversion(env, tmp_path, monkeypatch):
     """A score computed from one conversion is never served for another: the meteor family's
-    cache token is the manifest's digest."""
+    cache token is the manifest's digest (and the pow table's label)."""
+    from capeval.metrics._meteor_native import powtable
     from capeval.metrics.meteor import Meteor
     from capeval.service.cache import ScoreCache
     from capeval.service.scoring import score_units
@@ -185,7 +186,7 @@ def test_score_cache_key_names_the_conversion(env, tmp_path, monkeypatch):
     cache = ScoreCache(tmp_path / "scores")
     clean = score_units(CANDS, REFS, ["meteor"], cache=cache)
     token = Meteor.cache_token({})
-    assert token == "meteor-native:" + resources.load().identity["conversion"][:16]
+    assert token == f"meteor-native:{resources.load().identity['conversion'][:16]}:pow-{powtable.active().label}"
     assert Meteor.cache_token({"backend": "jar"}) is None
     # Another conversion with a valid manifest (as a changed converter would write): the
     # entry stored for the first one is not reused.

@@ -275,7 +275,19 @@ def _table_hits(n: int, seed: int) -> list[tuple[int, int]]:
     return hits
 
 
-def test_fragmentation_uses_the_jvms_pow():
+@pytest.fixture
+def shipped_pow():
+    """The shipped pow table active for one test (its values are those of the machine that
+    generated it, so expected scores that depend on them hold on any machine)."""
+    from capeval.metrics._meteor_native import powtable
+
+    before = powtable._active
+    powtable.use(powtable.SHIPPED)
+    yield powtable.SHIPPED
+    powtable.use(before)
+
+
+def test_fragmentation_uses_the_jvms_pow(shipped_pow):
     from capeval.metrics._meteor_native._jvm_pow_table import JVM_POW
     from capeval.metrics._meteor_native.score import BETA, pow_beta, score_one
 
@@ -313,33 +325,114 @@ def test_compiled_score_equals_python_on_table_hits():
     assert scores(np.array(rows, dtype=float)).tolist() == [score_one(r) for r in rows]
 
 
+def test_the_shipped_table_is_within_two_ulps_of_the_c_librarys_pow():
+    # What holds on any machine: the shipped values are one machine's JVM, whose Math.pow and
+    # this machine's C library each lie within about an ulp of the true power.
+    from capeval.metrics._meteor_native._jvm_pow_table import JVM_POW
+    from capeval.metrics._meteor_native.score import BETA
+
+    assert len(JVM_POW) > 100
+    assert all(abs(y - math.pow(x, BETA)) <= 2 * math.ulp(y) for x, y in JVM_POW.items())
+
+
 @pytest.mark.oracle
 @pytest.mark.java
-def test_the_pow_table_is_the_jvms(java):
-    # A fresh JVM's Math.pow on a sample of the table's keys (the JVM's values) and of other
-    # fragmentations in its domain (the C library's values). The table is x86_64 HotSpot's.
-    import platform
-
-    from capeval.metrics._meteor_native._jvm_pow_table import JVM_POW, MAX_SUM
-    from capeval.metrics._meteor_native.score import BETA, pow_beta
+def test_the_local_pow_table_is_this_jvms(java, tmp_path, monkeypatch):
+    # A fresh JVM's Math.pow (the fuzz's program, not powtable's) on a sample of the local
+    # table's keys (the JVM's values) and of other fragmentations in its domain (the C
+    # library's values): both computed on this machine, so == holds on any CPU.
+    from capeval.metrics._meteor_native import powtable
+    from capeval.metrics._meteor_native._jvm_pow_table import MAX_SUM
+    from capeval.metrics._meteor_native.score import BETA
     from tests.fuzz.jar_diff import jvm_pow
 
-    if platform.machine() not in ("x86_64", "AMD64"):
-        pytest.skip("the table reproduces x86_64 HotSpot's Math.pow")
-    assert BETA == 0.2  # jvm_pow's exponent
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    monkeypatch.setattr(powtable, "_local", {})
+    table = powtable.local(java)
+    if table is None:
+        pytest.skip("this Java cannot run a source file (a JRE, or Java 8): the shipped table is used")
+    assert table.label.startswith("jvm-local-") and len(table.label) == len("jvm-local-") + 8
     rng = random.Random(41)
-    keys = rng.sample(sorted(JVM_POW), 200)
+    keys = rng.sample(sorted(table.values), min(200, len(table.values)))
     others = []
     while len(others) < 2000:
         total = rng.randint(2, MAX_SUM)
         x = rng.randint(1, total // 2) / (total / 2)
-        if x not in JVM_POW:
+        if x not in table.values:
             others.append(x)
     powers = jvm_pow(keys + others)
-    if powers is None:
-        pytest.skip("the JVM's Math.pow needs a JDK (java's source launcher)")
-    assert all(powers[x] == JVM_POW[x] != math.pow(x, BETA) for x in keys)
-    assert all(powers[x] == pow_beta(x) == math.pow(x, BETA) for x in others)
+    assert powers is not None
+    assert all(powers[x] == table.values[x] != math.pow(x, BETA) for x in keys)
+    assert all(powers[x] == math.pow(x, BETA) for x in others)
+    # cached once: a new process (an empty memo) reads the entry back, the same table
+    entries = list((tmp_path / "meteor-pow").glob("*/*.json"))
+    assert len(entries) == 1
+    monkeypatch.setattr(powtable, "_local", {})
+    monkeypatch.setattr(powtable, "compute_local", lambda java: pytest.fail("computed again"))
+    assert powtable.local(java) == table
+
+
+def test_a_damaged_pow_cache_entry_is_dropped_and_recomputed(tmp_path, monkeypatch):
+    from capeval.metrics._meteor_native import powtable
+
+    made = powtable.PowTable("jvm-local-0123abcd", {0.5: 0.8705505632961241})
+    entry = {"format": powtable.FORMAT, "java": "x", "max_sum": powtable.MAX_SUM, "beta": powtable._bits(0.2),
+             "digest": "0123abcd" + "0" * 56, "x": [powtable._bits(0.5)], "y": [powtable._bits(0.8705505632961241)]}
+    calls = []
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    monkeypatch.setattr(powtable, "_local", {})
+    monkeypatch.setattr(powtable, "compute_local", lambda java: calls.append(java) or (made, entry))
+    java = tmp_path / "java"
+    java.write_text("")
+    assert powtable.local(str(java)) == made and len(calls) == 1
+    (path,) = (tmp_path / "meteor-pow").glob("*/*.json")
+    path.write_text(path.read_text().replace("0123abcd", "99999999"))  # edited: its name's digest fails
+    monkeypatch.setattr(powtable, "_local", {})
+    assert powtable.local(str(java)) == made and len(calls) == 2
+    monkeypatch.setattr(powtable, "_local", {})
+    assert powtable.local(str(java)) == made and len(calls) == 2  # the rewritten entry is read
+
+
+def test_the_signature_names_the_pow_table(monkeypatch, tmp_path):
+    from capeval.metrics._meteor_native import powtable
+
+    _resources_or_skip()
+    before = powtable._active
+    try:
+        monkeypatch.setenv("CAPEVAL_METEOR_POW", "shipped")
+        powtable.use(None)
+        res = capeval.score(["a dog runs"], [["a dog is running"]], metrics=["meteor"])
+        assert "|pow:shipped|" in res.signatures["meteor"]
+        monkeypatch.setenv("CAPEVAL_METEOR_POW", "auto")
+        monkeypatch.setenv("PATH", str(tmp_path))  # no Java: the shipped table
+        monkeypatch.delenv("CAPEVAL_JAVA", raising=False)
+        powtable.use(None)
+        assert powtable.active() is powtable.SHIPPED
+        monkeypatch.setenv("CAPEVAL_METEOR_POW", "mine")
+        powtable.use(None)
+        with pytest.raises(InputError, match="CAPEVAL_METEOR_POW must be one of auto, shipped"):
+            powtable.active()
+    finally:
+        powtable.use(before)
+
+
+def test_the_compiled_score_takes_the_active_table():
+    # A table whose value for 45/47 is another double: the compiled score_one follows it as the
+    # Python twin does, and goes back with the shipped table.
+    from capeval.metrics._meteor_native import powtable
+    from capeval.metrics._meteor_native.score import score_one
+
+    core = _compiled_or_skip()
+    before = powtable._active
+    other = powtable.PowTable("test", {**powtable.SHIPPED.values, 45 / 47: 0.99})
+    try:
+        powtable.use(other)
+        changed = score_one(ROW_63)
+        assert core.score_one(ROW_63) == changed
+        powtable.use(powtable.SHIPPED)
+        assert core.score_one(ROW_63) == score_one(ROW_63) != changed
+    finally:
+        powtable.use(before)
 
 
 @pytest.mark.oracle

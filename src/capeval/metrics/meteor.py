@@ -55,7 +55,7 @@ from ..resources.resolver import java_executable, resolve
 from ..result import MetricScores
 from ._limits import METEOR_MAX_WORDS, check_lengths
 from ._meteor_jvm import JVMCrashed, MeteorProcess, default_workers
-from ._meteor_native import NativeMeteor, score_rows
+from ._meteor_native import NativeMeteor, powtable, score_rows
 from ._meteor_native.score import corpus_score as native_corpus_score
 from ._meteor_native.score import scores as native_scores
 from ._meteor_native.score import aggregate as native_aggregate
@@ -288,12 +288,13 @@ class Meteor(Metric):
     def cache_token(cls, options: dict) -> str | None:
         """The native backend's numbers come from the converted cache: its checksum manifest
         (checked, or converted again, on loading) names it, so scores computed from another
-        conversion are never served from the score cache."""
+        conversion are never served from the score cache; nor scores computed with another
+        ``Math.pow`` table (another JVM's, or the shipped one)."""
         if (options.get("backend") or DEFAULT_BACKEND) != "native":
             return None
         from ._meteor_native.resources import load
 
-        return "meteor-native:" + load(options.get("jar")).identity["conversion"][:16]
+        return f"meteor-native:{load(options.get('jar')).identity['conversion'][:16]}:pow-{powtable.active().label}"
 
     @classmethod
     def missing_resources(cls, options: dict) -> str | None:
@@ -547,6 +548,8 @@ class Meteor(Metric):
             "lang": "en",
             "corpus": "jar-aggregate",
             "backend": "native",
+            # whose Math.pow the fragmentation penalty takes (docs/METRICS.md, "The last bit")
+            "pow": powtable.active().label,
         }
         return unit_stats, row_unit, fields
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import compiled
-from . import phrases
+from . import phrases, powtable
 from .align import Line, pair_bound, pair_stats
 from .normalize import line_words
 from .resources import MeteorResources, load
@@ -158,7 +158,7 @@ class NativeMeteor:
             bounds[k], found[k] = pair_bound(l1, l2)
         out: list[tuple | None] = [None] * len(pairs)
         score_of: dict[int, float] = {}
-        score = score_one if compiled.core is None else compiled.core.score_one
+        score = score_one if compiled.core is None or not powtable.core_agrees() else compiled.core.score_one
         for ids in unit_pairs:
             best = -1.0
             for k in sorted(dict.fromkeys(ids), key=bounds.__getitem__, reverse=True):

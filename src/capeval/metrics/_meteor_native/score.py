@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._jvm_pow_table import JVM_POW
+from . import powtable
 
 #: ``-l en`` with the default (ranking) task: alpha, beta, gamma, delta; module weights.
 ALPHA, BETA, GAMMA, DELTA = 0.85, 0.2, 0.6, 0.75
@@ -29,10 +29,11 @@ CHUNKS = 20
 def pow_beta(x: float) -> float:
     """``Math.pow(x, BETA)`` as the jar's JVM computes it: HotSpot's x86_64 intrinsic is not
     correctly rounded and differs from the C library's ``pow`` by one unit in the last place
-    for about 1 fragmentation in 1,000. ``_jvm_pow_table`` (scripts/meteor_pow_table.py) has the
-    JVM's value of every fragmentation ``chunks / (sum / 2)`` with ``sum`` of matches up to its
-    ``MAX_SUM`` where the two differ; any other ``x`` takes the C library's (docs/METRICS.md)."""
-    y = JVM_POW.get(x)
+    for about 1 fragmentation in 1,000, differently on different CPUs. The active table
+    (:mod:`.powtable`: the local JVM's, else the shipped one) has the JVM's value of every
+    fragmentation ``chunks / (sum / 2)`` with ``sum`` of matches up to ``MAX_SUM`` where the
+    two differ; any other ``x`` takes the C library's (docs/METRICS.md)."""
+    y = powtable.active().values.get(x)
     return math.pow(x, BETA) if y is None else y
 
 
