@@ -1,8 +1,10 @@
-"""``capeval metrics``: one line per output (name, variant, range, needs) that fits 80 columns
-without splitting a word, and ``--json`` with every field."""
+"""``capeval metrics``: one row per output (name, variant, range, needs) laid out by Rich at the
+terminal's width: at 80 columns no line is longer, no word is split, the columns stay aligned
+and a long "needs" wraps under its own column; ``--json`` with every field."""
 from __future__ import annotations
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -19,39 +21,68 @@ def _lines(columns: str) -> list[str]:
     return res.output.splitlines()
 
 
-def test_one_line_per_output_at_80_columns():
-    metrics = list_metrics()
+def _table(lines: list[str]) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """The header, each output's lines (its row, then the lines its wrapped "needs" continues
+    on, which start with spaces) and the notes after the table."""
+    rows: dict[str, list[str]] = {}
+    n = len(list_metrics())
+    k = 1
+    while k < len(lines) and (len(rows) < n or lines[k].startswith(" ")):
+        if lines[k].startswith(" "):
+            rows[list(rows)[-1]].append(lines[k])
+        else:
+            rows[lines[k].split()[0]] = [lines[k]]
+        k += 1
+    return lines[0].split(), rows, lines[k:]
+
+
+def _needs(row_lines: list[str]) -> list[str]:
+    """The extras of a row: the text of the needs column, over all its lines."""
+    start = [m.start() for m in re.finditer(r"\S+", row_lines[0])][-1]
+    text = " ".join(line[start:].strip() for line in row_lines)
+    return [e.strip() for e in text.split(",")]
+
+
+def _aligned(header_line: str, line: str) -> bool:
+    """Each column of ``line`` starts where the header's title does."""
+    return all(line[k - 2:k] == "  " and line[k] != " " for k in (header_line.index(t) for t in
+                                                                  ("variant", "range", "needs")))
+
+
+def test_at_80_columns_every_line_fits_whole_words_aligned():
     lines = _lines("80")
-    rows = lines[1:1 + len(metrics)]
-    assert lines[0].split() == ["name", "variant", "range", "needs"]
-    assert [r.split()[0] for r in rows] == [m.name for m in metrics]  # whole names, in order
-    assert all(len(line) <= 80 for line in lines[:1 + len(metrics)]), max(lines, key=len)
-    assert len(lines) <= len(metrics) + 4  # the header, the rows, two notes and the install line
-    by_name = {r.split()[0]: r for r in rows}
-    bleu = by_name["bleu4"].split()
-    assert bleu[1] == "bleu_coco" and " ".join(bleu[2:4]) == "[0, 1]" and bleu[-1] == "-"
-    assert by_name["bertscore_f"].split()[-1].rstrip("*") == "bertscore"
-    assert by_name["learned"].split()[-1].rstrip("*") == "semantic,bertscore"
-    assert "higher is better except for ter" in lines[1 + len(metrics)]
+    header, rows, notes = _table(lines)
+    assert header == ["name", "variant", "range", "needs"]
+    assert list(rows) == [m.name for m in list_metrics()]  # whole names, in order
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert not any(line != line.rstrip() for line in lines)  # no padding after the last column
+    known = {e for m in list_metrics() for e in family_for(m.name).extras} | {"-"}
+    needs_at = lines[0].index("needs")
+    for row in rows.values():
+        assert _aligned(lines[0], row[0]), row
+        assert all(len(line) - len(line.lstrip()) == needs_at for line in row[1:]), row  # under "needs"
+        assert {e.rstrip("*") for e in _needs(row)} <= known, row  # no extra's name split
+    assert rows["bleu4"][0].split()[1:] == ["bleu_coco", "[0,", "1]", "-"]
+    assert _needs(rows["learned"]) == ["semantic", "bertscore"]
+    assert any(len(row) > 1 for row in rows.values())  # the case this test is for: a row wraps
+    assert "higher is better except for ter" in notes[0]
 
 
-def test_wide_terminal_keeps_the_columns_aligned():
-    import re
-
-    lines = _lines("200")[:1 + len(list_metrics())]
-    for field in (1, 2):  # variant, range
-        starts = {[m.start() for m in re.finditer(r"\S+", line)][field] for line in lines}
-        assert len(starts) == 1, field
+def test_wide_terminal_keeps_one_line_per_output_aligned():
+    lines = _lines("200")
+    _, rows, _ = _table(lines)
+    assert all(len(row) == 1 and _aligned(lines[0], row[0]) for row in rows.values())
 
 
-def test_missing_extras_are_starred_and_the_install_command_given(monkeypatch):
+def test_missing_extras_are_starred_and_the_install_command_is_one_line(monkeypatch):
     monkeypatch.setattr(extras, "_importable", lambda m: m not in {"ot", "torch"})
     lines = _lines("80")
-    wmd = next(line for line in lines if line.startswith("wmd "))
-    assert wmd.split()[-1] == "semantic*"
-    assert next(line for line in lines if line.startswith("learned ")).split()[-1] == "semantic*,bertscore*"
+    _, rows, notes = _table(lines)
+    assert _needs(rows["wmd"]) == ["semantic*"]
+    assert _needs(rows["learned"]) == ["semantic*", "bertscore*"]
     lacking = ["bertscore", "image", "semantic"]  # in the order the rows first need them
-    assert lines[-1] == f"* not installed: extras {', '.join(lacking)}; {extras.install_hint(lacking)}"
+    assert notes[-2:] == [f"* not installed: extras {', '.join(lacking)}. Install them with:",
+                          f"  {extras.install_command(lacking)}"]
 
 
 def test_json_lists_every_output_with_its_fields():

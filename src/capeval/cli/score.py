@@ -281,19 +281,6 @@ def _metric_rows() -> list[dict]:
     return rows
 
 
-def _fit_line(cells, widths: list[int], cols: int) -> str:
-    """``cells`` in columns of ``widths`` (the last cell unpadded), two spaces apart; a row
-    longer than ``cols`` gives up padding, rightmost first (the columns before stay aligned),
-    rather than wrap."""
-    pads = [w - len(c) for c, w in zip(cells[:-1], widths)]
-    excess = sum(map(len, cells)) + sum(pads) + 2 * (len(cells) - 1) - cols
-    for i in reversed(range(len(pads))):
-        take = min(pads[i], max(excess, 0))
-        pads[i] -= take
-        excess -= take
-    return "  ".join([*(c + " " * p for c, p in zip(cells[:-1], pads)), cells[-1]])
-
-
 def _range_text(r: list) -> str:
     lo = "-inf" if r[0] is None else f"{r[0]:g}"
     hi = "inf" if r[1] is None else f"{r[1]:g}"
@@ -308,8 +295,6 @@ def metrics_cmd(
     it needs (and whether they are installed)."""
     import json
 
-    from ..extras import install_hint
-
     rows = _metric_rows()
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
@@ -317,23 +302,38 @@ def metrics_cmd(
     lacking = list(dict.fromkeys(e for r in rows for e in r["missing_extras"]))
 
     def needs(r: dict) -> str:  # an extra that is not installed is starred
-        return ",".join(e + "*" * (e in r["missing_extras"]) for e in r["extras"]) or "-"
+        return ", ".join(e + "*" * (e in r["missing_extras"]) for e in r["extras"]) or "-"
 
-    # Plain lines, never wrapped or folded by a table: one output per line, so a pipe (grep,
-    # awk) sees whole names and an 80-column terminal splits no word.
-    import shutil
-
-    cols = shutil.get_terminal_size().columns  # $COLUMNS, else the terminal, else 80
-    table = [("name", "variant", "range", "needs"),
-             *((r["name"], r["variant"], _range_text(r["range"]), needs(r)) for r in rows)]
-    widths = [max(len(row[k]) for row in table) for k in range(3)]
-    for row in table:
-        typer.echo(_fit_line(row, widths, cols))
+    out = _wrapping_console()
+    # Rich lays the columns out at the terminal's width: names, variants and ranges stay whole
+    # and aligned, and a long "needs" wraps between its extras, under its own column.
+    table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0), header_style="",
+                  highlight=False)
+    for head in ("name", "variant", "range"):
+        table.add_column(head, no_wrap=True)
+    table.add_column("needs", overflow="fold")
+    for r in rows:
+        table.add_row(literal(r["name"]), literal(r["variant"]), literal(_range_text(r["range"])), literal(needs(r)))
+    with out.capture() as shown:
+        out.print(table)
+    typer.echo("\n".join(line.rstrip() for line in shown.get().splitlines()))  # no padding after the last column
     lower = [r["name"] for r in rows if not r["higher_is_better"]]
-    typer.echo(f"{len(rows)} outputs; higher is better" + (f" except for {', '.join(lower)}" if lower else "") + ".")
-    typer.echo("Descriptions and families: capeval metrics --json; docs/METRICS.md.")
+    say(out, f"{len(rows)} outputs; higher is better" + (f" except for {', '.join(lower)}" if lower else "") + ".")
+    say(out, "Descriptions and families: capeval metrics --json; docs/METRICS.md.")
     if lacking:
-        typer.echo(f"* not installed: extras {', '.join(lacking)}; {install_hint(lacking)}")
+        say(out, f"* not installed: extras {', '.join(lacking)}. Install them with:")
+        say(out, f"  {install_command(lacking)}", soft_wrap=True)  # never wrapped: it pastes as one line
+
+
+def _wrapping_console() -> Console:
+    """A console on stdout that wraps at the terminal's width ($COLUMNS, else the terminal's);
+    into a pipe or file with no $COLUMNS, wide enough that each row stays one line for grep."""
+    import os
+    import sys
+
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return Console(width=1000, highlight=False)
+    return Console(highlight=False)
 
 
 def register(app: typer.Typer) -> None:
