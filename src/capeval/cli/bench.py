@@ -10,29 +10,22 @@ import typer
 
 from ..errors import CapevalError
 from ..metrics.registry import METRIC_SETS
-from ._console import error, escape, say
+from ._console import error, escape, say, terminal_console
 
 
 def bench_cmd(
-    name: str | None = typer.Argument(None, help="Benchmark name (flickr8k-expert, flickr8k-cf, composite, "
-                                      "pascal50s, abstract50s, tanti-coco, thumb, nebula, polaris, ...), a "
-                                      "comma-separated list, 'all' (the first five) or 'modern' (thumb, nebula, "
-                                      "polaris); or none with --file."),
-    judgment_files: list[Path] = typer.Option([], "--file", help="Your own human judgments (.jsonl, .csv, .tsv, "
-                                              ".parquet), repeatable: ratings (candidate, references, human), "
-                                              "pairwise (a, b, references, preferred) or systems (system, "
-                                              "image_id, candidate, references, human); docs/DATA_FORMATS.md."),
-    judgment_kind: str | None = typer.Option(None, "--kind", help="The kind of every --file (ratings, pairwise, "
-                                             "systems); default: told from the first row's fields."),
-    metrics: str | None = typer.Option(None, "--metrics", "-m",
-                                       help="Comma-separated metric output names (see `capeval metrics`); default "
+    name: str | None = typer.Argument(None, help="Benchmark name (flickr8k-expert, composite, pascal50s, thumb, ...; "
+                                      "`capeval data list`), a comma list, 'all', 'modern'; none with --file."),
+    judgment_files: list[Path] = typer.Option([], "--file", help="Your own judgments (.jsonl .csv .tsv .parquet), "
+                                              "repeatable: ratings, pairwise or systems (docs/DATA_FORMATS.md)."),
+    judgment_kind: str | None = typer.Option(None, "--kind", help="ratings|pairwise|systems (default: from fields)."),
+    metrics: str | None = typer.Option(None, "--metrics", "-m", help="Comma-separated metric output names (see "
+                                       "`capeval metrics`); default "
                                        f"{','.join(METRIC_SETS['ngram'])}, or none when --scores is given."),
     scores: list[str] = typer.Option([], "--scores", help="NAME=FILE, repeatable: your own metric's scores of the "
-                                     "units `capeval data export NAME` writes (JSONL {\"id\", \"score\"} or CSV "
-                                     "id,score; higher is better), reported as column NAME; its signature holds "
-                                     "the file's SHA-256."),
-    images: Path | None = typer.Option(None, "--images", help="Directory holding the benchmark's images (searched "
-                                       "recursively by file name), for metrics that read images."),
+                                     "units `capeval data export NAME` writes (JSONL {\"id\", \"score\"} or CSV id,"
+                                     "score; higher is better), as column NAME; its signature holds the file's SHA-256."),
+    images: Path | None = typer.Option(None, "--images", help="Folder of the images (searched by file name), if read."),
     json_out: Path | None = typer.Option(None, "--json", help="Write results (stable JSON contract) here."),
     markdown_out: Path | None = typer.Option(None, "--markdown", help="Write Markdown tables here."),
     latex_out: Path | None = typer.Option(None, "--latex", help="Write LaTeX tables here."),
@@ -85,20 +78,19 @@ def bench_cmd(
     names = resolve_names(name) if name is not None else []
     outputs = [p for p in (json_out, markdown_out, latex_out, report_out) if p is not None]
     with _exit_on_error(err):
-        _check_sources(names, judgment_files, judgment_kind)
         # before any work (a run that cannot finish does none); its plan serves every benchmark
         plan = check_run(names, outputs=outputs, overwrite=overwrite, report=report_out is not None, root=root,
                          allow_modified_data=allow_modified_data, mkdirs=mkdirs, tokenizer=tokenizer,
-                         **_metric_request(metrics, option, scores))
+                         files=judgment_files, kind=judgment_kind, **_metric_request(metrics, option, scores))
     cache = ScoreCache(cache_dir, enabled=not no_cache)
     run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
                        bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
                        allow_seen=allow_seen, allow_modified_data=allow_modified_data, images_dir=images,
-                       line_breaks="refuse" if strict_line_breaks else "space")
+                       line_breaks="refuse" if strict_line_breaks else "space", file_kind=judgment_kind)
     with _exit_on_error(err):
-        results = _run_benchmarks(err, names, plan, run_options, judgment_files, judgment_kind)
+        results = _run_benchmarks(err, names, plan, run_options, judgment_files)
     if not quiet:
-        print_rich(results, Console(width=max(Console().width, 120)))
+        print_rich(results, terminal_console())  # Rich wraps at the terminal's width, never past it
     with _exit_on_error(err):
         _write_outputs(results, json_out, markdown_out, latex_out, report_out)
 
@@ -115,7 +107,7 @@ def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -
 
 def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *, overwrite: bool, report: bool,
               root: Path | None, allow_modified_data: bool, mkdirs: bool = False, tokenizer: str = "ptb",
-              options: dict | None = None, scores: dict | None = None):
+              options: dict | None = None, scores: dict | None = None, files: list[Path] = (), kind: str | None = None):
     """Everything a run needs that can be known before scoring, every problem named at once
     (one :class:`~capeval.errors.InputError`): the benchmarks and their data root and files, the
     metrics (with their options and scores files) and the extras they and the report import,
@@ -134,6 +126,10 @@ def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *,
         if text not in problems:
             problems.append(text)
 
+    try:
+        _check_sources(names, list(files), kind)
+    except CapevalError as e:
+        note(e)
     for n in names:
         try:
             get_spec(n)
@@ -219,8 +215,7 @@ def _check_sources(names: list[str], files: list[Path], kind: str | None) -> Non
         raise InputError("--kind is the kind of a --file; no --file was given")
 
 
-def _run_benchmarks(err, names: list[str], plan, run_options: dict, files: list[Path] = (),
-                    kind: str | None = None) -> list:
+def _run_benchmarks(err, names: list[str], plan, run_options: dict, files: list[Path] = ()) -> list:
     """Each benchmark's result (all scored with the one ``plan``), with the status line
     following its steps; then each judgment file's."""
     from ..metaeval.runner import run_benchmark
@@ -238,7 +233,7 @@ def _run_benchmarks(err, names: list[str], plan, run_options: dict, files: list[
         # one-time steps (METEOR's conversion) say what they do in the status line
         with err.status(escape(f"{label} …")) as status, noting(lambda msg: status.update(escape(msg))):
             res = run_benchmark(n, plan=plan, progress=lambda msg: status.update(escape(msg)), file=file,
-                                file_kind=kind, **run_options)
+                                **run_options)
         results.append(res)
         hit = sum(res.cached.values())
         say(err, f"{res.name}: {res.seconds:.2f}s, {hit}/{len(res.cached)} metrics from cache", style="dim")

@@ -7,12 +7,13 @@ from pathlib import Path
 import typer
 
 from ..errors import CapevalError
-from ._console import error, escape, say
+from ._console import error, escape, say, terminal_console
 
 
 def stress_cmd(
     source: str | None = typer.Argument(None, help="Human captions to perturb: coco, flickr30k (Karpathy test) or "
-                                        "flickr8k (test split); omit with --input."),
+                                        "flickr8k (test split); coco-paragraph (ten-sentence paragraphs of COCO "
+                                        "captions); omit with --input."),
     metrics: str | None = typer.Option(None, "--metrics", "-m", help="Comma-separated metric output names "
                                        "(see `capeval metrics`), plug-ins included."),
     input_file: Path | None = typer.Option(None, "--input", help="Your own rows instead of SOURCE: JSONL "
@@ -25,7 +26,7 @@ def stress_cmd(
     seed: int = typer.Option(12345, "--seed", help="Seed of the candidate choice, the perturbations and the "
                              "bootstrap."),
     perturbations: str | None = typer.Option(None, "--perturbations", "-p", help="Comma-separated subset of the "
-                                             "perturbations (default: all)."),
+                                             "perturbations (default: the caption set, or the paragraph set for coco-paragraph)."),
     json_out: Path | None = typer.Option(None, "--json", help="Write results (JSON) here."),
     markdown_out: Path | None = typer.Option(None, "--markdown", help="Write the Markdown tables here."),
     report_out: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report with a "
@@ -70,8 +71,8 @@ def stress_cmd(
         if not quiet:
             from ..stress.report import print_rich
 
-            print_rich(res, Console(width=max(Console().width, 140)))
-        say(err, f"{res.seconds:.1f}s", style="dim")
+            print_rich(res, terminal_console())
+        say(err, f"stress: {len(res.items)} items scored in {res.seconds:.1f} s", style="dim")
         _write_outputs(res, json_out, markdown_out, report_out)
     except (CapevalError, OSError) as e:  # OSError: an unwritable cache or disk, named by the message
         error(err, e)

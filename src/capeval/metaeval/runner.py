@@ -142,10 +142,8 @@ def run_benchmark(
 ) -> BenchResult:
     """Run one benchmark by name (see :func:`capeval.data.names`), or a user's judgment file.
 
-    ``file`` (with ``name=None``) is a file of human judgments the user brings (ratings,
-    pairwise preferences or systems; :mod:`capeval.data.judgment_files`, ``file_kind`` forces
-    the kind): it is run exactly as a named benchmark, its SHA-256 in the benchmark signature.
-    Its ratings' headline statistic is ``statistic`` (default Kendall's tau-c).
+    ``file`` (``name=None``): the user's judgments (:mod:`capeval.data.judgment_files`), run as a
+    named benchmark with its SHA-256 in the signature; ``file_kind`` forces their kind.
 
     Its data files are first checked against capeval's packaged checksums; a file that
     differs is refused (:class:`~capeval.errors.ResourceDamaged`) unless
@@ -171,26 +169,11 @@ def run_benchmark(
     metrics, families = list(plan.metrics), plan.family_map()  # each name resolved once, in the plan
     user = [c.name for c in plan.columns]
     pictures = _image_source(families, images_dir)
-    if tie_policy not in TIE_POLICIES:
-        raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
-    if aggregate not in AGGREGATES:
-        raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
+    _check_choices(tie_policy, aggregate)
     start = time.perf_counter()
-    load_options = dict(load_options or {})
-    ref_mode = str(load_options.pop("ref_mode", "set"))
-    if file is not None:
-        if name is not None:
-            raise InputError(f"give a benchmark name ({name!r}) or a judgment file, not both")
-        table, base_fn = _load_file(file, file_kind, statistic, load_options, ref_mode, families, bool(user),
-                                    line_breaks)
-        name = table.name
-        seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families, table=table)
-    else:
-        if name is None:
-            raise InputError("give a benchmark name or a judgment file (file=...)")
-        seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families)
-        table, base_fn = _load_table(name, root, load_options, ref_mode, families, bool(user), allow_modified_data,
-                                     line_breaks)
+    table, base_fn, seen = _source(name, file, file_kind, statistic, dict(load_options or {}), root, plan, families,
+                                   allow_seen, allow_modified_data, line_breaks)
+    name = table.name if file is not None else name
     cache = cache if cache is not None else ScoreCache()
     hib = {m: higher_is_better(m, families[m]) for m in metrics} | dict.fromkeys(user, True)
     # NaN rows of these outputs mean "undefined" (SPICE's categories): skipped per metric and
@@ -248,6 +231,32 @@ def _with_ref_mode(table, name: str, ref_mode: str, families, with_user: bool):
                          "not system-level ones")
     # Each row's score is a mean over single-reference scores: part of the table's protocol.
     return dataclasses.replace(table, protocol={**table.protocol, "ref_mode": ref_mode}), score_units_each_ref
+
+
+def _check_choices(tie_policy: str, aggregate: str) -> None:
+    if tie_policy not in TIE_POLICIES:
+        raise InputError(f"unknown tie policy {tie_policy!r}; choose one of {', '.join(TIE_POLICIES)}")
+    if aggregate not in AGGREGATES:
+        raise InputError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
+
+
+def _source(name, file, file_kind, statistic, load_options: dict, root, plan: ScoringPlan, families, allow_seen: bool,
+            allow_modified: bool, line_breaks: str):
+    """The table to run (a named benchmark's, or a user's judgment file's), its scoring
+    function, and why a learned metric would not be held out on it."""
+    metrics, with_user = list(plan.metrics), bool(plan.columns)
+    ref_mode = str(load_options.pop("ref_mode", "set"))
+    if file is not None:
+        if name is not None:
+            raise InputError(f"give a benchmark name ({name!r}) or a judgment file, not both")
+        table, base_fn = _load_file(file, file_kind, statistic, load_options, ref_mode, families, with_user,
+                                    line_breaks)
+        return table, base_fn, _seen_metrics(table.name, metrics, plan.options, root, allow_seen, families, table)
+    if name is None:
+        raise InputError("give a benchmark name or a judgment file (file=...)")
+    seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families)
+    table, base_fn = _load_table(name, root, load_options, ref_mode, families, with_user, allow_modified, line_breaks)
+    return table, base_fn, seen
 
 
 def _load_file(file, kind, statistic, load_options, ref_mode: str, families, with_user: bool, line_breaks: str):

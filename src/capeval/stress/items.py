@@ -4,9 +4,18 @@ From a benchmark of human captions (``coco``, ``flickr30k``: the Karpathy test i
 its 1,000 test images), an item is one of the image's human captions as the candidate (chosen by
 the seed) and the image's other captions as references; the original caption is the control. From
 ``--input rows.jsonl`` (or CSV), an item is a row as given.
+
+``coco-paragraph`` builds detailed-caption items from the same COCO captions (docs/STRESS.md,
+*Paragraphs*): the Karpathy test images in file order, in groups of ten; the candidate is a
+paragraph of ten sentences, sentence i one seeded caption of image i of the group; its three
+references are paragraphs of the image's other captions in the same order (reference r takes
+caption r of the four left). Each caption becomes one sentence: a capital first letter, one
+final full stop, and a sentence end inside it (". ") read as a comma, so that splitting a
+paragraph at its sentence ends gives back its ten captions.
 """
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +29,13 @@ SOURCES = {
     "coco": "COCO Karpathy test split, 5,000 images x 5 captions",
     "flickr30k": "Flickr30k Karpathy test split, 1,000 images x 5 captions",
     "flickr8k": "Flickr8k test split, 1,000 images x 5 captions",
+    "coco-paragraph": "COCO Karpathy test split as 500 ten-sentence paragraphs (one caption of each of ten images; "
+                      "3 reference paragraphs)",
 }
+#: Sources whose items are paragraphs: their default perturbations are the paragraph ones.
+PARAGRAPH_SOURCES = frozenset({"coco-paragraph"})
+PARAGRAPH_SENTENCES = 10
+PARAGRAPH_REFERENCES = 3
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,8 @@ def benchmark_items(source: str, *, root=None, n: int | None = None, seed: int =
         raise InputError(f"unknown stress source {source!r}; known: {', '.join(SOURCES)} (or --input rows.jsonl)")
     _check_n(n)
     root_dir = resolve_root(root)
+    if source == "coco-paragraph":
+        return _paragraph_items(karpathy_references(root_dir, "coco", "stress"), n, seed)
     if source == "flickr8k":
         caps = flickr8k_captions(root_dir, "stress")
         names = [x for x in read_lines(need(root_dir, "flickr8k/Flickr8k_text/Flickr_8k.testImages.txt", "stress"))
@@ -72,6 +89,40 @@ def benchmark_items(source: str, *, root=None, n: int | None = None, seed: int =
         k = int(np.random.default_rng([int(seed), zlib.crc32(img.encode("utf-8"))]).integers(len(captions)))
         items.append(StressItem(f"{source}/{img}#{k}", captions[k],
                                 tuple(c for j, c in enumerate(captions) if j != k), img))
+    return items
+
+
+_INNER_END = re.compile(r"\s*[.!?]+(?=\s+\S)")
+_LOOSE_PUNCT = re.compile(r"\s+([,;:])")
+
+
+def as_sentence(caption: str) -> str:
+    """One caption as one sentence of a paragraph: single spaces, punctuation attached, inner
+    sentence ends read as commas, a capital first letter and one final full stop."""
+    text = " ".join(caption.split()).rstrip(" .!?")
+    text = _LOOSE_PUNCT.sub(r"\1", _INNER_END.sub(",", text))
+    return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
+def _paragraph_items(by_image: dict[str, list[str]], n: int | None, seed: int) -> list[StressItem]:
+    images = list(by_image)
+    groups = [images[i:i + PARAGRAPH_SENTENCES] for i in range(0, len(images) - PARAGRAPH_SENTENCES + 1,
+                                                               PARAGRAPH_SENTENCES)]
+    items = []
+    for group in groups[:n] if n is not None else groups:
+        cand, refs = [], [[] for _ in range(PARAGRAPH_REFERENCES)]
+        for img in group:
+            captions = [as_sentence(c) for c in by_image[img] if as_sentence(c)]
+            if len(captions) < PARAGRAPH_REFERENCES + 1:
+                raise InputError(f"stress: coco image {img!r} has {len(captions)} caption(s); a paragraph item needs "
+                                 f"{PARAGRAPH_REFERENCES + 1}")
+            k = int(np.random.default_rng([int(seed), zlib.crc32(img.encode("utf-8"))]).integers(len(captions)))
+            cand.append(captions[k])
+            rest = [c for j, c in enumerate(captions) if j != k]
+            for r in range(PARAGRAPH_REFERENCES):
+                refs[r].append(rest[r])
+        items.append(StressItem(f"coco-paragraph/{group[0]}+{len(group) - 1}", " ".join(cand),
+                                tuple(" ".join(r) for r in refs), None))
     return items
 
 

@@ -6,7 +6,7 @@ import html
 import math
 from pathlib import Path
 
-from . import rules as R
+from .perturbations import BY_NAME
 from .stats import SAME_FRACTION, TIE_TOL, Cell
 from .suite import StressResult
 
@@ -41,7 +41,7 @@ def to_markdown(res: StressResult, *, details: bool = True) -> str:
              "|---|---|---:|" + "---:|" * len(res.metrics)]
     for p in perts:
         n = len(res.items) - next(iter(res.results.values()))[p].skipped if res.results else 0
-        row = [p, _EXPECT[R.BY_NAME[p].expected], str(n)]
+        row = [p, _EXPECT[BY_NAME[p].expected], str(n)]
         row += [cell_text(res.results[m][p]) for m in res.metrics]
         lines.append("| " + " | ".join(_md(x) for x in row) + " |")
     out = [f"Signature: `{res.signature}`", "", legend(res), "", *lines]
@@ -63,10 +63,22 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def print_rich(res: StressResult, console) -> None:
+def print_rich(res: StressResult, console, *, notes: bool = True) -> None:
+    """The accuracy table at ``console``'s width: metric columns that do not fit beside the
+    others go to a further table (the perturbation columns repeated), so no cell is cut and no
+    line is wider than the terminal; then the legend (wrapped by Rich) and the signature (one
+    line, copied whole)."""
     from rich.table import Table
     from rich.text import Text
 
+    groups = _fitting_groups(res, console.width)
+    if len(groups) > 1:
+        import dataclasses
+
+        for group in groups:
+            print_rich(dataclasses.replace(res, metrics=group), console, notes=False)
+        _print_notes(res, console)
+        return
     table = Table(title=Text(f"stress: {res.source}, {len(res.items)} items"), title_justify="left")
     table.add_column("perturbation", no_wrap=True)
     table.add_column("expected", no_wrap=True)
@@ -81,10 +93,38 @@ def print_rich(res: StressResult, console) -> None:
             style = "" if c.n == 0 or not math.isfinite(c.accuracy) else (
                 "green" if c.accuracy >= 0.9 else "yellow" if c.accuracy >= 0.6 else "red")
             cells.append(Text(cell_text(c), style=style))
-        table.add_row(Text(p), Text(_EXPECT[R.BY_NAME[p].expected]), Text(str(n)), *cells)
+        table.add_row(Text(p), Text(_EXPECT[BY_NAME[p].expected]), Text(str(n)), *cells)
     console.print(table)
+    if notes:
+        _print_notes(res, console)
+
+
+def _print_notes(res: StressResult, console) -> None:
+    from rich.text import Text
+
     console.print(Text(legend(res), style="dim"))
-    console.print(Text(res.signature, style="dim"))
+    console.print(Text(res.signature, style="dim"), soft_wrap=True)
+
+
+def _fitting_groups(res: StressResult, width: int) -> list[list[str]]:
+    """``res.metrics`` in runs whose table (heavy box: a border and one space of padding each
+    side per column) is at most ``width`` wide beside the perturbation, expected and n columns;
+    at least one metric per table."""
+    def column(cells) -> int:
+        return max(map(len, cells)) + 3
+
+    fixed = 1 + column(["perturbation", *res.perturbations]) + column(["expected", *_EXPECT.values()]) \
+        + column(["n", str(len(res.items))])
+    groups: list[list[str]] = [[]]
+    used = fixed
+    for m in res.metrics:
+        w = column([m, *(cell_text(res.results[m][p]) for p in res.perturbations)])
+        if groups[-1] and used + w > width:
+            groups.append([])
+            used = fixed
+        groups[-1].append(m)
+        used += w
+    return groups
 
 
 # ---- HTML ----------------------------------------------------------------------------------
@@ -125,7 +165,7 @@ def to_html(res: StressResult) -> str:
              f"<h1>Stress test: {_e(res.source)}</h1>",
              f"<p class='meta'>{len(res.items)} items, capeval {_e(__version__)}. {_e(legend(res))}</p>",
              "<h2>Accuracy heatmap (metric × perturbation)</h2><table><thead><tr><th>metric</th>"]
-    parts += [f"<th title='{_e(R.BY_NAME[p].change)}'>{_e(p)}<br><small>{_e(_EXPECT[R.BY_NAME[p].expected])}"
+    parts += [f"<th title='{_e(BY_NAME[p].change)}'>{_e(p)}<br><small>{_e(_EXPECT[BY_NAME[p].expected])}"
               "</small></th>" for p in res.perturbations]
     parts.append("</tr></thead><tbody>")
     for m in res.metrics:
@@ -144,7 +184,7 @@ def to_html(res: StressResult) -> str:
         why = "; ".join(f"{k}: {v}" for k, v in sorted(skipped.items(), key=lambda kv: -kv[1]))
         ex = res.examples.get(p)
         ex_html = f"{_e(ex[0])}<br>→ {_e(ex[1])}" if ex else "–"
-        parts.append(f"<tr><td>{_e(p)}</td><td>{_e(_EXPECT[R.BY_NAME[p].expected])}</td>"
+        parts.append(f"<tr><td>{_e(p)}</td><td>{_e(_EXPECT[BY_NAME[p].expected])}</td>"
                      f"<td>{len(res.items) - sum(skipped.values())}</td><td style='text-align:left'>{_e(why) or '–'}</td>"
                      f"<td style='text-align:left;white-space:normal'>{ex_html}</td></tr>")
     parts.append("</tbody></table><h2>Mean change with bootstrap 95% CI</h2><table><thead><tr><th>metric</th>")

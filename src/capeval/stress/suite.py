@@ -15,22 +15,15 @@ from ..errors import InputError
 from ..plan import ScoringPlan
 from ..signature import Signature
 from ..stats.bootstrap import DEFAULT_RESAMPLES
+from . import perturbations as P
 from . import rules as R
-from .items import StressItem, benchmark_items, input_items, source_label
+from .items import PARAGRAPH_SOURCES, StressItem, benchmark_items, input_items, source_label
 from .scoring import CONTROL, Scored, score_variants, unit_ids
 from .stats import CI_LEVEL, SAME_FRACTION, TIE_TOL, Cell, cell, same_tolerance
 
 #: Bump when a rule, a word list or a statistic changes what the suite reports.
 SUITE_VERSION = "1"
 DEFAULT_SEED = 12345
-
-
-def rule_digest() -> str:
-    """SHA-256 (12 hex digits) of the rule and word-list sources: any edit to a rule changes it."""
-    h = hashlib.sha256()
-    for mod in ("rules.py", "lexicon.py"):
-        h.update((Path(__file__).with_name(mod)).read_bytes())
-    return h.hexdigest()[:12]
 
 
 @dataclass
@@ -62,7 +55,7 @@ class StressResult:
             "signature": self.signature,
             "source": self.source,
             "n_items": len(self.items),
-            "perturbations": {p: {"expected": R.BY_NAME[p].expected, "change": R.BY_NAME[p].change,
+            "perturbations": {p: {"expected": P.BY_NAME[p].expected, "change": P.BY_NAME[p].change,
                                   "skip_reasons": self.skip_reasons.get(p, {}),
                                   "example": list(self.examples[p]) if p in self.examples else None}
                               for p in self.perturbations},
@@ -140,7 +133,7 @@ def perturb(items: Sequence[StressItem], names: Sequence[str], seed: int, *, par
     for it, parse in zip(items, parses):
         ctx = R.Context(it.key, it.candidate, parse, it.references, it.image, donors, lexicon)
         for p in names:
-            out = R.apply(p, ctx, seed)
+            out = P.apply(p, ctx, seed)
             if isinstance(out, R.Skip):
                 texts[p].append(None)
                 reasons[p][out.reason] = reasons[p].get(out.reason, 0) + 1
@@ -149,15 +142,17 @@ def perturb(items: Sequence[StressItem], names: Sequence[str], seed: int, *, par
     return texts, reasons
 
 
-def _perturbation_names(perturbations) -> list[str]:
+def _perturbation_names(perturbations, paragraphs: bool = False) -> list[str]:
+    """The requested perturbations; by default a caption source's set, or a paragraph source's
+    (coco-paragraph) set."""
     if perturbations is None:
-        return [p.name for p in R.PERTURBATIONS]
+        return [p.name for p in (P.PARAGRAPH if paragraphs else P.CAPTION)]
     names = perturbations.split(",") if isinstance(perturbations, str) else list(perturbations)
     names = [p.strip() for p in names if p.strip()]
-    unknown = [p for p in names if p not in R.BY_NAME]
+    unknown = [p for p in names if p not in P.BY_NAME]
     if unknown or not names:
         raise InputError(f"unknown perturbation(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
-                         f"known: {', '.join(R.BY_NAME)}")
+                         f"known: {', '.join(P.BY_NAME)}")
     return list(dict.fromkeys(names))
 
 
@@ -240,7 +235,7 @@ def stress(
         # names resolved, options checked and scores files read once, for every variant's call
         plan = ScoringPlan.build(names, tokenizer=tokenizer, options=options, scores=scores) if names or scores else None
     _check_numbers(seed, n_resamples)
-    perts = _perturbation_names(perturbations)
+    perts = _perturbation_names(perturbations, paragraphs=source in PARAGRAPH_SOURCES)
     chosen, label = _items(source, input, items, n, int(seed), root)
     _check_keys(chosen)
     images = _image_paths(chosen, plan, images_dir) if plan is not None and names else None
@@ -249,7 +244,7 @@ def stress(
     texts, reasons = perturb(chosen, perts, int(seed), parser=parser, lexicon=lexicon)
     if export is not None:
         export_units(export, chosen, texts)
-    sig = _signature(label, len(chosen), int(seed), parser, n_resamples)
+    sig = _signature(label, len(chosen), int(seed), parser, n_resamples, perts)
     variants: dict[str, list[str | None]] = {CONTROL: [it.candidate for it in chosen], **texts}
     scored = score_variants(chosen, variants, plan, images=images, progress=say) if plan is not None else Scored()
     user = [c.name for c in plan.columns] if plan is not None else []
@@ -303,7 +298,7 @@ def _check_numbers(seed, n_resamples) -> None:
         raise InputError(f"n_resamples={n_resamples!r} must be a positive integer")
 
 
-def _signature(label: str, n_items: int, seed: int, parser, n_resamples: int) -> str:
+def _signature(label: str, n_items: int, seed: int, parser, n_resamples: int, perts: Sequence[str] = ()) -> str:
     """The suite's signature: what every number of the run depends on besides the metric."""
     if parser is None:
         from ..data.distractors import SpacyParser
@@ -311,7 +306,7 @@ def _signature(label: str, n_items: int, seed: int, parser, n_resamples: int) ->
         parser = SpacyParser()
     describe = getattr(parser, "describe", None)
     return str(Signature.make("stress", suite=SUITE_VERSION, source=label, items=n_items, seed=seed,
-                              rules=rule_digest(), parser=describe() if callable(describe) else "injected",
+                              rules=P.rule_digest(perts), parser=describe() if callable(describe) else "injected",
                               wordnet="3.0", tie=TIE_TOL, same=f"{SAME_FRACTION}sd", bs=n_resamples, ci=CI_LEVEL))
 
 
@@ -325,7 +320,7 @@ def _statistics(scored: Scored, texts: dict[str, list[str | None]], perts: list[
         results[m] = {}
         for p in perts:
             applicable = np.array([t is not None for t in texts[p]], dtype=bool)
-            results[m][p] = cell(control, scored.scores[m][p], applicable, R.BY_NAME[p].expected,
+            results[m][p] = cell(control, scored.scores[m][p], applicable, P.BY_NAME[p].expected,
                                  higher_is_better=better, tolerance=tolerances[m], n_resamples=n_resamples,
                                  seed=seed)
     return results, tolerances
