@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cli",),
     ("compat", "integrations"),
     ("metaeval", "stress"),
-    ("learn", "pregen", "stream", "qace"),
+    ("learn", "pregen", "stream", "qace", "judges"),
     ("stats",),
     ("data",),
     ("service",),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.text import Text
 
-__all__ = ["error", "escape", "literal", "say"]
+__all__ = ["error", "escape", "literal", "say", "terminal_console"]
 
 
 def literal(text: object, style: str = "") -> Text:
@@ -27,3 +27,18 @@ def say(console, text: object, **kwargs) -> None:
 def error(console, text: object) -> None:
     """``error: <text>`` with the prefix in red and the text as it is."""
     console.print(Text.assemble(("error:", "red"), " ", str(text)), highlight=False)
+
+
+def terminal_console(wide_when_piped: int = 1000):
+    """A console on stdout that Rich lays out and wraps at the terminal's width ($COLUMNS, else
+    the terminal's), so no word is cut by a terminal narrower than the text was wrapped for.
+    Into a pipe or a file with no $COLUMNS it is ``wide_when_piped`` columns wide: a table row
+    stays one line for grep."""
+    import os
+    import sys
+
+    from rich.console import Console
+
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return Console(width=wide_when_piped, highlight=False)
+    return Console(highlight=False)

@@ -13,7 +13,7 @@ from ..errors import CapevalError
 from ..extras import install_command
 from ..metrics.registry import METRIC_SETS
 from ..plan import ScoringPlan
-from ._console import error, literal, say
+from ._console import error, literal, say, terminal_console
 
 console = Console()
 err = Console(stderr=True)
@@ -304,7 +304,7 @@ def metrics_cmd(
     def needs(r: dict) -> str:  # an extra that is not installed is starred
         return ", ".join(e + "*" * (e in r["missing_extras"]) for e in r["extras"]) or "-"
 
-    out = _wrapping_console()
+    out = terminal_console()
     # Rich lays the columns out at the terminal's width: names, variants and ranges stay whole
     # and aligned, and a long "needs" wraps between its extras, under its own column.
     table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0), header_style="",
@@ -323,17 +323,6 @@ def metrics_cmd(
     if lacking:
         say(out, f"* not installed: extras {', '.join(lacking)}. Install them with:")
         say(out, f"  {install_command(lacking)}", soft_wrap=True)  # never wrapped: it pastes as one line
-
-
-def _wrapping_console() -> Console:
-    """A console on stdout that wraps at the terminal's width ($COLUMNS, else the terminal's);
-    into a pipe or file with no $COLUMNS, wide enough that each row stays one line for grep."""
-    import os
-    import sys
-
-    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
-        return Console(width=1000, highlight=False)
-    return Console(highlight=False)
 
 
 def register(app: typer.Typer) -> None:
