@@ -60,7 +60,8 @@ def _features(metric, cands, refs, df):
 def _check_chunked_features(cls, options, cands, refs):
     with cls(**options) as m:
         whole = _features(m, cands, refs, None)
-        fields = m.compute(cands, refs).signature_fields
+        # the per-part fields; ood:N counts the rows scored and comes from the merged statistics
+        fields = m.statistics(cands, refs).fields
         assert m.prepass(cands, refs) is not None
         for how, cuts in _chunkings(len(cands)):
             states = [m.prepass(cands[a:b], refs[a:b]) for a, b in cuts]
@@ -72,7 +73,7 @@ def _check_chunked_features(cls, options, cands, refs):
         # the instance given the state (option df) signs as the whole input's: no df field
         with cls(**options, **cls.prepass_options(state)) as given:
             a, b = cuts[0]
-            assert given.compute(cands[a:b], refs[a:b]).signature_fields == fields
+            assert given.statistics(cands[a:b], refs[a:b]).fields == fields
 
 
 @pytest.mark.parametrize("max_refs", [2, None])

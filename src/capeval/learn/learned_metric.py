@@ -64,6 +64,13 @@ class Learned(Metric):
         them): ``"corpus"`` (default) counts them over the captions scored together, a df
         file (``capeval score --save-cider-df``) fixes them (named in the signature), and the
         state of :meth:`prepass` is the whole input's when scoring it in parts.
+    long_text : {"truncate", "sentences"}
+        ``truncate`` (default): each caption is one input, as the model was trained; a row whose
+        caption or references are longer than the training texts, or whose features lie outside
+        the training range, is counted (warning, ``details["learned"]["out_of_range"]``,
+        ``ood:N`` in the signature). ``sentences``: each candidate sentence is scored against
+        the sentences of the references and the row's score is their mean, which keeps
+        paragraphs within the training range (docs/LEARNED.md, "Long captions").
     """
 
     family = "learned"
@@ -92,11 +99,14 @@ class Learned(Metric):
     #: a model may have image features (an image metric, a user's scores file): the call's images go to them
     accepts_images = True
 
-    def __init__(self, model=None, cache: bool | str = False, df=None):
+    def __init__(self, model=None, cache: bool | str = False, df=None, long_text: str = "truncate"):
         from .features import uses_df
-        from .metric_support import given_df
+        from .metric_support import LONG_MODES, given_df, length_range
         from .ranker_features import TEXT_FEATURES
 
+        if long_text not in LONG_MODES:
+            raise InputError(f"learned: long_text must be one of {', '.join(LONG_MODES)}, got {long_text!r}")
+        self.long_text = long_text
         if not isinstance(cache, (bool, str)):
             raise InputError(f"learned: cache={cache!r} must be true/false or a directory")
         self.model = _load(model)
@@ -105,7 +115,9 @@ class Learned(Metric):
         self._df = given_df("learned", df)
         self._df_features = any(uses_df(f) for f in self.model.features if f.metric not in TEXT_FEATURES)
         m = self.model
-        self._units = f"learned|refs:{f'groups-of-{m.max_refs}' if m.max_refs else 'all'}|tok:{m.tokenizer}"
+        self._lengths = length_range(m)
+        self._units = (f"learned|refs:{f'groups-of-{m.max_refs}' if m.max_refs else 'all'}|tok:{m.tokenizer}"
+                       + ("|sentences" if long_text == "sentences" else ""))
 
     @classmethod
     def cannot_stream(cls, options: dict) -> str | None:
@@ -117,11 +129,16 @@ class Learned(Metric):
     def prepass(self, candidates, references):
         """The df of this batch's reference groups (a :class:`~capeval.learn.metric_support.UnitDf`),
         or None when no feature takes one or a df was given."""
-        from .metric_support import batch_prepass
+        from .metric_support import batch_prepass, sentence_units
         from .ranker_features import reference_units
 
+        def units(c, r):
+            if self.long_text == "sentences":
+                c, r, _ = sentence_units(c, r)
+            return reference_units(c, r, self.model.max_refs)[1:]
+
         return batch_prepass(self._df, self._df_features, self._units, self.model.tokenizer, candidates, references,
-                             lambda c, r: reference_units(c, r, self.model.max_refs)[1:])
+                             units)
 
     @classmethod
     def prepass_options(cls, state) -> dict:
@@ -156,19 +173,35 @@ class Learned(Metric):
         m = _load(options.get("model"))
         return {"model": m.name, "trained_on": m.trained_on, "selected_on": m.selected_on}
 
+    def statistics(self, candidates, references, **kw):
+        from .metric_support import ood_statistics
+
+        return ood_statistics(self, self.family, self.model.name, self._lengths, candidates, references, **kw)
+
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
-                images: Sequence[str] | None = None) -> MetricScores:
+                images: Sequence[str] | None = None, *, _warn_ood: bool = True) -> MetricScores:
         from .features import label
+        from .metric_support import finish_ood, out_of_range, row_any, row_means, sentence_units
 
         m = self.model
+        n = len(candidates)
         dfo, df_fields = feature_df("learned", self._df, self._units, self._df_features)
+        owner = None
+        if self.long_text == "sentences":
+            # scores reused from the call are of whole captions: the sentences are scored here
+            candidates, references, owner = sentence_units(candidates, references)
+            images = None if images is None else [images[i] for i in owner.tolist()]
         fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg),
-                            precomputed=self._reuse or None, images=images, df=dfo)
+                            precomputed=(self._reuse or None) if owner is None else None, images=images, df=dfo)
         check_variants("learned", m.name, m.meta.get("feature_signatures", {}), fm.signatures)
         scores = np.asarray(m.predict(fm.X), dtype=float)
+        length, feats = out_of_range(fm.X, m.scaler.lo, m.scaler.hi, candidates, references, self._lengths)
+        if owner is not None:
+            scores = row_means(scores, owner, n)
+            length, feats = row_any(length, owner, n), row_any(feats, owner, n)
         labels = [label(f) for f in m.features]
         clipped = range_report("learned", m.name, m.scaler.clipped(fm.X), labels)
-        return MetricScores(
+        out = MetricScores(
             corpus={"learned": float(np.mean(scores))},
             per_caption={"learned": scores},
             signature_fields={
@@ -182,10 +215,12 @@ class Learned(Metric):
                 "trained": "+".join(m.trained_on) or "unknown",
                 "seed": m.meta.get("seed", "unknown"),
                 **df_fields,
+                **({"long": "sentences"} if owner is not None else {}),
             },
             details={"feature_labels": labels, "feature_signatures": fm.signatures, **clipped,
                      "trained_on": m.trained_on, "selected_on": m.selected_on},
         )
+        return finish_ood(out, self.family, m.name, length, feats, self._lengths, warn=_warn_ood)
 
 
 def _feature_summary(labels: Sequence[str]) -> str:

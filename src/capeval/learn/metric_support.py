@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..metrics.statistics import RowMean, Statistics, check_default_rule
 
 #: Warn when more than this share of the feature values lie outside the training range.
 CLIP_WARN = 0.05
@@ -160,3 +161,172 @@ def stream_obstacle(family: str, model_name: str, features) -> str | None:
             return (f"{family}: the feature {label(f)} of model {model_name!r} depends on the rows around it "
                     f"({why.split('; ')[0]}); score it in memory")
     return None
+
+
+# ------------------------------------------------------------------ inputs outside the training range
+
+#: A feature value is outside the training range when it lies beyond it by more than this share
+#: of the range's width: the stored ranges are the training extremes, so BLEU = 0 against a lower
+#: bound of 1e-18 is inside.
+FEATURE_SLACK = 0.01
+#: Per-row columns of the statistics (0/1 ints, summed exactly in any grouping).
+OOD_LENGTH = "_ood_length"
+OOD_FEATURES = "_ood_features"
+LONG_MODES = ("truncate", "sentences")
+
+
+def length_range(model) -> dict | None:
+    """The word-length range of the texts a model was trained on: ``meta["length_range"]`` when
+    the file records it, else the packaged measurement of a shipped model's training benchmarks
+    (``weights/length_ranges.json``, written by scripts/learned_length_ranges.py, matched by the
+    file's sha256); None when unknown. ``{"candidates": (lo, hi), "references": (lo, hi)}``: from
+    the shortest text to the 99.9th percentile."""
+    import json
+    from pathlib import Path
+
+    rec = model.meta.get("length_range")
+    if rec is None:
+        table = json.loads((Path(__file__).parent / "weights" / "length_ranges.json").read_text(encoding="utf-8"))
+        rec = next((v for v in table.values() if v.get("sha256") == model.sha256), None)
+        if rec is None:
+            return None
+    return {side: (float(rec[side]["min"]), float(rec[side]["p999"])) for side in ("candidates", "references")}
+
+
+def out_of_range(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, candidates: Sequence[str],
+                 references: Sequence[Sequence[str]], lengths: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, 0/1: a text's length outside ``lengths`` (a candidate, or any of its references),
+    and a feature value outside ``[lo, hi]`` by more than :data:`FEATURE_SLACK` of the width."""
+    X = np.asarray(X, dtype=float)
+    slack = FEATURE_SLACK * np.maximum(hi - lo, 0.0)
+    feats = ((X < lo - slack) | (X > hi + slack)).any(axis=1) if X.size else np.zeros(len(candidates), bool)
+    length = np.zeros(len(candidates), dtype=bool)
+    if lengths is not None:
+        (clo, chi), (rlo, rhi) = lengths["candidates"], lengths["references"]
+        for i, (c, refs) in enumerate(zip(candidates, references)):
+            n = len(c.split())
+            length[i] = not clo <= n <= chi or any(not rlo <= len(r.split()) <= rhi for r in refs)
+    return length.astype(np.int64), feats.astype(np.int64)
+
+
+def ood_message(family: str, model_name: str, rows: int, length: int, feats: int, n: int) -> str:
+    return (f"{family}: {rows} of {n} rows lie outside model {model_name!r}'s training range ({length} by caption "
+            f"length, {feats} by feature values); their scores extrapolate (signature ood:{rows}, "
+            f"result.details[{family!r}]['out_of_range']); long_text=sentences scores a paragraph sentence by "
+            "sentence, within the range (docs/LEARNED.md)")
+
+
+def ood_details(length: np.ndarray, feats: np.ndarray, lengths: dict | None) -> dict:
+    rows = int((length | feats).sum())
+    return {"rows": rows, "length": int(length.sum()), "features": int(feats.sum()),
+            "length_range": None if lengths is None else {k: list(v) for k, v in lengths.items()},
+            "feature_slack": FEATURE_SLACK}
+
+
+class OodMean(RowMean):
+    """The learned families' aggregate: the mean, plus the per-row out-of-range flags summed into
+    ``details[family]["out_of_range"]``, the ``ood:N`` signature field and one warning, so a
+    streamed run reports the whole input's count."""
+
+    def __init__(self, outputs: Sequence[str], family: str, model_name: str, lengths: dict | None):
+        super().__init__(outputs)
+        self.family, self.model_name = family, model_name
+        self.lengths = None if lengths is None else {k: tuple(v) for k, v in lengths.items()}
+
+    def _flags(self, st) -> tuple[np.ndarray, np.ndarray]:
+        if OOD_LENGTH not in st.rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return st.rows[OOD_LENGTH], st.rows[OOD_FEATURES]
+
+    def details(self, st) -> dict[str, Any]:
+        return {"out_of_range": ood_details(*self._flags(st), self.lengths)}
+
+    def fields(self, st) -> dict[str, Any]:
+        rows = int((self._flags(st)[0] | self._flags(st)[1]).sum())
+        return {"ood": rows} if rows else {}
+
+    def warning(self, st) -> str | None:
+        length, feats = self._flags(st)
+        rows = int((length | feats).sum())
+        return ood_message(self.family, self.model_name, rows, int(length.sum()), int(feats.sum()),
+                           st.n) if rows else None
+
+    def __eq__(self, other: object) -> bool:
+        return (RowMean.__eq__(self, other) and isinstance(other, OodMean) and self.family == other.family
+                and self.model_name == other.model_name and self.lengths == other.lengths)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.outputs, self.family))
+
+
+def finish_ood(out, family: str, model_name: str, length: np.ndarray, feats: np.ndarray, lengths: dict | None,
+               *, warn: bool):
+    """``out`` (MetricScores) with the out-of-range details and ``ood:N`` (last field, only when
+    N > 0); warns when ``warn``, else keeps the per-row flags for :func:`ood_statistics`."""
+    d = ood_details(length, feats, lengths)
+    out.details["out_of_range"] = d
+    if d["rows"]:
+        out.signature_fields["ood"] = d["rows"]
+    if not warn:
+        out.details["_ood_rows"] = (length, feats)
+    elif d["rows"]:
+        from ..metrics._long_text import LongTextWarning
+
+        warnings.warn(ood_message(family, model_name, d["rows"], d["length"], d["features"], len(length)),
+                      LongTextWarning, stacklevel=4)
+    return out
+
+
+def ood_statistics(metric, family: str, model_name: str, lengths: dict | None, candidates, references,
+                   **kw) -> Statistics:
+    """A learned family's statistics: its per-row scores and out-of-range flags, without the
+    data-dependent ``ood`` field (the merged run stamps and warns it once: :class:`OodMean`)."""
+    from ..result import MetricScores
+
+    out = metric.compute(candidates, references, _warn_ood=False, **kw)
+    length, feats = out.details.pop("_ood_rows")
+    agg = OodMean(tuple(out.per_caption), family, model_name, lengths)
+    fields = {k: v for k, v in out.signature_fields.items() if k != "ood"}
+    st = Statistics(len(candidates), agg, rows={**out.per_caption, OOD_LENGTH: length, OOD_FEATURES: feats},
+                    fields=fields)
+    check_default_rule(family, MetricScores(out.corpus, out.per_caption), st)
+    return st
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a caption: split after . ! or ? followed by white space; a caption without
+    such an end is one sentence."""
+    import re
+
+    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s] or [text]
+
+
+def sentence_units(candidates: Sequence[str], references: Sequence[Sequence[str]]):
+    """``long_text=sentences``: one unit per candidate sentence, against the sentences of all
+    the row's references (in order, each once); and the row of each unit."""
+    cands: list[str] = []
+    refs: list[list[str]] = []
+    owner: list[int] = []
+    for i, (c, rs) in enumerate(zip(candidates, references)):
+        rsents = list(dict.fromkeys(s for r in rs for s in split_sentences(r)))
+        for sent in split_sentences(c):
+            cands.append(sent)
+            refs.append(rsents)
+            owner.append(i)
+    return cands, refs, np.asarray(owner, dtype=np.int64)
+
+
+def row_means(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """Per row, the mean of its units' values, summed in unit order (row-local)."""
+    out = np.zeros(n)
+    counts = np.zeros(n, dtype=np.int64)
+    for v, i in zip(values.tolist(), owner.tolist()):
+        out[i] += v
+        counts[i] += 1
+    return out / np.maximum(counts, 1)
+
+
+def row_any(flags: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=np.int64)
+    np.maximum.at(out, owner, flags.astype(np.int64))
+    return out

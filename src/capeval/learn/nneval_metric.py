@@ -72,6 +72,11 @@ class NNEval(Metric):
         over the units scored together, a df file (``capeval score --save-cider-df``) fixes
         them (named in the signature), and the state of :meth:`prepass` is the whole input's
         when scoring it in parts.
+    long_text : {"truncate", "sentences"}
+        As ``learned``'s: ``truncate`` (default) scores each caption whole and counts rows
+        outside the training range (caption length, feature values: warning,
+        ``details["nneval"]["out_of_range"]``, ``ood:N``); ``sentences`` scores each candidate
+        sentence against the references' sentences and averages (docs/LEARNED.md).
     """
 
     family = "nneval"
@@ -95,10 +100,10 @@ class NNEval(Metric):
     is_learned = True
 
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None,
-                 df=None):
+                 df=None, long_text: str = "truncate"):
         from ..errors import InputError
         from .features import uses_df
-        from .metric_support import given_df
+        from .metric_support import LONG_MODES, given_df, length_range
         from .model import LearnedModel
         from .configs import default_model_path
         from .refsets import POLICIES, describe
@@ -119,7 +124,12 @@ class NNEval(Metric):
         self.clip = self.model.clip if clip is None else clip
         self._df = given_df("nneval", df)
         self._df_features = any(uses_df(f) for f in self.model.features)
-        self._units = f"nneval|refs:{describe(self.refs, self.model.max_refs)}|tok:{self.model.tokenizer}"
+        if long_text not in LONG_MODES:
+            raise InputError(f"nneval: long_text must be one of {', '.join(LONG_MODES)}, got {long_text!r}")
+        self.long_text = long_text
+        self._lengths = length_range(self.model)
+        self._units = (f"nneval|refs:{describe(self.refs, self.model.max_refs)}|tok:{self.model.tokenizer}"
+                       + ("|sentences" if long_text == "sentences" else ""))
 
     @classmethod
     def cannot_stream(cls, options: dict) -> str | None:
@@ -131,10 +141,12 @@ class NNEval(Metric):
     def prepass(self, candidates, references):
         """The df of this batch's reference units (a :class:`~capeval.learn.metric_support.UnitDf`),
         or None when no feature takes one or a df was given."""
-        from .metric_support import batch_prepass
+        from .metric_support import batch_prepass, sentence_units
         from .refsets import expand
 
         def unit_texts(c, r):
+            if self.long_text == "sentences":
+                c, r, _ = sentence_units(c, r)
             ex = expand(c, r, self.refs, self.model.max_refs)
             return ex.candidates, ex.references
 
@@ -196,21 +208,35 @@ class NNEval(Metric):
                 "selected_on": list(m.meta.get("selected_on", [])),
                 "design_chosen_on": list(m.meta.get("design_chosen_on", []))}
 
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
-        from .features import label
+    def statistics(self, candidates, references, **kw):
+        from .metric_support import ood_statistics
 
+        return ood_statistics(self, self.family, self.model.name, self._lengths, candidates, references, **kw)
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *,
+                _warn_ood: bool = True) -> MetricScores:
+        from .features import label
+        from .metric_support import finish_ood, out_of_range, row_any, row_means, sentence_units
         from .refsets import describe
 
         m = self.model
+        n = len(candidates)
         dfo, df_fields = feature_df("nneval", self._df, self._units, self._df_features)
+        owner = None
+        if self.long_text == "sentences":
+            candidates, references, owner = sentence_units(candidates, references)
         fm = m.features_for(candidates, references, cache=score_cache(self._cache_arg), refs=self.refs, df=dfo)
         check_variants("nneval", m.name, m.meta.get("feature_signatures", {}), fm.signatures)
         scores = np.asarray(m.predict(fm.X, clip=self.clip), dtype=float)
+        length, feats = out_of_range(fm.X, m.scaler.lo, m.scaler.hi, candidates, references, self._lengths)
+        if owner is not None:
+            scores = row_means(scores, owner, n)
+            length, feats = row_any(length, owner, n), row_any(feats, owner, n)
         outside = m.scaler.outside(fm.X)
         labels = [label(f) for f in m.features]
         clipped = range_report("nneval", m.name, outside, labels,
                                "clipped to" if self.clip else "extrapolated beyond")
-        return MetricScores(
+        out = MetricScores(
             corpus={"nneval": float(np.mean(scores))},
             per_caption={"nneval": scores},
             signature_fields={
@@ -226,7 +252,9 @@ class NNEval(Metric):
                 # synthetic training negatives (docs/NNEVAL.md §2); files without the key had none
                 "neg": "+".join(m.meta.get("negatives", [])) or "none",
                 **df_fields,
+                **({"long": "sentences"} if owner is not None else {}),
             },
             details={"features": fm.X, "feature_labels": labels, "feature_signatures": fm.signatures, **clipped,
                      "clipped_rows": int(outside.any(axis=1).sum())},
         )
+        return finish_ood(out, self.family, m.name, length, feats, self._lengths, warn=_warn_ood)

@@ -29,7 +29,8 @@ CUT_TOKENS = "_long_cut_tokens"
 
 
 class LongTextWarning(UserWarning):
-    """Some text was longer than an encoder's window and was cut (``long_text=truncate``)."""
+    """Some text was longer than an encoder's window and was cut (``long_text=truncate``), or
+    lies outside a learned model's training range."""
 
 
 def check_mode(family: str, value: object, modes: Sequence[str]) -> str:
