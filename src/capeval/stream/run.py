@@ -210,11 +210,14 @@ def _output(rows, output) -> tuple[Path | None, str | None]:
     return out_path, fmt
 
 
-def _names(metrics) -> list[str]:
+def _names(metrics) -> list[str] | str:
     """Output names; a ``UserMetric`` class or instance, or a callable, registered for this
-    process (and pickled to the workers) under its name, as :func:`capeval.score` takes them."""
+    process (and pickled to the workers) under its name, as :func:`capeval.score` takes them.
+    A string (one name or a comma-separated list) is left for the plan to read, as there."""
     from ..metrics.user import as_metric_name
 
+    if isinstance(metrics, str):
+        return metrics
     return [m if isinstance(m, str) else as_metric_name(m) for m in metrics]
 
 
