@@ -166,3 +166,13 @@ def test_learned_refusal_of_empty_text_does_not_offer_allow_empty(cands, refs):
     with pytest.raises(InputError, match=r"is empty, and a learned model's features cannot score empty text") as e:
         capeval.score(cands, refs, ["nneval"], allow_empty=True)
     assert "Pass allow_empty" not in str(e.value)
+
+
+def test_score_stream_takes_metrics_as_one_string(tmp_path):
+    import json
+
+    p = tmp_path / "rows.jsonl"
+    p.write_text("".join(json.dumps({"id": i, "candidate": c, "references": r}) + "\n" for i, (c, r) in enumerate(zip(C, R))))
+    res = capeval.score_stream(p, "bleu4, rouge_l")
+    assert list(res.corpus) == ["bleu4", "rouge_l"]
+    assert res.corpus == capeval.score_stream(p, ["bleu4", "rouge_l"]).corpus
