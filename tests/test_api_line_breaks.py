@@ -7,7 +7,7 @@ import pytest
 
 import capeval
 from capeval.errors import InputError
-from capeval.validation import LINE_BREAKS
+from capeval.validation import LINE_BREAKS, SPACED_LINE_BREAKS
 
 from .metrics._coco_oracle import coco_scores, ptb_java_reference
 
@@ -80,7 +80,7 @@ def test_real_reference_scores_as_with_a_space():
         assert "breaks" not in plain.signatures[name]
 
 
-@pytest.mark.parametrize("ch", sorted(LINE_BREAKS), ids=[LINE_BREAKS[c] for c in sorted(LINE_BREAKS)])
+@pytest.mark.parametrize("ch", sorted(SPACED_LINE_BREAKS), ids=[LINE_BREAKS[c] for c in sorted(SPACED_LINE_BREAKS)])
 def test_every_line_break_reads_as_a_space(ch):
     cands = [f"a man{ch}rides a horse", "two dogs play"]
     refs = [["a man riding a horse", f"a person{ch}on a horse"], ["dogs playing in the grass"]]
@@ -125,3 +125,21 @@ def test_strict_mode_refuses_naming_the_item(ch):
 def test_unknown_policy_is_refused():
     with pytest.raises(InputError, match="line_breaks='keep'"):
         capeval.score(["a dog"], [["a dog"]], ["bleu4"], line_breaks="keep")
+
+
+@pytest.mark.parametrize("ch", sorted(set(LINE_BREAKS) - set(SPACED_LINE_BREAKS)))
+def test_line_breaks_only_python_splits_at_reach_the_tokenizer(ch):
+    """U+001C-1E and NEL end no line for the jar, which reads them inside the caption (dropped,
+    NEL as an ellipsis); reading them as spaces would join "12 345 6789" into one phone-number
+    token. They are kept, the tokens are the jar's, and the signature says nothing changed."""
+    from capeval.text import tokenize
+
+    assert tokenize([f"call 12{ch}345 6789"], "ptb") == ["call 12 345 6789"]
+    assert tokenize(["call 12 345 6789"], "ptb") == ["call 12\u00a0345\u00a06789"]
+    got = capeval.score([f"call 12{ch}345 6789", "a dog"], [["call 12 345 6789"], ["a dog"]], ["bleu1"])
+    want = capeval.score(["call 12 345 6789", "a dog"], [["call 12\u00a0345\u00a06789"], ["a dog"]], ["bleu1"],
+                         tokenizer="none")
+    np.testing.assert_array_equal(got.per_caption["bleu1"], want.per_caption["bleu1"])
+    assert "+breaks" not in got.signatures["bleu1"]
+    with pytest.raises(InputError, match="line break"):
+        capeval.score([f"a{ch}b"], [["a b"]], ["bleu1"], line_breaks="refuse")

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from tests._budget import examples
 
 from capeval.errors import InputError
-from capeval.validation import LINE_BREAKS, check_ratings, validate_corpus
+from capeval.validation import LINE_BREAKS, SPACED_LINE_BREAKS, check_ratings, validate_corpus
 
 
 @pytest.mark.parametrize("ch", sorted(LINE_BREAKS))
@@ -22,13 +22,18 @@ def test_line_breaks_in_reference_are_refused(ch):
         validate_corpus(["ok"], [["fine", f"x{ch}y"]], line_breaks="refuse")
 
 
-@pytest.mark.parametrize("ch", sorted(LINE_BREAKS))
+@pytest.mark.parametrize("ch", sorted(SPACED_LINE_BREAKS))
 def test_line_breaks_become_spaces_by_default(ch):
     cands, refs = validate_corpus(
         [f"a{ch}b", "c d", f"a{ch}b"], [[f"x{ch}{ch}y", "z"], [f"x{ch}{ch}y"], ["q"]]
     )
     assert cands == ["a b", "c d", "a b"]
     assert refs == [["x  y", "z"], ["x  y"], ["q"]]
+
+
+@pytest.mark.parametrize("ch", sorted(set(LINE_BREAKS) - set(SPACED_LINE_BREAKS)))
+def test_breaks_the_jar_reads_inside_a_line_are_kept_by_default(ch):
+    assert validate_corpus([f"a{ch}b"], [[f"x{ch}y"]]) == ([f"a{ch}b"], [[f"x{ch}y"]])
 
 
 def test_a_caption_of_line_breaks_only_is_empty():
@@ -106,9 +111,9 @@ def test_nan_ratings_named():
 @settings(max_examples=examples(200), deadline=None)
 @given(st.text(min_size=1, max_size=40))
 def test_validation_is_total_on_unicode(text):
-    """Any string is either accepted (unchanged but for line breaks, which become spaces) or
-    refused with InputError; nothing else."""
-    spaced = "".join(" " if c in LINE_BREAKS else c for c in text)
+    """Any string is either accepted (unchanged but for the line breaks the jar ends a line at,
+    which become spaces) or refused with InputError; nothing else."""
+    spaced = "".join(" " if c in SPACED_LINE_BREAKS else c for c in text)
     try:
         cands, refs = validate_corpus([text], [[text]])
     except InputError:
@@ -118,6 +123,6 @@ def test_validation_is_total_on_unicode(text):
     try:
         cands, refs = validate_corpus([text], [[text]], line_breaks="refuse")
     except InputError:
-        assert not text.strip() or spaced != text
+        assert not text.strip() or any(c in LINE_BREAKS for c in text)
     else:
         assert cands == [text] and refs == [[text]]

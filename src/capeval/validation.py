@@ -3,8 +3,10 @@
 Line breaks. pycocoevalcap replaces ``\\n`` in a caption by a space before tokenizing; the
 other line-end characters reach the Java PTB tokenizer, which splits the caption there and
 silently shifts every later caption (docs/TOKENIZER.md, Known differences). By default (``line_breaks="space"``)
-every line-break character is replaced by a space, which equals pycocoevalcap for ``\\n`` and
-is what it would do for the others had it not misaligned them. ``line_breaks="refuse"``
+every character that ends a line for the jar is replaced by a space (:data:`SPACED_LINE_BREAKS`),
+which equals pycocoevalcap for ``\\n`` and is what it would do for the others had it not
+misaligned them; U+001C-1E and NEL, which end a line only for Python, are kept for the
+tokenizer, which reads them as the jar does. ``line_breaks="refuse"``
 (strict mode) raises instead, naming the item.
 """
 from __future__ import annotations
@@ -31,13 +33,23 @@ LINE_BREAKS = {
 
 
 _LINE_BREAK_RE = re.compile("[" + "".join(LINE_BREAKS) + "]")
+_SPACED_RE = re.compile("[\n\r\x0b\x0c\u2028\u2029]")
 
 
-def _holds_line_break(text: str) -> bool:
+def _holds_line_break(text: str, chars=LINE_BREAKS) -> bool:
     # One substring search per character (a memchr-like scan): some 40x faster than the
     # character-class regex on long joined texts.
-    return any(ch in text for ch in LINE_BREAKS)
-_TO_SPACE = str.maketrans(dict.fromkeys(LINE_BREAKS, " "))
+    return any(ch in text for ch in chars)
+
+
+#: The line breaks the ``space`` policy replaces: those that end a line for the Java tools
+#: pycocoevalcap feeds (CoreNLP's lexer ends one at \n, \r, VT, FF, U+2028 and U+2029).
+#: U+001C-1E and NEL end a line only for Python's ``str.splitlines``: the jar reads them inside
+#: the line (as characters it drops, NEL as an ellipsis, all four kept inside URL- and
+#: e-mail-like tokens), so they are kept for the tokenizer to read as the jar does
+#: (docs/TOKENIZER.md, Known differences); strict mode refuses them with the others.
+SPACED_LINE_BREAKS = "\n\r\x0b\x0c\u2028\u2029"
+_TO_SPACE = str.maketrans(dict.fromkeys(SPACED_LINE_BREAKS, " "))
 
 #: ``line_breaks`` policies: replace every line-break character by a space, or raise.
 LINE_BREAK_POLICIES = ("space", "refuse")
@@ -51,7 +63,7 @@ def find_line_break(text: str) -> str | None:
 
 
 def space_line_breaks(text: str) -> str:
-    """Every line-break character of :data:`LINE_BREAKS` replaced by one space."""
+    """Every character of :data:`SPACED_LINE_BREAKS` replaced by one space."""
     return text.translate(_TO_SPACE)
 
 
@@ -205,11 +217,12 @@ def _all_plain(candidates: list, references: list, allow_empty: bool) -> tuple[b
 
 
 def has_line_break(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> bool:
-    """Whether any candidate or reference holds a line-break character."""
-    search = _LINE_BREAK_RE.search
+    """Whether any candidate or reference holds a line break that the ``space`` policy
+    replaces (:data:`SPACED_LINE_BREAKS`)."""
+    search = _SPACED_RE.search
     try:  # one scan of the joined texts ("\t" is no line break)
-        return _holds_line_break("\t".join(candidates)) or _holds_line_break(
-            "\t".join(r for refs in references for r in refs))
+        return _holds_line_break("\t".join(candidates), SPACED_LINE_BREAKS) or _holds_line_break(
+            "\t".join(r for refs in references for r in refs), SPACED_LINE_BREAKS)
     except TypeError:  # a text that is not a str
         return any(search(c) for c in candidates) or any(search(r) for refs in references for r in refs)
 

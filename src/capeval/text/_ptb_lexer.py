@@ -85,8 +85,10 @@ def _remove_soft_hyphens(s: str) -> str:
     return out if out else "-"
 
 
-_LATEX_STEPS_LEFT = ((re.compile(r"(?i:&apos;)|'"), "`"), (re.compile(r'"|(?i:&quot;)'), "``"))
-_LATEX_STEPS_RIGHT = ((re.compile(r"(?i:&apos;)|'"), "'"), (re.compile(r'"|(?i:&quot;)'), "''"))
+# The rules match the entities in any case, but these replacements are case-sensitive, as
+# CoreNLP's: "&QUOT;" stays a token of its own (kept by the wrapper), "&APOS;s" stays "&apos;s".
+_LATEX_STEPS_LEFT = ((re.compile(r"&apos;|'"), "`"), (re.compile(r'"|&quot;'), "``"))
+_LATEX_STEPS_RIGHT = ((re.compile(r"&apos;|'"), "'"), (re.compile(r'"|&quot;'), "''"))
 _LATEX_STEPS_COMMON = (
     (re.compile("[\u0091\u2018\u201B\u2039]"), "`"),
     (re.compile("[\u0092\u2019\u203A]"), "'"),
@@ -216,7 +218,8 @@ def _rules(ascii_only: bool = False) -> list[RuleSpec]:
     ACRO_ = f"(?:{ACRO_SPECIAL}|[A-Za-z](?:\\.[A-Za-z])*)"
     ACRO2 = f"(?:{ACRO_SPECIAL}|[A-Za-z](?:\\.[A-Za-z])+)"
     HTHING = f"[A-Za-z0-9][A-Za-z0-9.,\u00AD]*(?:-(?:{ACRO2}\\.|[A-Za-z0-9\u00AD]+))+"
-    THINGA = "[A-Z]+(?:(?:[+&]|(?i:&amp;))[A-Z]+)+"
+    # "&amp;" before "&": the leftmost-first match is then the longest ("AT&AMP;T", not "AT&AMP")
+    THINGA = "[A-Z]+(?:(?:(?i:&amp;)|[+&])[A-Z]+)+"
     THING3 = "[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}(?:\\\\?/[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}){1,2}"
     SGML_NAME = "[A-Za-z][A-Za-z0-9_:.\\-]*"
     SGML = (
@@ -238,7 +241,7 @@ def _rules(ascii_only: bool = False) -> list[RuleSpec]:
     LIKELYURL_WWW = '(?i:www)\\.(?:[^ \\t\\n\\f\\r"<>|.!?(){},]+\\.)+[a-zA-Z]{2,4}'
     # ",-_" is a character range in the original grammar (it excludes digits and capitals).
     LIKELYURL_DOM = '(?:[^ \\t\\n\\f\\r"`\'<>|.!?(){},-_$]+\\.)+(?i:com|net|org|edu)'
-    URLPATH = '(?:/[^ \\t\\n\\f\\r"<>|()]+[^ \\t\\n\\f\\r"<>|.!?(){},-])?'
+    URLPATH = '/[^ \\t\\n\\f\\r"<>|()]+[^ \\t\\n\\f\\r"<>|.!?(){},-]'
     EMAIL = (
         '(?:(?i:&lt;)|<)?[a-zA-Z0-9][^ \\t\\n\\f\\r"<>|()\u00A0{}]*@'
         '(?:[^ \\t\\n\\f\\r"<>|(){}.\u00A0]+\\.)*[^ \\t\\n\\f\\r"<>|(){}.\u00A0]+(?:(?i:&gt;)|>)?'
@@ -331,8 +334,12 @@ def _rules(ascii_only: bool = False) -> list[RuleSpec]:
     R += [
         ("(?i:y)" + APOS, A, None, "[yY]"),
         ("(?i:https?)" + FULLURL, None, None, "[hH]"),
+        # With and without the path, as two rules: the optional path's leftmost-first match
+        # can be shorter than the longest ("www./.om/.plate": host "/.om/." then "plat")
         (LIKELYURL_WWW + URLPATH, None, None, "[wW]"),
+        (LIKELYURL_WWW, None, None, "[wW]"),
         (LIKELYURL_DOM + URLPATH, None, None, ANY),
+        (LIKELYURL_DOM, None, None, ANY),
         (EMAIL, None, None, "[<&a-zA-Z0-9]"),
         (TWITTER, None, None, "[@#]"),
         (REDAUX, "[^A-Za-z]", _right_quotes, AP1),

@@ -25,7 +25,7 @@ from typing import cast
 from .. import _compiled
 from ..errors import InputError
 from ..validation import space_line_breaks
-from . import _ptb_lexer
+from . import _java_case, _ptb_lexer
 
 #: pycocoevalcap/tokenizer/ptbtokenizer.py PUNCTUATIONS, matched against tokens exactly
 #: (after lower-casing, so the upper-case bracket entries never match).
@@ -161,18 +161,53 @@ def _fast_many(captions: list[str]) -> list[str | None]:
 # --- general path ------------------------------------------------------------------------------
 
 
+# Characters above U+FFFF: the jar's lexer reads UTF-16 code units, so each is two characters
+# to its rules (a surrogate pair; "http://😀" is a URL of two characters after the "//").
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+
+
+def _pair(m: re.Match[str]) -> str:
+    cp = ord(m.group()) - 0x10000
+    return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
+
+
+def _utf16(text: str) -> str:
+    return text if text.isascii() or _ASTRAL.search(text) is None else _ASTRAL.sub(_pair, text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _from_utf16(line: str) -> str:
+    # pairs back into their characters; a half pair a token cut off is printed by Java as "?"
+    return _LONE_SURROGATE.sub("?", line.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass"))
+
+
+def _lower(line: str) -> str:
+    # CoreNLP lower-cases token by token with Java's String.toLowerCase, which equals
+    # str.lower but for when a capital sigma is final (capeval.text._java_case).
+    if _java_case.SIGMA not in line:
+        return line.lower()
+    return " ".join(map(_java_case.lower, line.split(" ")))
+
+
 def _slow(caption: str, following: str = "\n") -> str:
     # The jar prints tokens separated by one space; the wrapper right-strips the line, splits
-    # it on " " and drops the punctuation tokens. Lower-casing is Java's String.toLowerCase,
-    # which Python's str.lower matches outside a few locale-specific letters.
+    # it on " " and drops the punctuation tokens.
     # Line breaks are read as spaces, as pycocoevalcap does for "\n" (the fast path's shape
     # admits no line break, so only this path sees them).
-    line = " ".join(_ptb_lexer.lex(space_line_breaks(caption), following=following)).lower().rstrip()
+    spaced = space_line_breaks(caption)
+    text = _utf16(spaced)
+    line = " ".join(_ptb_lexer.lex(text, following=_utf16(following)))
+    if text is not spaced:
+        line = _from_utf16(line)
+    line = _lower(line).rstrip()
     return " ".join(t for t in line.split(" ") if t not in PUNCTUATIONS)
 
 
 def tokenize_one(caption: str) -> str:
-    """Tokenize one caption; line-break characters count as spaces (validation.LINE_BREAKS)."""
+    """Tokenize one caption; the line breaks the jar ends a line at count as spaces
+    (validation.SPACED_LINE_BREAKS)."""
     fast = _fast(caption)
     return fast if fast is not None else _slow(caption)
 

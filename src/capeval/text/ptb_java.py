@@ -6,10 +6,11 @@ edu.stanford.nlp.process.PTBTokenizer -preserveLines -lowerCase <file>``, output
 caption *k*, each line right-stripped, split on single spaces, the 17 punctuation tokens dropped.
 
 The wrapper replaces only ``\\n`` by a space; the jar also ends a line at ``\\r``, VT, FF, U+2028
-and U+2029 and would silently shift every later caption (docs/TOKENIZER.md, Known differences). Here every
-line-break character becomes a space (``line_breaks="space"``, default; == the wrapper for
-``\\n``), or the caption is refused (``line_breaks="refuse"``), and exactly one output line must
-come back per caption.
+and U+2029 and would silently shift every later caption (docs/TOKENIZER.md, Known differences). Here those
+become spaces (``line_breaks="space"``, default; == the wrapper for ``\\n``; U+001C-1E and NEL,
+which the jar reads inside the line, are passed on), or the caption is refused
+(``line_breaks="refuse"``, every character of ``validation.LINE_BREAKS``), and exactly one output
+line must come back per caption.
 """
 from __future__ import annotations
 

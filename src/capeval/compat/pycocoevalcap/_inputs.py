@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...errors import InputError
-from ...validation import LINE_BREAKS, find_line_break, space_line_breaks
+from ...validation import LINE_BREAKS, SPACED_LINE_BREAKS, find_line_break, space_line_breaks
 from .._notices import notice
 
 
@@ -14,8 +14,9 @@ SPLIT_WHITESPACE = "".join(LINE_BREAKS)
 
 
 def read_breaks_as_spaces(texts: list[str], who: str, harmless: str = "") -> list[str]:
-    """``texts`` with every line-break character as a space; the first time a caption held one
-    that the original treats otherwise (any not in ``harmless``), say so once."""
+    """``texts`` with the line breaks of :data:`~capeval.validation.SPACED_LINE_BREAKS` as
+    spaces; the first time a caption held one that the original treats otherwise (any not in
+    ``harmless``), say so once."""
     out = texts
     for i, t in enumerate(texts):
         if find_line_break(t) is None:
@@ -23,7 +24,7 @@ def read_breaks_as_spaces(texts: list[str], who: str, harmless: str = "") -> lis
         if out is texts:
             out = list(texts)
         out[i] = space_line_breaks(t)
-        if any(find_line_break(ch) is not None for ch in set(t) - set(harmless)):
+        if any(ch in SPACED_LINE_BREAKS for ch in set(t) - set(harmless)):
             notice(f"line-breaks:{who}",
                    f"capeval.compat {who}: a caption holds a line break; capeval reads every line-break character "
                    "as a space, where pycocoevalcap keeps it (its tokenizer replaces only '\\n' and shifts later "
