@@ -27,7 +27,7 @@ def _usage(args: list[str]) -> str:
 
 
 def test_usage_lines_name_arguments_in_capitals():
-    assert _usage(["bench"]) == "Usage: capeval bench [OPTIONS] NAME"
+    assert _usage(["bench"]) == "Usage: capeval bench [OPTIONS] [NAME]"  # optional: --file names the judgments
     assert _usage(["combine"]) == "Usage: capeval combine [OPTIONS] NAME"
     assert _usage(["train"]) == "Usage: capeval train [OPTIONS] MODEL"
     assert _usage(["compat", "convert-cider-df"]) == "Usage: capeval compat convert-cider-df [OPTIONS] SRC DEST"
