@@ -52,3 +52,13 @@ def test_every_command_suggests():
     for path in paths:
         res = runner.invoke(app, [*path, "--hepl"])
         assert res.exit_code == 2 and "Did you mean --help" in res.output, (path, res.output)
+
+
+def test_bench_metric_list_tolerates_spaces_and_suggests(tmp_path):
+    """``-m "bleu4, rouge_l"`` names rouge_l (not " rouge_l"), and a mistyped name gets a
+    suggestion before any benchmark is read."""
+    from capeval.cli.bench import _metric_request
+
+    assert _metric_request("bleu4, rouge_l,", [], [])["metric_names"] == ["bleu4", "rouge_l"]
+    res = runner.invoke(app, ["bench", "flickr8k-expert", "-m", "bleu4, CIDEr", "--root", str(tmp_path)])
+    assert res.exit_code == 2 and "did you mean cider?" in res.output, res.output

@@ -101,7 +101,8 @@ def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -
     from .score import parse_options
 
     score_files = parse_scores(scores)
-    names = metrics.split(",") if metrics is not None else [] if score_files else list(METRIC_SETS["ngram"])
+    names = [m.strip() for m in metrics.split(",") if m.strip()] if metrics is not None else \
+        [] if score_files else list(METRIC_SETS["ngram"])
     return dict(metric_names=names, options=parse_options(option) or None, scores=score_files or None)
 
 
