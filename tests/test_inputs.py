@@ -96,6 +96,10 @@ def test_jsonl_with_annotations_says_drop_annotations(tmp_path):
     lines.write_text(json.dumps(ROW) + "\n" + json.dumps({**ROW, "id": "b"}) + "\n")
     with pytest.raises(InputError, match=r"x.jsonl: JSONL rows carry their own references; .* Drop --annotations"):
         read_input(lines, ann)
+    table = tmp_path / "x.csv"
+    table.write_text("id,candidate,ref1\na,a dog,a dog runs\n")
+    with pytest.raises(InputError, match=r"x.csv: CSV rows carry their own references; .* Drop --annotations"):
+        read_input(table, ann)
     as_json = tmp_path / "x.json"  # JSONL under a .json name: "Extra data" to a JSON parser
     as_json.write_text(lines.read_text())
     with pytest.raises(InputError, match=r"x.json: holds several JSON values \(one per line, as JSONL\), where COCO "

@@ -115,8 +115,10 @@ def read_coco(results: str | Path, annotations: str | Path):
     without a result are ignored. A result whose image has no annotation, or two results
     for one image, is an error.
     """
-    if Path(results).suffix.lower() in (".jsonl", ".ndjson"):
-        raise InputError(f"{results}: JSONL rows carry their own references; --annotations pairs a COCO results "
+    kind = {".jsonl": "JSONL", ".ndjson": "JSONL", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet"}.get(
+        Path(results).suffix.lower())
+    if kind is not None:
+        raise InputError(f"{results}: {kind} rows carry their own references; --annotations pairs a COCO results "
                          "file (.json: [{\"image_id\", \"caption\"}, ...]) with its captions file. Drop --annotations.")
     res = _load_json_saying(results, "COCO results (a .json list of {\"image_id\", \"caption\"} objects)")
     ann = _load_json_saying(annotations, "a COCO captions file (one JSON object with an 'annotations' list)")
