@@ -61,18 +61,21 @@ def test_issue36_seed1_corpus_equals_pycocoevalcap(meteor):
 
 
 @pytest.mark.slow
-def test_fixed_slice_of_2100_rows(meteor):
-    """The CI slice: 700 rows of each generator (2,100 in all), seeded, in batches of 350 (one
-    pycocoevalcap evaluation each); about a minute on a loaded 2-CPU machine."""
-    for g, (name, make) in enumerate(jar_diff.GENERATORS.items()):
-        rng = random.Random(20261128 + g)
-        report = jar_diff.new_report()
-        for b in range(2):
-            rows = [make(rng) for _ in range(350)]
-            jar_diff.run_batch(rows, meteor, report, f"{name}-{b}")
-            report["rows"] += len(rows)
-        assert report["rows"] == 700
-        _clean(report)
+@pytest.mark.parametrize("name", list(jar_diff.GENERATORS))
+def test_fixed_slice(meteor, name):
+    """The CI slice: ``jar_diff.CI_ROWS`` rows of each generator (3,240 in all: 700 of each of
+    the first three, every-code-point, entity, URL and 40 long-caption rows), seeded, in two
+    batches (one pycocoevalcap evaluation each)."""
+    g = list(jar_diff.GENERATORS).index(name)
+    rng = random.Random(20261128 + g)
+    report = jar_diff.new_report()
+    n = jar_diff.CI_ROWS[name]
+    for b in range(2):
+        rows = [jar_diff.GENERATORS[name](rng) for _ in range(n // 2)]
+        jar_diff.run_batch(rows, meteor, report, f"{name}-{b}")
+        report["rows"] += len(rows)
+    assert report["rows"] == n and report["captions"] > n
+    _clean(report)
 
 
 # --- the Hypothesis search (deep profile: python -m pytest -m fuzz --hypothesis-profile=deep) ----
@@ -82,7 +85,10 @@ hostile_caption = st.lists(st.sampled_from(jar_diff.HOSTILE), min_size=1, max_si
 )
 grammar_caption = st.randoms(use_true_random=False).map(jar_diff.grammar_caption)
 dense_caption = st.randoms(use_true_random=False).map(jar_diff.dense_caption)
-caption = st.one_of(hostile_caption, grammar_caption, dense_caption)
+codepoint_caption = st.randoms(use_true_random=False).map(jar_diff.codepoint_caption)
+entity_caption = st.randoms(use_true_random=False).map(jar_diff.entity_caption)
+url_caption = st.randoms(use_true_random=False).map(jar_diff.url_caption)
+caption = st.one_of(hostile_caption, grammar_caption, dense_caption, codepoint_caption, entity_caption, url_caption)
 rows = st.lists(st.tuples(caption, st.lists(caption, min_size=1, max_size=6)), min_size=2, max_size=40)
 
 
@@ -101,6 +107,9 @@ rows = st.lists(st.tuples(caption, st.lists(caption, min_size=1, max_size=6)), m
 @example(rows=[("a", ["b"]), ("old \u200b5-62.c.", ["I. The", "no. 5"])])
 # ... where no reference keeps a token (pycocoevalcap's Cider fails; the deep profile's finding)
 @example(rows=[(",``", [",``"]), ("a", [",``"])])
+# ... issue 40's classes: final sigma, entities in capitals, URLs, U+001C, a character above U+FFFF
+@example(rows=[("ΟΔΟΣ2Α A1Σ x &QUOT; y &APOS;s AT&AMP;T", ["www./.om/.plate http://\U0001F600"]),
+               ("call 12\x1c345 6789", ["a x.", "\x1c", "The dog"])])
 # ... and the rows of the seed-1 corpus whose METEOR needs the JVM's Math.pow
 @example(rows=[jar_diff.issue_rows(1)[i] for i in (63, 162)])
 def test_random_rows_match_the_jar(meteor, rows):

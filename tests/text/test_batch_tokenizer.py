@@ -43,3 +43,10 @@ def test_the_pycocoevalcap_drop_in_tokenizes_one_batch():
 
     out = PTBTokenizer().tokenize({1: [{"caption": "It is a b."}, {"caption": "A dog"}], 2: [{"caption": "It is a b."}]})
     assert out == {1: ["it is a b", "a dog"], 2: ["it is a b."]}
+
+
+def test_a_line_of_u001c_is_no_blank_line_to_the_next_caption():
+    # The jar (checked): U+001C is a character of the line, so "x." keeps its period before a
+    # line holding only U+001C, but loses it before a blank line and a sentence word.
+    lines = ["a x.", "\x1c", "The dog", "b y.", " ", "The cat"]
+    assert ptb.tokenize_lines(lines) == ["a x.", "", "the dog", "b y", "", "the cat"]

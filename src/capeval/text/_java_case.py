@@ -21,9 +21,11 @@ import unicodedata
 SIGMA = "\u03a3"
 
 # One letter per character class of the JDK's word-break rules; "." belongs to three classes.
-_KANJI = re.compile("[\u3005\u3400-\u4db5\u4e00-\u9fa5\uf900-\ufa6a\ue000-\uf8ff]")
-_KATA = re.compile("[\u3099-\u309c\u30a1-\u30fe]")
-_HIRA = re.compile("[\u3041-\u309e\u30fc]")
+# (measured on Java 17: CJK extension A and the private use area are letters and "other" there)
+_KANJI = re.compile("[\u3005\u4e00-\u9fa5\uf900-\ufa2d]")
+_DIACRITIC = "\u3099\u309a\u309b\u309c\u30fb\u30fc"  # joins both kana runs
+_KATA = re.compile(f"[\u30a1-\u30fa\u30fd\u30fe{_DIACRITIC}]")
+_HIRA = re.compile(f"[\u3041-\u3094\u309d\u309e{_DIACRITIC}]")
 _SPECIAL = {
     ".": ".", '"': "q", "'": "q", ",": "n", "\u066b": "n", "\u00ad": "w", "\u2027": "w",
     "#": "$", "%": "p", "&": "p", "\u00a2": "p", "\u066a": "p", "\u2030": "p", "\u2031": "p",
@@ -120,13 +122,13 @@ def _has_mark(tok: str, a: int, b: int) -> bool:
 
 
 def _cased(ch: str) -> bool:
-    """``ConditionalSpecialCasing.isCased``: a letter of category Lu, Ll or Lt, or one of the
-    Other_Lowercase / Other_Uppercase ranges Java lists."""
+    """``ConditionalSpecialCasing.isCased`` (JDK 17): a letter of category Lu, Ll or Lt, or one
+    of the Other_Lowercase / Other_Uppercase ranges it lists."""
     if unicodedata.category(ch) in ("Lu", "Ll", "Lt"):
         return True
     c = ord(ch)
     return (0x02B0 <= c <= 0x02B8 or 0x02C0 <= c <= 0x02C1 or 0x02E0 <= c <= 0x02E4 or c == 0x0345
-            or 0x2160 <= c <= 0x217F or 0x24B6 <= c <= 0x24E9)
+            or c == 0x037A or 0x1D2C <= c <= 0x1D61 or 0x2160 <= c <= 0x217F or 0x24B6 <= c <= 0x24E9)
 
 
 def _final(tok: str, index: int, bounds: set[int]) -> bool:

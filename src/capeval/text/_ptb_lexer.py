@@ -21,24 +21,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 # ---------------------------------------------------------------------------------------------
-# Character classes. JFlex's [:letter:] / [:digit:] are Java's Character.isLetter / isDigit.
-
-
-def _ranges(pred) -> str:
-    out = []
-    start = None
-    for cp in range(0x10000):
-        ok = pred(chr(cp))
-        if ok and start is None:
-            start = cp
-        elif not ok and start is not None:
-            out.append((start, cp - 1))
-            start = None
-    if start is not None:
-        out.append((start, 0xFFFF))
-    return "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in out
-    )
+# Character classes. JFlex's [:letter:] / [:digit:] are Java's Character.isLetter / isDigit of
+# the JDK that built the jar.
 
 
 # Extra code points PTBLexer accepts inside words (combining marks, some modifier letters, ...).
@@ -64,13 +48,16 @@ _ASCII_CLASSES = {"L": "[A-Za-z]", "A": "[A-Za-z]", "D": "[0-9]", "AD": "[A-Za-z
 
 @lru_cache(maxsize=1)
 def _classes() -> dict[str, str]:
-    alpha = _ranges(str.isalpha)
-    digit = _ranges(str.isdecimal)
+    # The jar's own tables (Unicode 6.x, read off the jar by benchmarks/ptb_jar_classes.py),
+    # not Python's: letters added since are untokenizable for the jar, and code points whose
+    # category changed since keep their old class there, whatever Python's version says.
+    from ._ptb_jar_classes import DIGITS, LETTERS
+
     return {
-        "L": f"[{alpha}{_LETTER_EXTRA}]",  # a letter char (SPLET entities handled separately)
-        "A": f"[{alpha}]",  # [:letter:]
-        "D": f"[{digit}\u07C0-\u07C9]",  # [:digit:]
-        "AD": f"[{alpha}{digit}]",  # [:letter:]|[:digit:]
+        "L": f"[{LETTERS}{_LETTER_EXTRA}]",  # a letter char (SPLET entities handled separately)
+        "A": f"[{LETTERS}]",  # [:letter:]
+        "D": f"[{DIGITS}]",  # [:digit:]
+        "AD": f"[{LETTERS}{DIGITS}]",  # [:letter:]|[:digit:]
     }
 
 
