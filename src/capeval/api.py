@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from .errors import CapevalError, InputError, UserCodeError
 from .metrics.registry import METRIC_SETS
 from .plan import ScoringPlan, as_plan, check_option_names
 from .progress import reporting
@@ -78,12 +78,58 @@ def _construct(cls, opts: dict[str, Any]):
 @contextmanager
 def contained(family: str, when: str = "while scoring"):
     """A metric's (a plug-in's) ``SystemExit`` or ``GeneratorExit`` as an error naming it: in a
-    streamed worker or this process, it must never end the run as if it had succeeded."""
+    streamed worker or this process, it must never end the run as if it had succeeded. Any
+    other exception of third-party code (a plug-in or user metric) is a :class:`UserCodeError`
+    naming the metric and where it raised; a built-in's is capeval's own bug and stays as it
+    is. A copy of the process that third-party code forked and that returns here ends at once,
+    so it never goes on to write outputs (docs/RELIABILITY.md, *User code*)."""
+    import os
+
+    from . import _process
+    from .metrics.registry import third_party
+
+    who = third_party(family)
+    pid = os.getpid()
+    previous = _process.running(f"{family!r} ({who})") if who is not None else None
     try:
         yield
     except (SystemExit, GeneratorExit) as e:
+        _left_fork(pid)
         raise InputError(f"metric {family!r} raised {type(e).__name__}({e}) {when}; "
                          "a metric returns its scores or raises an exception") from None
+    except CapevalError:
+        _left_fork(pid)
+        raise
+    except Exception as e:
+        _left_fork(pid)
+        if who is None:
+            raise
+        raise UserCodeError(f"metric {family!r} ({who}) raised {type(e).__name__} {when}{_said(e)}"
+                            f"{_where(e)}") from e
+    finally:
+        _left_fork(pid)
+        if who is not None:
+            _process.restore(previous)
+
+
+def _left_fork(pid: int) -> None:
+    import os
+
+    if os.getpid() != pid:  # a child the metric forked came back into capeval: it ends here
+        os._exit(70)  # EX_SOFTWARE; nothing is flushed, so nothing is written twice
+
+
+def _said(e: BaseException) -> str:
+    text = str(e)
+    return f": {text[:300]}" if text else ""
+
+
+def _where(e: BaseException) -> str:
+    """`` at file:line`` of the innermost frame of the traceback (the metric's own code)."""
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 def score(

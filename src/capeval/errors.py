@@ -33,3 +33,15 @@ class UnknownMetricError(CapevalError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else "unknown metric"
+
+
+class UserCodeError(CapevalError, RuntimeError):
+    """A plug-in or user metric failed while it was built, scored or closed (any exception of
+    its own: ``ValueError``, ``RecursionError``, ``MemoryError``...) or ended the process it ran
+    in; the message names the metric and where its code raised. The original exception is
+    chained (``__cause__``) for a caller of the Python API."""
+
+
+class WorkerDied(CapevalError, RuntimeError):
+    """A worker process of a ``--jobs``/Ray run ended while scoring (``os._exit`` or a crash in
+    a plug-in, the out-of-memory killer, a signal); the message names the metrics it ran."""

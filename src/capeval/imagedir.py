@@ -54,6 +54,8 @@ class ImageDir:
     def find(self, image) -> Path | None:
         """The file of ``image`` (a file name, a relative path or a COCO id), or None."""
         for name in candidate_names(image):
+            if "\x00" in name:
+                raise InputError(f"image {name!r} holds a NUL character, which no file name can")
             direct = self.root / confined_name(name, self.root)
             if direct.is_file():
                 return direct
@@ -101,6 +103,10 @@ def item_images(what: str, ids: Sequence, names: Sequence | None, *, directory: 
     missing = [ids[i] for i, img in enumerate(names) if img is None]
     if missing:
         raise InputError(f"{what}: item {missing[0]!r} has no image ({len(missing)} item(s) in all)")
+    nul = [i for i, img in enumerate(names) if "\x00" in str(img)]
+    if nul:  # no file name holds one; the OS would refuse the path with a bare ValueError
+        raise InputError(f"{what}: item {ids[nul[0]]!r}: image {str(names[nul[0]])!r} holds a NUL character, "
+                         f"which no file name can ({len(nul)} item(s) in all)")
     if directory is not None:
         found = directory if isinstance(directory, ImageDir) else ImageDir(directory)
         return found.resolve(names, what)

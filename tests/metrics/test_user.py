@@ -51,5 +51,5 @@ def test_sequences_and_arrays_of_reals_are_read_in_order(returned):
 def test_a_callable_raising_system_exit_is_an_error_not_an_exit():
     def exits(candidates, references, images):
         raise SystemExit(0)
-    with pytest.raises(InputError, match=r"'exits' raised SystemExit\(0\) while scoring"):
+    with pytest.raises(InputError, match=r"'exits' \(user metric\) raised SystemExit\(0\) while scoring"):
         capeval.score(C, R, [from_callable(exits)])

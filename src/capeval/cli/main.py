@@ -138,7 +138,9 @@ def main() -> None:
 
     # This process runs nothing but capeval (a user's program imports capeval, not this).
     capeval._process.owns_interpreter = True
-    app()
+    from ._ending import run
+
+    run(app)  # ends with the command's own status, whatever user code did (cli/_ending.py)
 
 
 if __name__ == "__main__":

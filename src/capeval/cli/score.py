@@ -120,10 +120,12 @@ def score_cmd(
         streamed = why_not is None
         if streamed:
             from ._stream import run_streamed
+            from ._ending import worker_died
 
-            result = run_streamed(input, output, plan, allow_empty=allow_empty, line_breaks=line_breaks,
-                                  chunk_size=chunk_size, jobs=jobs, engine=engine, address=address, quiet=quiet,
-                                  err=err, images=images)
+            with worker_died(plan):  # a pool or Ray worker that died: an error naming the metrics
+                result = run_streamed(input, output, plan, allow_empty=allow_empty, line_breaks=line_breaks,
+                                      chunk_size=chunk_size, jobs=jobs, engine=engine, address=address,
+                                      quiet=quiet, err=err, images=images)
         else:
             ids, cands, refs, image_list = _read_with_images(input, annotations, images, plan)
             result = _score_in_memory(cands, refs, plan, families, quiet, ids=ids, allow_empty=allow_empty,

@@ -13,6 +13,7 @@ import functools
 import importlib
 import threading
 
+from .. import _process
 from ..doors import contained
 from ..errors import InputError, UnknownMetricError
 from .base import Metric, OutputInfo
@@ -156,7 +157,11 @@ def load_plugins() -> None:
             what = f"plug-in {ep.name!r} ({ep.value}, from {origin})"
             # Third-party code: SystemExit (even SystemExit(0)) at import must not end the
             # process silently, with no output and status 0; only Ctrl-C passes (doors.contained).
-            cls, exc = contained(functools.partial(_load_plugin, ep, what))
+            previous = _process.running(what)  # an os._exit at import is named (cli/_ending.py)
+            try:
+                cls, exc = contained(functools.partial(_load_plugin, ep, what))
+            finally:
+                _process.restore(previous)
             if exc is not None:
                 _PLUGIN_ERRORS.append(f"{what}: {type(exc).__name__}: {exc}")
                 continue
@@ -199,6 +204,14 @@ def did_you_mean(name: object, known) -> str:
     if not close:
         return ""
     return "did you mean " + (close[0] if len(close) == 1 else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
+
+
+def third_party(family: str) -> str | None:
+    """Who wrote a family capeval did not: ``"plug-in dist==version"`` or ``"user metric"``;
+    None for a built-in. Errors of third-party code name it (``api.contained``)."""
+    if family in _PLUGIN_ORIGIN:
+        return f"plug-in {_PLUGIN_ORIGIN[family]}"
+    return "user metric" if family in _USER else None
 
 
 def _unknown(what: str, known, hint: str, listing: str = "capeval metrics, or capeval.list_metrics()"

@@ -86,8 +86,11 @@ class UserMetric(Metric):
             raw = self.score(list(candidates), [list(r) for r in references],
                              None if images is None else list(images))
         except (SystemExit, GeneratorExit) as e:  # user code must not end a run silently
-            raise InputError(f"user metric {self.name!r} raised {type(e).__name__}({e}) while scoring; "
-                             "a metric returns its scores or raises an exception") from None
+            from .registry import third_party
+
+            raise InputError(f"metric {self.name!r} ({third_party(self.family) or 'user metric'}) raised "
+                             f"{type(e).__name__}({e}) while scoring; a metric returns its scores or raises an "
+                             "exception") from None
         values = checked_scores(raw, len(candidates), self.name)
         return MetricScores(corpus={self.name: float(values.mean()) if len(values) else math.nan},
                             per_caption={self.name: values},
