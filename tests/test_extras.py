@@ -93,3 +93,33 @@ def test_metrics_command_shows_extras_and_readiness(monkeypatch):
     bleu = next(line for line in res.output.splitlines() if line.startswith("bleu4 "))
     assert bleu.split()[-1] == "-"
     assert "* not installed: extras semantic; pip install -e '.[semantic]'" in res.output
+
+
+def test_meteor_names_coco_once_and_a_jar_variable_supplies_it(monkeypatch, tmp_path):
+    # METEOR is a default metric: without pycocoevalcap the one error names the extra that
+    # brings it (not the jar, not twice); $CAPEVAL_METEOR_JAR stands in for the package.
+    assert family_for("meteor").extras == ("coco",)
+    monkeypatch.delenv("CAPEVAL_METEOR_JAR", raising=False)
+    monkeypatch.setattr(extras, "_importable", lambda m: m != "pycocoevalcap")
+    with pytest.raises(ResourceNotFound) as err:
+        capeval.score(["a dog"], [["a dog"]], ["bleu4", "meteor"])
+    msg = str(err.value)
+    assert msg.startswith("meteor needs [coco] (pycocoevalcap missing)") and "\n" not in msg
+    assert msg.count(extras.install_command(["coco"])) == 1 and "not found" not in msg
+    monkeypatch.setenv("CAPEVAL_METEOR_JAR", str(tmp_path / "meteor-1.5.jar"))
+    assert extras.missing_extras(["coco"]) == []
+    with pytest.raises(ResourceNotFound, match=r"\$CAPEVAL_METEOR_JAR points to a missing path"):
+        capeval.score(["a dog"], [["a dog"]], ["meteor"])
+
+
+def test_the_resolvers_meteor_message_names_the_resources_not_a_jar_to_run(monkeypatch):
+    from capeval.resources.resolver import resolve
+
+    real = extras.find_installed
+    monkeypatch.setattr(extras, "find_installed", lambda m: None if m == "pycocoevalcap" else real(m))
+    monkeypatch.delenv("CAPEVAL_METEOR_JAR", raising=False)
+    with pytest.raises(ResourceNotFound) as err:
+        resolve("meteor-jar")
+    msg = str(err.value)
+    assert msg.startswith("METEOR's resources (") and "without Java" in msg and "\n" not in msg
+    assert "pip install pycocoevalcap==1.2;" in msg

@@ -7,6 +7,7 @@ them per metric. Availability is :func:`find_installed`: nothing is imported.
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable, Mapping
 
@@ -29,6 +30,11 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "pregen": ("torch",),
     "torchmetrics": ("torch", "torchmetrics"),
 }
+
+#: extra -> the variable that supplies what capeval reads from it instead: coco's module is
+#: needed for METEOR's files only (the families that need it declare it), which
+#: ``$CAPEVAL_METEOR_JAR`` can point to.
+SUPPLIED_BY_ENV: dict[str, str] = {"coco": "CAPEVAL_METEOR_JAR"}
 
 #: Old extra names kept installable (pyproject.toml defines each as its target), never suggested.
 EXTRA_ALIASES: dict[str, str] = {"java": "coco"}
@@ -69,7 +75,11 @@ def _importable(module: str) -> bool:
 
 
 def missing_modules(extra: str) -> list[str]:
-    """The modules of ``extra`` that cannot be imported here."""
+    """The modules of ``extra`` that cannot be imported here (none when its variable of
+    :data:`SUPPLIED_BY_ENV` is set: the resolver then reads that path, or says it is wrong)."""
+    var = SUPPLIED_BY_ENV.get(extra)
+    if var is not None and os.environ.get(var):
+        return []
     return [m for m in EXTRA_MODULES[extra] if not _importable(m)]
 
 

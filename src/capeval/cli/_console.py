@@ -25,8 +25,9 @@ def say(console, text: object, **kwargs) -> None:
 
 
 def error(console, text: object) -> None:
-    """``error: <text>`` with the prefix in red and the text as it is."""
-    console.print(Text.assemble(("error:", "red"), " ", str(text)), highlight=False)
+    """``error: <text>`` with the prefix in red and the text as it is, never broken into lines
+    by Rich (the terminal wraps it on screen): an install command in it pastes whole."""
+    console.print(Text.assemble(("error:", "red"), " ", str(text)), highlight=False, soft_wrap=True)
 
 
 def terminal_console(wide_when_piped: int = 1000):

@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ExternalToolError, InputError, ResourceNotFound
+from ..extras import missing_extras
 from ..resources.resolver import java_executable, resolve
 from ..result import MetricScores
 from ._limits import METEOR_MAX_WORDS, check_lengths
@@ -273,6 +274,8 @@ class Meteor(Metric):
     """
 
     family = "meteor"
+    # pycocoevalcap (a base dependency; the extra restores it) ships the jar and its data
+    extras = ("coco",)
     cache_resources = ("meteor-jar",)  # both backends read the jar's data (native: converted)
     variant = VARIANT
     outputs = (
@@ -298,7 +301,10 @@ class Meteor(Metric):
 
     @classmethod
     def missing_resources(cls, options: dict) -> str | None:
-        """The jar and its paraphrase table (both backends read them; native needs no Java)."""
+        """The jar and its paraphrase table (both backends read them; native needs no Java).
+        Without pycocoevalcap the missing extra says it all (:func:`capeval.extras.require`)."""
+        if options.get("jar") is None and missing_extras(cls.extras):
+            return None
         try:
             jar = resolve("meteor-jar", options.get("jar"))
         except ResourceNotFound as e:

@@ -28,11 +28,14 @@ class ResourceSpec:
     defaults : extra candidate paths, tried last; ``{cache}`` stands for capeval's cache root
         (``paths.cache_root()``: ``$CAPEVAL_CACHE``, else ``~/.cache/capeval``), read at lookup.
     install_hint : what the user should install or set, shown when missing.
+    what : how messages name it, when ``name`` would mislead (METEOR's native backend reads the
+        jar's data, never runs it).
     """
 
     name: str
     env: str
     install_hint: str
+    what: str = ""
     package: str | None = None
     relpath: str | None = None
     finder: Callable[[], Path | None] | None = None
@@ -134,7 +137,7 @@ def resolve(name: str, path: str | os.PathLike | None = None) -> Path:
             return p
         tried.append(str(p))
     raise ResourceNotFound(
-        f"{name} not found (tried: {'; '.join(tried)}). {spec.install_hint}"
+        f"{spec.what or name} not found (tried: {'; '.join(tried)}). {spec.install_hint}"
     )
 
 
@@ -167,8 +170,10 @@ register_resource(
         env="CAPEVAL_METEOR_JAR",
         package="pycocoevalcap",
         relpath="meteor/meteor-1.5.jar",
-        install_hint=f"Install pycocoevalcap==1.2, the coco extra: {_extra_hint(['coco'])}; or set "
-        "CAPEVAL_METEOR_JAR to coco's meteor-1.5.jar (its data/paraphrase-en.gz must sit beside it).",
+        what="METEOR's resources (coco's meteor-1.5.jar, whose word lists the default native backend reads "
+        "without Java, and data/paraphrase-en.gz beside it)",
+        install_hint="They come with pycocoevalcap 1.2, a dependency of capeval: pip install pycocoevalcap==1.2"
+        "; or set CAPEVAL_METEOR_JAR to coco's meteor-1.5.jar (its data/paraphrase-en.gz must sit beside it).",
     )
 )
 register_resource(
