@@ -14,7 +14,7 @@ import io
 
 import numpy as np
 
-from ..doors import check_image_size
+from ..doors import MAX_IMAGE_PIXELS, check_image_size
 from ..errors import InputError
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -67,9 +67,15 @@ def decode(data: bytes, name: str):
     size = f"{len(data):,} bytes"
     try:
         with warnings.catch_warnings():
-            # PIL's own bomb check warns then raises past its limits; ours (lower) runs first.
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
+            # PIL warns past its own limit (89,478,485 pixels), below the door's 2**27, and raises
+            # past twice that: the door's limit decides between the two, and above both PIL's
+            # error is reported as the door's refusal.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            try:
+                image = Image.open(io.BytesIO(data))
+            except Image.DecompressionBombError:
+                raise InputError(f"image {name!r} ({size}) has more than {MAX_IMAGE_PIXELS:,} pixels; "
+                                 "resize it first") from None
             w, h = image.size
             size = f"{w}x{h} pixels, {len(data):,} bytes"
             check_image_size(w, h, name, len(data))
