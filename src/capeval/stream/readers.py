@@ -143,6 +143,7 @@ def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object,
 
 
 def _parquet_file_rows(path, pq, pa, f, batch):
+    from ..doors import MAX_EXACT_INT
     from ..inputs import REF_COLUMN
 
     def damaged(e: Exception) -> InputError:
@@ -183,6 +184,9 @@ def _parquet_file_rows(path, pq, pa, f, batch):
             key = data[id_col][k] if id_col else row
             if id_col and (isinstance(key, bool) or not isinstance(key, (str, int))):
                 raise InputError(f"{path}: row {row}: id must be a string or integer, got {key!r}")
+            if id_col and isinstance(key, int) and abs(key) > MAX_EXACT_INT:  # as JSONL ids are limited
+                raise InputError(f"{path}: row {row}: id {key} is an integer past 2**53; integers are limited to "
+                                 "2**53 in magnitude (write large ids as strings)")
             if list_col is not None:
                 refs = data[list_col][k]
                 if not isinstance(refs, list):
