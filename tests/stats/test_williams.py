@@ -19,7 +19,8 @@ def _by_hand(r12, r13, r23, n, df):
 
 def test_oracle_values():
     res = williams_test(0.65, 0.55, 0.3, 50)
-    assert res.t == 0.8160781865467162
+    # r**2 and (1 - r23)**3 go through the C library's pow, whose last bit may depend on the CPU
+    assert res.t == pytest.approx(0.8160781865467162, rel=8 * 2.0 ** -52)
     assert res.k == pytest.approx(0.3995, abs=1e-15)
     assert res.df == 47 and res.df_rule == "n-3"
     assert res.p_value == pytest.approx(0.20928617286753579, abs=1e-15)
