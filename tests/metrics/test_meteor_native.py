@@ -393,6 +393,32 @@ def test_a_damaged_pow_cache_entry_is_dropped_and_recomputed(tmp_path, monkeypat
     assert powtable.local(str(java)) == made and len(calls) == 2  # the rewritten entry is read
 
 
+@pytest.mark.parametrize("content", [b"[]", b'{"format": 1}', b"\xff\xfe", b"{" * 5000,
+                                     b'{"format": 1, "max_sum": 2048, "beta": "3fc999999999999a", "digest": "ab", '
+                                     b'"x": ["zz"], "y": ["3ff0000000000000"]}'])
+def test_a_hostile_pow_cache_entry_is_dropped_not_trusted(tmp_path, monkeypatch, content):
+    # An entry whose name matches its bytes (so the digest check passes) but whose content is
+    # not a pow table: refused, deleted, computed again; nothing of it is used.
+    from capeval.doors import cache_entry_name
+    from capeval.metrics._meteor_native import powtable
+
+    made = powtable.PowTable("jvm-local-0123abcd", {})
+    entry = {"format": powtable.FORMAT, "java": "x", "max_sum": powtable.MAX_SUM, "beta": powtable._bits(0.2),
+             "digest": "0123abcd" + "0" * 56, "x": [], "y": []}
+    calls = []
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    monkeypatch.setattr(powtable, "_local", {})
+    monkeypatch.setattr(powtable, "compute_local", lambda java: calls.append(java) or (made, entry))
+    java = tmp_path / "java"
+    java.write_text("")
+    d = powtable._cache_dir(powtable._jvm_identity(str(java)))
+    d.mkdir(parents=True)
+    bad = d / cache_entry_name(content, ".json")
+    bad.write_bytes(content)
+    assert powtable.local(str(java)) == made and len(calls) == 1
+    assert not bad.exists()
+
+
 def test_the_signature_names_the_pow_table(monkeypatch, tmp_path):
     from capeval.metrics._meteor_native import powtable
 
