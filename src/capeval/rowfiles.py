@@ -20,6 +20,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,6 +69,21 @@ def _jsonl_fast(ids: Sequence, per_caption: dict[str, np.ndarray], cols: list[li
     return (text + "\n").encode("utf-8")
 
 
+#: A spreadsheet reads a cell starting with one of these as a formula (``=cmd|' /C calc'!A0``).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def csv_cell(value: object) -> str:
+    """An id as a CSV cell a spreadsheet shows as text: one starting like a formula gets a
+    leading ``'`` (OWASP's advice against CSV injection), unless it is a plain number (``-5``).
+    A cell that starts with ``'`` gets one more, so stripping one ``'`` always gives the id back."""
+    text = str(value)
+    if text.startswith("'") or (text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text)):
+        return "'" + text
+    return text
+
+
 def fragment(fmt: str, ids: Sequence, per_caption: dict[str, np.ndarray]) -> bytes:
     """The rows of one chunk in ``fmt`` (without the CSV header); empty for Parquet."""
     names = list(per_caption)
@@ -88,7 +104,7 @@ def fragment(fmt: str, ids: Sequence, per_caption: dict[str, np.ndarray]) -> byt
         buf = io.StringIO(newline="")
         w = csv.writer(buf)
         for i, key in enumerate(ids):
-            w.writerow([key, *(repr(float(col[i])) for col in cols)])
+            w.writerow([csv_cell(key), *(repr(float(col[i])) for col in cols)])
         return buf.getvalue().encode("utf-8")
     if fmt == "parquet":
         return b""
