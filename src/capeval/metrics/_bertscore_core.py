@@ -1,8 +1,6 @@
-"""BERTScore's computation as bert_score 0.3.12/0.3.13 performs it, in pure functions: token ids
-and weights, layer embeddings of distinct sentences, greedy matching of distinct pairs with
-bert_score's batch padding reproduced, and the per-row maxima over references. The family
-(:class:`capeval.metrics.bertscore.BERTScore`) explains why each step is exact.
-"""
+"""BERTScore as bert_score 0.3.12/0.3.13 computes it, in pure functions (token ids and weights,
+embeddings of distinct sentences, greedy matching with bert_score's batch padding, per-row maxima);
+why each step is exact: :class:`capeval.metrics.bertscore.BERTScore`."""
 from __future__ import annotations
 
 from collections import Counter
@@ -15,8 +13,7 @@ from ..errors import InputError
 from ._bertscore_idf import idf_table, reference_df
 from ._bertscore_windows import cut_tokens, plan_windows, stitch, token_window
 
-#: Pairs per greedy-matching batch; only memory and speed depend on it.
-PAIR_BATCH = 1024
+PAIR_BATCH = 1024  # pairs per greedy-matching batch; only memory and speed depend on it
 
 
 # --------------------------------------------------------------------------- tokens and weights
@@ -179,12 +176,26 @@ def embed(
     return {layer: [p[layer] for p in per] for layer in layers}
 
 
-def embed_windows(model, ids_list: Sequence[Sequence[int]], layers: Sequence[int], *, window: int,
+def _encode(tokenizer, sentences: list[str], windows: bool, cut: dict[str, int] | None) -> list[list[int]]:
+    """Token ids (whole with ``windows``); ``cut`` receives what truncation dropped otherwise."""
+    ids = encode_sentences(tokenizer, sentences, full=windows)
+    if cut is not None and not windows:
+        cut.update(cut_tokens(sentences, ids, token_window(tokenizer),
+                              lambda some: encode_sentences(tokenizer, some, full=True)))
+    return ids
+
+
+def embed_windows(tokenizer, model, ids_list: Sequence[Sequence[int]], layers: Sequence[int], *,
                   device: str = "cpu", workers: int | None = None) -> dict[int, list]:
-    """:func:`embed` for sentences of any length (``long_text=windows``,
-    :mod:`capeval.metrics._bertscore_windows`): the windows are sentences of the same fixed-shape
-    batches, so every embedding still depends on its sentence alone."""
-    pieces, plans = plan_windows(ids_list, window)
+    """:func:`embed` for any length (``long_text=windows``, ``_bertscore_windows``): windows are
+    sentences of the same fixed-shape batches, so an embedding still depends on its sentence alone."""
+    limit = token_window(tokenizer)
+    if limit is None or max((len(t) for t in ids_list), default=0) <= limit:
+        return embed(model, ids_list, layers, device=device, workers=workers)
+    if limit <= 2 or len(special_only(tokenizer)) != 2:
+        raise InputError("bertscore: long_text=windows needs one special token before and one after a "
+                         "sentence (BERT, RoBERTa); use long_text=truncate")
+    pieces, plans = plan_windows(ids_list, limit)
     return stitch(embed(model, pieces, layers, device=device, workers=workers), plans, layers)
 
 
@@ -351,11 +362,7 @@ def score_rows(
             k = sentence_index.setdefault(ref, len(sentence_index))
             ref_counts[k] += 1
     windows = long_text == "windows"
-    sentences = list(sentence_index)
-    ids = encode_sentences(tokenizer, sentences, full=windows)
-    if cut is not None and not windows:
-        cut.update(cut_tokens(sentences, ids, token_window(tokenizer),
-                              lambda some: encode_sentences(tokenizer, some, full=True)))
+    ids = _encode(tokenizer, list(sentence_index), windows, cut)
     lengths = np.array([len(t) for t in ids], dtype=np.int64)
     # bert_score tests "length == 2"; this is the same for [CLS] x [SEP]-style models and also
     # right for models with another number of special tokens.
@@ -378,14 +385,8 @@ def score_rows(
         floor_p = floor_r = np.zeros(len(flat_arr), dtype=bool)
 
     workers = cpu_workers(device)
-    limit = token_window(tokenizer)
-    if windows and limit is not None and int(lengths.max(initial=0)) > limit:
-        if limit <= 2 or len(special_only(tokenizer)) != 2:
-            raise InputError("bertscore: long_text=windows needs a tokenizer that puts one special token "
-                             "before and one after a sentence (BERT, RoBERTa); use long_text=truncate")
-        embs = embed_windows(model, ids, layers, window=limit, device=device, workers=workers)
-    else:
-        embs = embed(model, ids, layers, device=device, workers=workers)
+    embs = (embed_windows(tokenizer, model, ids, layers, device=device, workers=workers) if windows
+            else embed(model, ids, layers, device=device, workers=workers))
     out: dict[int, LayerScores] = {}
     for layer in layers:
         ps = greedy_match(embs[layer], weights, pairs, workers=workers)
