@@ -181,12 +181,13 @@ def length_range(model) -> dict | None:
     (``weights/length_ranges.json``, written by scripts/learned_length_ranges.py, matched by the
     file's sha256); None when unknown. ``{"candidates": (lo, hi), "references": (lo, hi)}``: from
     the shortest text to the 99.9th percentile."""
-    import json
     from pathlib import Path
+
+    from ..doors import read_json_file
 
     rec = model.meta.get("length_range")
     if rec is None:
-        table = json.loads((Path(__file__).parent / "weights" / "length_ranges.json").read_text(encoding="utf-8"))
+        table, _ = read_json_file(Path(__file__).parent / "weights" / "length_ranges.json", "length ranges")
         rec = next((v for v in table.values() if v.get("sha256") == model.sha256), None)
         if rec is None:
             return None
