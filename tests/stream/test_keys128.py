@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,7 +65,8 @@ def test_lookup_on_a_saved_table_is_the_in_memory_one(tmp_path):
     saved = dfstore.DfAccumulator()
     saved.add(*dfstore.chunk_df([["a man rides a horse", "a horse"], ["two dogs"]]), n_rows=2)
     mem, disk = acc.result(), saved.result(tmp_path)
-    assert np.load(tmp_path / "df_keys.npy", mmap_mode="r").shape == (2, len(mem))
+    assert disk.files is not None and Path(disk.files[0]).name == f"df-{disk.digest()}-keys.npy"
+    assert np.load(disk.files[0], mmap_mode="r").shape == (2, len(mem))
     grams = ["a", "horse", "a horse", "man rides a horse", "two dogs", "cat"]
     assert mem.lookup(grams).tolist() == disk.lookup(grams).tolist() == [1, 1, 1, 1, 1, 0]
     assert mem.digest() == disk.digest()

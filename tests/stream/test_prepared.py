@@ -44,15 +44,18 @@ def _run(tmp_path, rows, at_df_end, jobs: int = 1, expect_prep: int = 5) -> byte
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_score_pass_does_not_read_the_input_again(tmp_path, jobs):
+def test_score_pass_does_not_read_the_input_again(tmp_path, jobs, monkeypatch):
     rows = make_rows(500, seed=21)
     want = _expected(tmp_path, rows)
 
-    def spoil_input(run_dir, src):
-        # Same size and mtime would be needed to fool a resumed run; this run just must not look.
-        src.write_text("not json\n" * 10)
+    def no_more_reading(run_dir, src):
+        # (a changed input is refused at the end, by its content digest: test_run_folder.py)
+        def refuse(*a, **k):
+            raise AssertionError("the score pass read the input again")
 
-    assert _run(tmp_path, rows, spoil_input, jobs) == want
+        monkeypatch.setattr("capeval.stream.run.open_rows", refuse)
+
+    assert _run(tmp_path, rows, no_more_reading, jobs) == want
 
 
 def _truncate(p):
@@ -60,19 +63,25 @@ def _truncate(p):
 
 
 def _other_key(p):
-    """A whole file with a valid checksum, saved under another key (another run's rows)."""
-    import hashlib
-    import pickle
+    """A whole file with a valid HMAC of this run, saved under another key (another run's rows)."""
+    from capeval.stream.store import RunStore
+
+    store = RunStore.__new__(RunStore)  # the run's secret, without taking its lock
+    store.folder, store.secret = p.parent, bytes.fromhex((p.parent / "run.key").read_text())
+    chunk = store.load(int(p.name[5:12]), _saved_key(p), kind="prep")
+    chunk.cands[0] = "a different candidate"
+    store.save(int(p.name[5:12]), "0" * 64, chunk, kind="prep")
+
+
+def _saved_key(p):
+    import json
+    import struct
 
     from capeval.stream.store import _MAGIC
 
-    import marshal
-
-    _, blob = pickle.loads(p.read_bytes()[len(_MAGIC) + 65:])
-    fields = marshal.loads(blob)  # the chunk's fields, as _Prepared saves them
-    fields[3][0] = "a different candidate"
-    payload = pickle.dumps(("0" * 64, marshal.dumps(fields)))
-    p.write_bytes(_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+    payload = p.read_bytes()[len(_MAGIC) + 65:]
+    (n,) = struct.unpack_from("<Q", payload)
+    return json.loads(payload[8:8 + n])["v"][1][0]  # ["t", [key, chunk]]
 
 
 @pytest.mark.parametrize("damage", [_truncate, _other_key, lambda p: p.unlink()], ids=["truncated", "other key",
@@ -83,7 +92,7 @@ def test_damaged_prepared_chunk_falls_back_to_the_input(tmp_path, damage):
 
 
 class _Id(str):
-    """An id type marshal cannot write: the prepared chunk is pickled instead."""
+    """An id of a subclass of str: kept as its text."""
 
 
 @pytest.mark.parametrize("wrap", [str, _Id])

@@ -75,7 +75,8 @@ def test_store_ignores_other_settings_and_damage(tmp_path):
     p.write_bytes(bytes(data))
     assert store.load(0, key) is None
     store.save(0, key, {"x": 1})
-    RunStore(tmp_path / "r", {"a": 2})  # a run with other settings clears the old chunks
+    store.close()  # its lock
+    RunStore(tmp_path / "r", {"a": 2}).close()  # a run with other settings clears the old chunks
     assert not p.exists()
 
 

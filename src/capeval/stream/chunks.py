@@ -25,6 +25,7 @@ from .. import rowfiles
 from ..errors import InputError
 from ..metrics.statistics import Statistics
 from .readers import Chunk
+from .store import allow
 
 # Which families stream, and which of them take the corpus df, are their ``Metric.streamable``
 # (``Metric.cannot_stream``) and ``Metric.uses_df``.
@@ -147,12 +148,10 @@ def resolve_df(h: DfHandle | None):
     key = (h.kind, str(h.ref), h.n_units)
     dfo = _resolved.get(key)
     if dfo is None:
-        if h.kind == "hashed":
-            from pathlib import Path
-
+        if h.kind == "hashed":  # (keys file, counts file), named by their digest: never rewritten
             from .dfstore import HashedDocumentFrequency
 
-            dfo = HashedDocumentFrequency.load_arrays(Path(h.ref), h.n_units)
+            dfo = HashedDocumentFrequency.load_arrays(h.ref[0], h.ref[1], h.n_units)
         elif h.kind == "arrays":  # (keys, counts) shipped by value (Ray object store)
             from .dfstore import HashedDocumentFrequency
 
@@ -178,6 +177,22 @@ class StatesHandle:
     path: str
     key: str
     digest: str
+    #: The run's secret (the file's HMAC key) and the classes the states may hold
+    #: (``module:qualname``, from the calling process, never from the file).
+    secret: bytes = field(default=b"", repr=False)
+    types: tuple[str, ...] = ()
+
+    def classes(self) -> frozenset[type]:
+        import importlib
+
+        out = set()
+        for name in self.types:
+            module, _, qual = name.partition(":")
+            obj: Any = importlib.import_module(module)
+            for part in qual.split("."):
+                obj = getattr(obj, part)
+            out.add(obj)
+        return frozenset(out)
 
 
 _resolved_states: dict[str, dict] = {}
@@ -190,7 +205,8 @@ def resolve_states(states: StatesHandle | dict | None) -> dict | None:
     if got is None:
         from .store import load_saved
 
-        saved = load_saved(states.path, states.key, "prepass")  # checksummed, keyed by run and input
+        # HMAC-checked with the run's secret, keyed by run and input, no pickle
+        saved = load_saved(states.path, states.key, "prepass", states.secret, states.classes())
         if saved is None:
             raise InputError(f"the run folder's pre-pass states ({states.path}) changed or vanished during the "
                              "run; run it again")
@@ -279,6 +295,10 @@ class ChunkResult:
     ids: list | None
     fragment: bytes = b""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+# What a chunk file of the run folder may hold (with the families' Aggregates).
+allow("chunk", ChunkResult, Statistics)
 
 
 def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,

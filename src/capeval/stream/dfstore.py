@@ -16,19 +16,25 @@ share all 128 bits to be confused; for a well-mixed 128-bit key that has probabi
 the first 64 bits alone is handled (lookups then compare the second column), so only a full
 128-bit clash could change a number.
 
-Saved tables are column-major (``df_keys.npy`` has shape (2, N)), so a memory-mapped table's
-first column is contiguous and a lookup's binary search touches only the pages it visits.
+Saved tables are column-major (``df-<digest>-keys.npy`` has shape (2, N)), so a memory-mapped
+table's first column is contiguous and a lookup's binary search touches only the pages it
+visits. They are written with ordinary writes into space reserved first (``posix_fallocate``),
+never through a sparse memory map: a full disk is a named error, not a SIGBUS; and they are
+renamed to their content digest, so a file a worker has mapped is never rewritten.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, chain
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from ..metrics.cider import DocumentFrequency
+from .folder import write_table
 
 _KEY_DTYPE = np.uint64
 
@@ -213,8 +219,8 @@ class DfAccumulator:
     def from_checkpoint(cls, folder: Path, n_units: int) -> "DfAccumulator":
         acc = cls()
         for b in range(len(acc._keys)):
-            acc._keys[b] = np.load(folder / f"dfck-{b:02d}-keys.npy")
-            acc._counts[b] = np.load(folder / f"dfck-{b:02d}-counts.npy")
+            acc._keys[b] = np.load(folder / f"dfck-{b:02d}-keys.npy", allow_pickle=False)
+            acc._counts[b] = np.load(folder / f"dfck-{b:02d}-counts.npy", allow_pickle=False)
         acc.n_units = n_units
         return acc
 
@@ -236,22 +242,16 @@ class DfAccumulator:
             counts = np.concatenate(self._counts) if total else np.zeros(0, dtype=np.uint32)
             self._keys = self._counts = []
             return HashedDocumentFrequency(keys, counts, self.n_units)
-        from numpy.lib.format import open_memmap
-
-        cols = open_memmap(folder / "df_keys.npy", mode="w+", dtype=_KEY_DTYPE, shape=(2, total))
-        counts = open_memmap(folder / "df_counts.npy", mode="w+", dtype=np.uint32, shape=(total,))
-        pos = 0
-        for b in range(len(self._keys)):
-            n = len(self._keys[b])
-            cols[0, pos:pos + n] = self._keys[b][:, 0]
-            cols[1, pos:pos + n] = self._keys[b][:, 1]
-            counts[pos:pos + n] = self._counts[b]
-            self._keys[b] = self._counts[b] = None  # free as we go
-            pos += n
-        cols.flush()
-        counts.flush()
-        del cols, counts
-        return HashedDocumentFrequency.load_arrays(folder, self.n_units)
+        keys_tmp, counts_tmp = write_table(folder, self._keys, self._counts, total)
+        try:
+            digest = HashedDocumentFrequency.load_arrays(keys_tmp, counts_tmp, self.n_units).digest()
+            final = folder / f"df-{digest}-keys.npy", folder / f"df-{digest}-counts.npy"
+            os.replace(keys_tmp, final[0])
+            os.replace(counts_tmp, final[1])
+        finally:
+            keys_tmp.unlink(missing_ok=True)
+            counts_tmp.unlink(missing_ok=True)
+        return HashedDocumentFrequency.load_arrays(*final, self.n_units)
 
 
 class HashedDocumentFrequency(DocumentFrequency):
@@ -259,6 +259,9 @@ class HashedDocumentFrequency(DocumentFrequency):
     ``source`` is ``corpus:N`` like the in-memory df of the same set, so signatures agree.
     ``keys`` are (N, 2) rows sorted by (first, second); :meth:`from_columns` takes the two
     columns as they are saved."""
+
+    #: The (keys, counts) files of a table loaded from a run folder (workers map them by name).
+    files: tuple[str, str] | None = None
 
     def __init__(self, keys: np.ndarray, counts: np.ndarray, n_units: int, source: str | None = None):
         keys = np.asarray(keys).reshape(-1, 2)
@@ -349,9 +352,18 @@ class HashedDocumentFrequency(DocumentFrequency):
         return h.hexdigest()
 
     @classmethod
-    def load_arrays(cls, folder: Path, n_units: int, mmap: bool = True) -> "HashedDocumentFrequency":
-        mode = "r" if mmap else None
-        cols = np.load(folder / "df_keys.npy", mmap_mode=mode)
+    def load_arrays(cls, keys_path: Path | str, counts_path: Path | str, n_units: int,
+                    mmap: bool = True) -> "HashedDocumentFrequency":
+        """The saved table (:meth:`DfAccumulator.result`), memory-mapped; a file that is not a
+        (2, N) uint64 key table with N uint32 counts is a ValueError."""
+        mode: Literal["r"] | None = "r" if mmap else None
+        cols = np.load(keys_path, mmap_mode=mode, allow_pickle=False)
         if cols.ndim != 2 or cols.shape[0] != 2 or cols.dtype != _KEY_DTYPE:
-            raise ValueError(f"{folder / 'df_keys.npy'}: not a (2, N) uint64 key table")
-        return cls.from_columns(cols[0], cols[1], np.load(folder / "df_counts.npy", mmap_mode=mode), n_units)
+            raise ValueError(f"{keys_path}: not a (2, N) uint64 key table")
+        counts = np.load(counts_path, mmap_mode=mode, allow_pickle=False)
+        if counts.ndim != 1 or counts.dtype != np.uint32:
+            raise ValueError(f"{counts_path}: not a uint32 count column")
+        dfo = cls.from_columns(cols[0], cols[1], counts, n_units)
+        dfo.files = (str(keys_path), str(counts_path))
+        return dfo
+

@@ -81,8 +81,11 @@ class ProcessEngine:
                 f.cancel()
 
     def ship_df(self, dfo, folder) -> DfHandle:
-        # Workers memory-map the saved arrays: one copy in the page cache for all of them.
-        return DfHandle("hashed", str(folder), dfo.n_units)
+        # Workers memory-map the saved arrays (named by their digest, never rewritten): one copy
+        # in the page cache for all of them.
+        if getattr(dfo, "files", None) is None:
+            return DfHandle("object", dfo, dfo.n_units)
+        return DfHandle("hashed", dfo.files, dfo.n_units)
 
     def ship_states(self, states: dict, store=None, source_id: str | None = None):
         # Each worker reads the saved states once (a learned model's df grows with the input);
@@ -91,8 +94,10 @@ class ProcessEngine:
             return states
         from .chunks import StatesHandle
 
+        from .store import allowed_names
+
         path, key = store.prepass_path(source_id)
-        return StatesHandle(path, key, store.prepass_digest(states))
+        return StatesHandle(path, key, store.prepass_digest(states), store.secret, allowed_names("prepass"))
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..errors import InputError
 from .chunks import DfHandle, Settings, df_pass
-from .prepared import Prepared, source_id
+from .prepared import Prepared
 from .readers import Chunk
-from .store import RunStore
+from .store import RunStore, allow
 
 
 def prepassed(groups, options: dict[str, dict]) -> tuple[str, ...]:
@@ -31,8 +31,12 @@ def prepassed(groups, options: dict[str, dict]) -> tuple[str, ...]:
         if cls.uses_df or cls.prepass is Metric.prepass:
             continue
         with instantiate(cls, options.get(cls.family) or {}) as metric, contained(cls.family, "in its pre-pass"):
-            if metric.prepass([], []) is not None:
-                out.append(cls.family)
+            empty = metric.prepass([], [])
+        if empty is not None:
+            out.append(cls.family)
+            # the run folder rebuilds a saved state only of this class (no pickle)
+            allow("prepass", type(empty))
+            allow("prepassck", type(empty))
     return tuple(sorted(out))
 
 
@@ -109,7 +113,8 @@ def df_handle(eng, store: RunStore, settings: Settings, source: Any, df_file, ne
     count_df = needs_df and df_file is None
     if not (count_df or settings.prepassed) or source.single:
         return handle, df_id, None, read
-    sid = source_id(source.rows)
+    sid = source.identity()
+    stored = False
     # Local engines keep the chunks the df pass validated and tokenized in the run folder, for
     # the score pass (Ray workers may run where the folder is not).
     prepared = Prepared(store, sid) if eng.name == "local" else None
@@ -123,10 +128,11 @@ def df_handle(eng, store: RunStore, settings: Settings, source: Any, df_file, ne
             store.save_df(counted, sid)
             dfo = counted
         if settings.prepassed:
-            store.save_prepass(states, n_rows, sid)
+            stored = store.save_prepass(states, n_rows, sid)
         store.drop_df_checkpoint()
     elif saved is not None:
         states, n_rows = saved
+        stored = True
     else:
         assert dfo is not None  # only the df, reused
         states, n_rows = {}, dfo.n_units
@@ -137,7 +143,7 @@ def df_handle(eng, store: RunStore, settings: Settings, source: Any, df_file, ne
     if prepared is not None:
         n_chunks = -(-n_rows // chunk_size)
         read = lambda: prepared.read(n_chunks, source.read)  # noqa: E731
-    return handle, df_id, (eng.ship_states(states, store, sid) if states else None), read
+    return handle, df_id, (eng.ship_states(states, store if stored else None, sid) if states else None), read
 
 
 def _df_file_handle(eng, df_file) -> tuple[DfHandle, str]:

@@ -7,58 +7,57 @@ import itertools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from . import codec
 from .readers import Chunk
-from .store import RunStore
+from .store import RunStore, allow
+
+# What a prepared chunk or a spilled chunk of rows may hold (lists of strings and ints).
+allow("prep", Chunk)
+allow("input", Chunk)
 
 
-def source_id(source) -> str | None:
-    """Identity of a file input for reusing a saved df on resume (path, size, mtime)."""
-    if isinstance(source, (str, Path)):
-        st = Path(source).stat()
-        return f"{Path(source).resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    return None
+def content_digest(source) -> str | None:
+    """Identity of a file input: the SHA-256 of its bytes (read through the file door), so an
+    input edited with its size and modification time kept is another input. None for an
+    iterable (read once: nothing to resume from)."""
+    if not isinstance(source, (str, Path)):
+        return None
+    from ..doors import open_regular
+
+    h = hashlib.sha256()
+    with open_regular(source, "input file", 1 << 62) as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return f"sha256:{h.hexdigest()}"
 
 
 class Prepared:
     """Chunks as the df pass validated and tokenized them, saved in the run folder (one file
     each, ``prep-NNNNNNN.bin``), so the score pass reads neither the input nor the tokenizer
-    again. Keyed by the run's fingerprint and the input file's identity (a resumed run reuses
-    them with the df); a missing or damaged file sends the score pass back to the input."""
-
-    _FIELDS = ("index", "start", "ids", "cands", "refs", "lines", "digest", "tokens", "images")
+    again. Keyed by the run's fingerprint and the input file's content digest (a resumed run
+    reuses them with the df); a missing or damaged file sends the score pass back to the input."""
 
     def __init__(self, store: RunStore, source_id: str | None):
-        import sys
         import uuid
 
         self.store = store
         self.failed = False
         origin = source_id if source_id is not None else uuid.uuid4().hex  # an iterable: this run only
-        # marshal's format is this Python's: another Python does not read these files.
-        self.key = hashlib.sha256(f"{store.fingerprint}|prepared|{origin}|{sys.version}".encode()).hexdigest()
+        self.key = hashlib.sha256(f"{store.fingerprint}|prepared|{origin}".encode()).hexdigest()
 
     def save(self, chunk: Chunk) -> None:
-        import marshal
-
         if self.failed:
             return
-        obj: bytes | Chunk
-        try:  # lists of str and int: marshal, some 3x faster than pickle both ways
-            obj = marshal.dumps(tuple(getattr(chunk, f) for f in self._FIELDS))
-        except ValueError:  # ids of other types (an iterable's): the Chunk itself
-            obj = chunk
         try:
-            self.store.save(chunk.index, self.key, obj, kind="prep")
-        except OSError:  # no room for the cache (some 1.7x the input): the score pass reads the input
+            self.store.save(chunk.index, self.key, chunk, kind="prep")
+        except (OSError, codec.Unstorable):
+            # no room for the cache (some 1.7x the input), or ids of a type the format does not
+            # hold (an iterable's): the score pass reads the input
             self.failed = True
 
     def load(self, index: int) -> Chunk | None:
-        import marshal
-
         obj = self.store.load(index, self.key, kind="prep")
-        if isinstance(obj, bytes):
-            return Chunk(**dict(zip(self._FIELDS, marshal.loads(obj))))
-        return obj
+        return obj if isinstance(obj, Chunk) else None
 
     def read(self, n_chunks: int, from_input: Callable[[], Iterable[Chunk]]):
         for i in range(n_chunks):

@@ -36,6 +36,8 @@ from .firstpass import df_handle, prepassed
 from .ids import IdTracker, duplicate_error
 from .images import image_rows
 from .readers import Chunk, chunks, open_rows
+from .codec import Unstorable
+from .prepared import content_digest
 from .store import RunStore
 from ..rowfiles import row_format
 
@@ -169,34 +171,37 @@ def score_stream(
     """
     from .engines import make_engine
 
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-    out_path, fmt = _output(rows, output)
+    out_path, fmt = _output(rows, output, chunk_size)
     plan = _plan(metrics, plan, tokenizer, options)
     settings, needs_df, df_file = _settings(plan, allow_empty, line_breaks, fmt)
     keep_per_caption = out_path is None if keep_per_caption is None else keep_per_caption
     pictures = image_rows(rows, images, [f.cls for f in plan.families])
     store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df,
-                                  pictures.fingerprint())
-    eng = make_engine(engine, jobs, address)
+                                  pictures.fingerprint(), _resources(plan))
+    eng = None
     try:
+        eng = make_engine(engine, jobs, address)
         source = _Input(rows, chunk_size, store, pictures)
         handle, df_id, states, score_chunks = df_handle(eng, store, settings, source, df_file, needs_df,
                                                          chunk_size, progress, checkpoint_seconds)
         keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress, states)
+        source.verify()  # the rows scored are the rows the first pass counted
         result = assemble(store, keys, list(plan.metrics), out_path=out_path, fmt=fmt, chunk_size=chunk_size,
                           tokenizer=plan.tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows,
                           families=plan.family_map())
     finally:
-        eng.close()
-        if temporary:
-            store.remove()
+        if eng is not None:
+            eng.close()
+        store.remove() if temporary else store.close()  # else the folder stays for a resume, unlocked
     store.remove()  # done: the chunks are in the output
     return result
 
 
-def _output(rows, output) -> tuple[Path | None, str | None]:
-    """The output path and its row-file format, refused when it is none or is the input."""
+def _output(rows, output, chunk_size: int) -> tuple[Path | None, str | None]:
+    """The output path and its row-file format, refused when it is none or is the input (and
+    the chunk size checked first)."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     if output is None:
         return None, None
     out_path = Path(output)
@@ -221,8 +226,24 @@ def _names(metrics) -> list[str] | str:
     return [m if isinstance(m, str) else as_metric_name(m) for m in metrics]
 
 
+def _resources(plan) -> dict[str, Any]:
+    """What each family reads beyond its options (the files its resources resolve to, a
+    model's content digest), for the run's fingerprint: chunks scored with other vectors (say
+    ``CAPEVAL_GLOVE_6B_50D`` pointed elsewhere) are another run's, not resumed."""
+    from ..metrics.registry import plugin_origin
+    from ..service.cache import resource_state
+
+    out: dict[str, Any] = {}
+    for f in plan.families:
+        opts = dict(f.options or {})
+        names = f.cls.resources_for(opts)
+        out[f.family] = [resource_state(names) if names is None or names else {}, f.cls.cache_token(opts),
+                         plugin_origin(f.cls)]
+    return out
+
+
 def _run_store(out_path: Path | None, run_dir, settings: Settings, chunk_size: int, df_file,
-               needs_df: bool, images_id: str = "none") -> tuple[RunStore, bool]:
+               needs_df: bool, images_id: str = "none", resources: dict | None = None) -> tuple[RunStore, bool]:
     """The run folder (``<output>.capeval-run``, ``run_dir``, or a temporary one without
     output) under the run's fingerprint, and whether it is temporary."""
     if run_dir is None:
@@ -235,7 +256,7 @@ def _run_store(out_path: Path | None, run_dir, settings: Settings, chunk_size: i
     if df_file is not None and not isinstance(df_file, (str, Path)):
         df_label = f"object:{df_file.source}"
     fingerprint = {"version": __version__, "settings": repr(settings), "chunk_size": chunk_size, "df": df_label,
-                   "images": images_id}
+                   "images": images_id, "resources": resources or {}}
     return RunStore(folder, fingerprint, temporary=temporary), temporary
 
 
@@ -249,11 +270,17 @@ class _Input:
         self.images = images if images is not None and images.wanted else None
         self.one_shot = not isinstance(rows, (str, Path)) and iter(rows) is rows
         self.spilled: list[int] = []
+        self._identity: str | None = None
         first: Any = self._chunks()  # a generator: closed when not spilled
         head = list(itertools.islice(first, 2))
         if self.one_shot:  # keep the rows for the second read
             for c in itertools.chain(head, first):
-                store.save(c.index, "input", c, kind="input")
+                try:
+                    store.save(c.index, "input", c, kind="input")
+                except Unstorable as e:
+                    raise InputError(f"rows {c.start}-{c.start + len(c) - 1} cannot be kept in the run folder for "
+                                     f"the second pass ({e}); give ids as strings or integers, or pass a list or "
+                                     "a file") from None
                 self.spilled.append(c.index)
         else:
             first.close()  # a file reader: reopened for each pass
@@ -264,7 +291,32 @@ class _Input:
     def read(self):
         if not self.one_shot:
             return self._chunks()
-        return (self.store.load(i, "input", kind="input") for i in self.spilled)
+        return (self._spilled(i) for i in self.spilled)
+
+    def _spilled(self, i: int):
+        c = self.store.load(i, "input", kind="input")
+        if c is None:
+            raise InputError(f"{self.store.folder}: the rows kept for the second pass (chunk {i}) changed or vanished "
+                             "during the run; run it again")
+        return c
+
+    def identity(self) -> str | None:
+        """The input file's content digest, taken once, before the first pass (None for an
+        iterable): a resumed run reuses the df and prepared chunks only of the same bytes."""
+        if self._identity is None:
+            self._identity = content_digest(self.rows)
+        return self._identity
+
+    def verify(self) -> None:
+        """An input whose bytes changed since the first pass (edited, or grown by an append) is
+        refused by name: its rows were counted in one state and scored in another."""
+        if self._identity is None:
+            return
+        now = content_digest(self.rows)
+        if now != self._identity:
+            raise InputError(f"{self.rows}: the input file changed while it was being scored (its content is not "
+                             "what the first pass read: edited, or appended to); nothing was written. Let it "
+                             "settle, then run the command again")
 
     def _chunks(self):
         if self.images is None:

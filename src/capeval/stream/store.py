@@ -1,35 +1,84 @@
-"""The run folder that makes a streamed run resumable.
+"""The run folder that makes a streamed run resumable, and belongs to one run.
 
 ``run.json`` holds the run's fingerprint (run-folder format, version, metrics, tokenizer,
-options, chunk size, output format). A folder of another run-folder format (before format 2,
-the n-gram keys of its df were BLAKE2b digests) is refused with a message, never mixed in. Each scored chunk is one file ``chunk-NNNNNNN.bin``: a header, the SHA-256 of
-the payload, and the payload (the chunk's key and result). A chunk file is written under a
-temporary name and renamed, so a reader never sees it half-written; on reading, a wrong
-checksum (a file a crash left short or garbled: chunk files are not fsynced) or a key that
-does not match the current rows, settings and df means "not done" and the chunk is scored
-again. A killed run therefore resumes from its complete chunks, and the output, assembled
-only at the end, is the same bytes. The df pass's prepared chunks (``prep-NNNNNNN.bin``, same
-format) are a cache: a missing or damaged one is read from the input again. The other
-families' pre-pass states of the whole input (``prepass-0000000.bin``) and their checkpoint
-(``prepassck-0000000.bin``) have the same format too, read through the pickle door.
+options, chunk size, output format, the resources the families read). A folder of another
+run-folder format is refused with a message, never mixed in.
+
+Ownership. The folder is created 0700; an existing one must be a directory (not a symlink)
+owned by the current user and writable by no one else, or the run is refused by name. An
+exclusive lock (``fcntl.flock`` on ``run.lock``) is held for the whole run: a second run
+naming the same folder is refused while the first lives, and the lock goes with its process.
+
+Files. Each scored chunk is one file ``chunk-NNNNNNN.bin``: a header, an HMAC-SHA256 of the
+kind, the index and the payload keyed with the run's secret (``run.key``, 32 random bytes,
+0600, made with the folder), and the payload, in :mod:`capeval.stream.codec`'s format (JSON
+and ``.npy`` arrays: nothing is unpickled, an object is rebuilt only when its class is allowed
+for the file's kind). A file is written under a temporary name and renamed, so a reader never
+sees it half-written; on reading, a wrong HMAC (a file a crash left short, one another run
+wrote, one edited by hand) or a key that does not match the current rows, settings and df means
+"not done" and the chunk is scored again. A killed run therefore resumes from its complete
+chunks, and the output, assembled only at the end, is the same bytes. The df pass's prepared
+chunks (``prep-NNNNNNN.bin``), the spilled rows of a one-shot iterator (``input-*``), the other
+families' pre-pass states (``prepass-0000000.bin``) and their checkpoint
+(``prepassck-0000000.bin``) have the same format. CIDEr's df of the input is saved under its
+content digest (``df-<sha256>-keys.npy``, ``df-<sha256>-counts.npy``) and named by ``df.json``:
+a file workers have memory-mapped is never rewritten in place.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
-import pickle
+import re
+import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
-_MAGIC = b"CAPEVAL-CHUNK/1\n"
-#: Kinds of file holding a family's pre-pass state: a plug-in's object, read through the
-#: pickle door.
-_DOORED = ("prepass", "prepassck")
+from ..errors import InputError
+from . import codec
+from .folder import check_owner, lock, write_private
+
+_MAGIC = b"CAPEVAL-RUN/3\n"
 _MANIFEST = "run.json"
-#: Run-folder format, written into run.json. 2: df keys are key128 (``_speedups.c``), saved
-#: column-major; 1 (no field): BLAKE2b keys, rows.
-RUN_FORMAT = 2
+_KEY = "run.key"
+#: Run-folder format, written into run.json. 3: no pickles, HMAC keyed by the run's secret, df
+#: files named by digest; 2: pickled chunks; 1 (no field): BLAKE2b df keys.
+RUN_FORMAT = 3
+#: A run folder's file is read whole; this only refuses a device or something absurd.
+_MAX_FILE = 1 << 40
+_DF_NAME = re.compile(r"df-[0-9a-f]{64}-(keys|counts)\.npy")
+
+#: Classes a file of each kind may hold (:func:`allow`); Aggregates are allowed in chunks.
+_ALLOWED: dict[str, set[type]] = {}
+
+
+def allow(kind: str, *classes: type) -> None:
+    """Let files of ``kind`` hold objects of ``classes`` (a family's pre-pass state type, the
+    chunk result): nothing else is rebuilt from a run folder."""
+    _ALLOWED.setdefault(kind, set()).update(classes)
+
+
+def allowed_names(kind: str) -> tuple[str, ...]:
+    """``module:qualname`` of the classes :func:`allow` let ``kind`` hold (for a worker process)."""
+    return tuple(sorted(codec.class_name(c) for c in _ALLOWED.get(kind, ())))
+
+
+def allowed(kind: str, extra: frozenset[type] = frozenset()) -> Callable[[type], bool]:
+    def check(cls: type) -> bool:
+        if cls in _ALLOWED.get(kind, ()) or cls in extra:
+            return True
+        if kind == "chunk":
+            from ..metrics.statistics import Aggregate
+
+            return issubclass(cls, Aggregate)
+        if kind in ("prepass", "prepassck"):
+            from ..metrics.cider import DocumentFrequency
+
+            return issubclass(cls, DocumentFrequency)
+        return False
+    return check
 
 
 def _atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
@@ -47,17 +96,15 @@ def _atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
 
 
 def _check_format(folder: Path, manifest: str) -> None:
-    from ..errors import InputError
-
-    try:
+    try:  # (resource mtimes in nanoseconds exceed the JSON door's 2**53 integers)
         found = json.loads(manifest).get("format", 1)
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         found = None
     if found != RUN_FORMAT:
         what = f"run-folder format {found}" if found is not None else "an unreadable run.json"
         raise InputError(
             f"{folder}: this run folder has {what}, and this capeval reads and writes format {RUN_FORMAT} "
-            "(its n-gram keys differ), so it can be neither resumed nor reused. Delete the folder, or "
+            "(its files differ), so it can be neither resumed nor reused. Delete the folder, or "
             "choose another run_dir (CLI: another --output) to start a new run.")
 
 
@@ -65,21 +112,57 @@ class RunStore:
     def __init__(self, folder: Path, fingerprint: dict, temporary: bool = False):
         self.folder = Path(folder)
         self.temporary = temporary
+        check_owner(self.folder)
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        check_owner(self.folder)  # again: what exists now is what the run uses
+        self._lock_fd = lock(self.folder)
+        try:
+            self._open(fingerprint)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, fingerprint: dict) -> None:
         manifest = self.folder / _MANIFEST
-        old = manifest.read_text() if manifest.exists() else None
+        old = self._read_text(manifest)
         if old is not None:
             _check_format(self.folder, old)
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.fingerprint = json.dumps({**fingerprint, "format": RUN_FORMAT}, sort_keys=True, default=repr)
-        if old != self.fingerprint:
-            if old is not None:  # another run's chunks: not ours to reuse
+        secret = self._read_text(self.folder / _KEY)
+        fresh = old != self.fingerprint or secret is None or not re.fullmatch(r"[0-9a-f]{64}", secret)
+        if fresh:
+            if old is not None or secret is not None:  # another run's files: not ours to reuse
                 self._clear()
+            secret = secrets.token_hex(32)
+            write_private(self.folder / _KEY, secret.encode())
             _atomic_write(manifest, self.fingerprint.encode())
+        assert secret is not None
+        self.secret = bytes.fromhex(secret)
+
+    def _read_text(self, p: Path) -> str | None:
+        from ..doors import read_regular
+
+        if not os.path.lexists(p):
+            return None
+        try:
+            return read_regular(p, "run-folder file", 1 << 20).decode("utf-8")
+        except (InputError, UnicodeDecodeError):
+            return ""
+
+    def close(self) -> None:
+        """Release the folder's lock (the process's end releases it too)."""
+        fd, self._lock_fd = getattr(self, "_lock_fd", None), None
+        if fd is not None:
+            os.close(fd)
 
     def _clear(self) -> None:
         for p in self.folder.iterdir():
-            if p.name.startswith(("chunk-", "df_", "df.json", "dfck", "input-", "prep-", ".chunk-", ".input-",
-                                  ".prep-", ".df", "prepass", ".prepass")):
+            if p.name.startswith(("chunk-", "df_", "df-", "df.json", "dfck", "input-", "prep-", ".chunk-", ".input-",
+                                  ".prep-", ".df", "prepass", ".prepass", _KEY)):
                 p.unlink()
 
     def chunk_key(self, chunk_digest: str, df_id: str) -> str:
@@ -89,14 +172,16 @@ class RunStore:
         return self.folder / f"{kind}-{index:07d}.bin"
 
     def save(self, index: int, key: str, obj, kind: str = "chunk") -> None:
-        payload = pickle.dumps((key, obj), protocol=pickle.HIGHEST_PROTOCOL)
-        digest = hashlib.sha256(payload).hexdigest().encode()
-        # No fsync: a file a crash left short or garbled fails its checksum and is redone.
-        _atomic_write(self._chunk_path(index, kind), _MAGIC + digest + b"\n" + payload, durable=False)
+        """Save ``obj`` (raises :class:`~capeval.stream.codec.Unstorable` for a value the
+        format cannot hold or a class not allowed for ``kind``)."""
+        payload = codec.encode((key, obj), allowed(kind))
+        # No fsync: a file a crash left short or garbled fails its HMAC and is redone.
+        path = self._chunk_path(index, kind)
+        _atomic_write(path, _MAGIC + _mac(self.secret, path.name, payload) + b"\n" + payload, durable=False)
 
     def load(self, index: int, key: str, kind: str = "chunk"):
         """The saved object, or None when absent, damaged or saved for other rows/settings."""
-        return load_saved(self._chunk_path(index, kind), key, kind)
+        return load_saved(self._chunk_path(index, kind), key, kind, self.secret)
 
     def prepass_path(self, source_id: str) -> tuple[str, str]:
         """Where the merged pre-pass states of this input are saved, and their key: what a
@@ -107,27 +192,48 @@ class RunStore:
         return self.load(index, key) is not None
 
     # -- df of the whole input --------------------------------------------------------------
+    def _read_json(self, name: str) -> dict | None:
+        """A small JSON record of the folder, or None when absent or damaged (redone)."""
+        from ..doors import loads_json
+
+        text = self._read_text(self.folder / name)
+        if not text:
+            return None
+        try:
+            info = loads_json(text, str(self.folder / name))
+        except InputError:
+            return None
+        return info if isinstance(info, dict) else None
+
     def load_df(self, source_id: str | None):
         from .dfstore import HashedDocumentFrequency
 
-        meta = self.folder / "df.json"
-        if source_id is None or not meta.exists():
+        info = self._read_json("df.json")
+        if source_id is None or info is None or info.get("source") != source_id:
             return None
-        info = json.loads(meta.read_text())
-        if info.get("source") != source_id:
+        names = info.get("files")
+        if not (isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) and _DF_NAME.fullmatch(n)
+                                                                     for n in names)):
             return None
         try:
-            dfo = HashedDocumentFrequency.load_arrays(self.folder, info["n_units"])
-        except (OSError, ValueError):
+            dfo = HashedDocumentFrequency.load_arrays(self.folder / names[0], self.folder / names[1],
+                                                      int(info["n_units"]))
+            return dfo if dfo.digest() == info["digest"] else None
+        except Exception:  # noqa: BLE001 - a damaged df (empty, truncated, garbled) is counted again
             return None
-        return dfo if dfo.digest() == info["digest"] else None
 
     def save_df(self, dfo, source_id: str | None) -> str:
-        """Record the df whose arrays are in the folder (DfAccumulator.result wrote them; workers
-        memory-map them), so a resumed run can reuse it; returns the df digest."""
+        """Record the df whose arrays are in the folder under their digest (DfAccumulator.result
+        wrote them; workers memory-map them), so a resumed run can reuse it; returns the df
+        digest. Other df files in the folder (an earlier input's) are removed."""
         digest = dfo.digest()
+        names = [Path(f).name for f in dfo.files]
+        for p in self.folder.glob("df-*.npy"):
+            if p.name not in names:
+                p.unlink()
         _atomic_write(self.folder / "df.json",
-                      json.dumps({"source": source_id, "n_units": dfo.n_units, "digest": digest}).encode())
+                      json.dumps({"source": source_id, "n_units": dfo.n_units, "digest": digest,
+                                  "files": names}).encode())
         return digest
 
     def save_df_checkpoint(self, acc, chunks_done: int, source_id: str | None) -> None:
@@ -144,19 +250,16 @@ class RunStore:
         """``(accumulator, chunks_done)`` of a checkpoint of this source, or None."""
         from .dfstore import DfAccumulator
 
-        meta = self.folder / "dfck.json"
-        if source_id is None or not meta.exists():
-            return None
-        info = json.loads(meta.read_text())
-        if info.get("source") != source_id:
+        info = self._read_json("dfck.json")
+        if source_id is None or info is None or info.get("source") != source_id:
             return None
         try:
-            acc = DfAccumulator.from_checkpoint(self.folder, info["n_units"])
-        except (OSError, ValueError):
+            acc = DfAccumulator.from_checkpoint(self.folder, int(info["n_units"]))
+            if acc.checkpoint_digest() != info["digest"]:
+                return None
+            return acc, int(info["chunks"])
+        except Exception:  # noqa: BLE001 - a damaged checkpoint: the pass starts over
             return None
-        if acc.checkpoint_digest() != info["digest"]:
-            return None
-        return acc, int(info["chunks"])
 
     def drop_df_checkpoint(self) -> None:
         """Drop the first pass's checkpoints (df and pre-pass states): it is done."""
@@ -167,11 +270,19 @@ class RunStore:
     def _prepass_key(self, source_id: str) -> str:
         return hashlib.sha256(f"{self.fingerprint}|prepass|{source_id}".encode()).hexdigest()
 
-    def save_prepass(self, states: dict, n_rows: int, source_id: str | None) -> None:
+    def save_prepass(self, states: dict, n_rows: int, source_id: str | None) -> bool:
         """The merged pre-pass states of the whole input (family -> state) and its row count,
-        for a resumed run to reuse (checksummed pickle, ``prepass-0000000.bin``)."""
-        if source_id is not None:
+        for a resumed run and the worker processes to read (``prepass-0000000.bin``). False
+        when they were not saved: no file input, or a state this format cannot hold (a
+        plug-in's object holding objects of other classes), which workers then get by value."""
+        if source_id is None:
+            return False
+        try:
             self.save(0, self._prepass_key(source_id), (states, n_rows), kind="prepass")
+        except codec.Unstorable:
+            self._chunk_path(0, "prepass").unlink(missing_ok=True)
+            return False
+        return True
 
     def load_prepass(self, source_id: str | None) -> tuple[dict, int] | None:
         """``(states, rows)`` saved for this input, or None."""
@@ -181,7 +292,10 @@ class RunStore:
         """The pre-pass states merged over the first ``chunks_done`` chunks, for a killed first
         pass to resume from (beside the df's checkpoint, :meth:`save_df_checkpoint`)."""
         if source_id is not None:
-            self.save(0, self._prepass_key(source_id), (states, chunks_done, rows_done), kind="prepassck")
+            try:
+                self.save(0, self._prepass_key(source_id), (states, chunks_done, rows_done), kind="prepassck")
+            except codec.Unstorable:
+                pass  # a killed pass starts over
 
     def load_prepass_checkpoint(self, source_id: str | None) -> tuple[dict, int, int] | None:
         """``(states, chunks done, rows done)`` of a checkpoint of this input, or None."""
@@ -190,34 +304,51 @@ class RunStore:
     @staticmethod
     def prepass_digest(states: dict) -> str:
         """Identity of pre-pass states in chunk keys: a chunk scored with other states is not
-        reused (pickle's bytes of equal states built the same way are equal)."""
-        return hashlib.sha256(pickle.dumps(sorted(states.items()), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+        reused (the format's bytes of equal states built the same way are equal)."""
+        try:
+            blob = codec.encode(sorted(states.items()), lambda cls: True)
+        except codec.Unstorable:
+            import pickle  # only hashed, never loaded
+
+            blob = pickle.dumps(sorted(states.items()), protocol=pickle.HIGHEST_PROTOCOL)
+        return hashlib.sha256(blob).hexdigest()
 
     def remove(self) -> None:
+        self.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def load_saved(p: Path | str, key: str, kind: str = "chunk"):
-    """The object saved at ``p`` under ``key`` (:meth:`RunStore.save`), or None when absent,
-    damaged or saved for other rows/settings."""
+def _mac(secret: bytes, name: str, payload: bytes) -> bytes:
+    """Binds the payload to this run (its secret) and to the file's name (kind and index)."""
+    return hmac.new(secret, name.encode() + b"\0" + payload, hashlib.sha256).hexdigest().encode()
+
+
+def load_saved(p: Path | str, key: str, kind: str, secret: bytes, extra: frozenset[type] = frozenset()):
+    """The object saved at ``p`` under ``key`` (:meth:`RunStore.save`) by the run whose secret
+    is ``secret``, or None when absent, damaged, written by another run or saved for other
+    rows/settings. Read through the file door; the HMAC is checked before anything is parsed."""
+    from ..doors import open_regular
+
     p = Path(p)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(p):
         return None
     head = len(_MAGIC) + 65
-    if not data.startswith(_MAGIC) or len(data) < head:
+    try:
+        with open_regular(p, "run-folder file", _MAX_FILE) as f:
+            top = f.read(head)  # a file of another kind is dropped before the rest is read
+            if not top.startswith(_MAGIC) or len(top) < head or top[-1:] != b"\n":
+                return None
+            payload = f.read()
+    except (InputError, OSError):
         return None
-    digest, payload = data[len(_MAGIC):head - 1], data[head:]
-    if hashlib.sha256(payload).hexdigest().encode() != digest:
+    mac = top[len(_MAGIC):head - 1]
+    if not hmac.compare_digest(mac, _mac(secret, p.name, payload)):
         return None
-    if kind in _DOORED:
-        from ..doors import prescan_pickle
-        from ..errors import InputError
-
-        try:  # a plug-in's pre-pass state: bounded before it is unpickled (capeval.doors)
-            prescan_pickle(payload, str(p))
-        except InputError:
-            return None
-    saved_key, obj = pickle.loads(payload)
+    try:
+        saved = codec.decode(payload, allowed(kind, extra))
+    except codec.Unstorable:
+        return None
+    if not (isinstance(saved, tuple) and len(saved) == 2):
+        return None
+    saved_key, obj = saved
     return obj if saved_key == key else None
