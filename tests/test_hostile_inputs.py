@@ -440,3 +440,49 @@ def test_has_form_is_what_make_does(tmp_path):
                 continue
             made = h.make(k, tmp_path / f"{h.name}-{k}")
             assert (made is not None) == h.has_form(k), (h.name, k)
+
+
+# ------------------------------------------------------------------------------ run folder
+
+#: A streamed run's folder (docs/RELIABILITY.md, "Run folders"): each file a stopped run left, in
+#: every hostile shape (as a JSON kind's text where it has one). The resumed run heals (the
+#: in-memory bytes) or, for the fingerprint itself, is refused by name.
+RUN_FILES = ["chunk-0000001.bin", "prep-0000002.bin", "df.json", "run.key", "run.json"]
+
+
+@pytest.mark.parametrize("hostile", [h for h in HOSTILE if h.has_form("df")], ids=lambda h: h.name)
+@pytest.mark.parametrize("name", RUN_FILES)
+def test_a_hostile_run_folder_file_heals_or_is_named(name, hostile, tmp_path):
+    from capeval import score, score_stream
+    from capeval.errors import InputError
+    from capeval.inputs import write_result
+
+    rows = [{"id": f"r{i}", "candidate": f"a dog {i} runs", "references": [f"a dog runs {i % 7}", "a cat"]}
+            for i in range(40)]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+
+    class Stop(Exception):
+        pass
+
+    def stop(stage, n):
+        if stage == "score" and n >= 20:
+            raise Stop
+
+    with pytest.raises(Stop):
+        score_stream(src, ["bleu4", "cider_d"], output=out, chunk_size=10, progress=stop)
+    target = tmp_path / "out.jsonl.capeval-run" / name
+    assert target.exists()
+    target.unlink()
+    assert hostile.make("df", target) is not None
+    try:
+        score_stream(src, ["bleu4", "cider_d"], output=out, chunk_size=10)
+    except InputError as e:
+        assert name == "run.json" and "run.json" in str(e)
+        return
+    assert name != "run.json", "a hostile run.json was taken"
+    mem = score([r["candidate"] for r in rows], [r["references"] for r in rows], ["bleu4", "cider_d"],
+                ids=[r["id"] for r in rows])
+    write_result(mem, tmp_path / "mem.jsonl", [r["id"] for r in rows])
+    assert out.read_bytes() == (tmp_path / "mem.jsonl").read_bytes()

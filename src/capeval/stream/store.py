@@ -101,9 +101,9 @@ def _check_format(folder: Path, manifest: str) -> None:
     except (ValueError, AttributeError, RecursionError):
         found = None
     if found != RUN_FORMAT:
-        what = f"run-folder format {found}" if found is not None else "an unreadable run.json"
+        what = f"run-folder format {str(found)[:40]}" if found is not None else "an unreadable run.json"
         raise InputError(
-            f"{folder}: this run folder has {what}, and this capeval reads and writes format {RUN_FORMAT} "
+            f"{folder / _MANIFEST}: this run folder has {what}, and this capeval reads and writes format {RUN_FORMAT} "
             "(its files differ), so it can be neither resumed nor reused. Delete the folder, or "
             "choose another run_dir (CLI: another --output) to start a new run.")
 
