@@ -125,3 +125,53 @@ def test_contained_passes_ctrl_c_and_catches_exits():
 def test_pickle_prescan_names_malformed_streams(data):
     with pytest.raises(InputError, match="not a readable pickle|opcode"):
         doors.prescan_pickle(data, "x")
+
+
+def _memo_tuples(n: int) -> bytes:
+    """A df pickle of ``n`` distinct 3-tuples of memo references (9 bytes each), as the probe's
+    45 MB file of 5,000,000 that took 1.41 GB once read."""
+    def u(t: str) -> bytes:
+        b = t.encode()
+        return b"\x8c" + bytes([len(b)]) + b
+
+    out = bytearray(b"\x80\x04}" + u("document_frequency") + b"}")
+    for i in range(100):
+        out += u(f"w{i}") + b"\x940"  # MEMOIZE, POP
+    out += b"G" + struct.pack(">d", 1.0) + b"\x940("
+    for k in range(n):
+        a, b, c = k // 10_000, k // 100 % 100, k % 100
+        out += b"h" + bytes([a]) + b"h" + bytes([b]) + b"h" + bytes([c]) + b"\x87h\x64"
+    return bytes(out + b"us" + u("ref_len") + b"K\x0as.")
+
+
+def test_pickle_prescan_bounds_what_memo_references_expand_to():
+    """Issue 41, item 8: bytes alone did not bound memory (45 MB of memo'd 3-tuples: 1.41 GB).
+    The pre-scan estimates the objects built, counting every memo reference; 200,000 tuples
+    (1.8 MB) are estimated at over 30 MB and refused under a 30 MB limit, by name."""
+    data = _memo_tuples(200_000)
+    assert len(data) < 2_000_000
+    doors.prescan_pickle(data, "x")
+    with pytest.raises(InputError, match=r"x: the pickle would take about .* in memory once read"):
+        doors.prescan_pickle(data, "x", max_expanded=30 << 20)
+
+
+def test_read_regular_reserves_only_what_the_file_holds(tmp_path):
+    """Issue 41, item 7: ``f.read(max_bytes + 1)`` reserved the whole 1 GiB limit for a
+    149-byte file (MemoryError under ``prlimit --as=1.1e9``); under a 600 MB address-space
+    limit a tiny file is still read with the 1 GiB limit."""
+    import subprocess
+    import sys
+    import textwrap
+
+    p = tmp_path / "tiny.json"
+    p.write_bytes(b'{"a": 1}')
+    code = textwrap.dedent(f"""
+        import resource
+        from capeval import doors
+        resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20))
+        for _ in range(3):
+            assert doors.read_regular({str(p)!r}, "x", doors.MAX_JSON_BYTES) == b'{{"a": 1}}'
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]

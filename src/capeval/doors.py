@@ -63,6 +63,13 @@ MAX_LINE_BYTES = 64 << 20
 MAX_PICKLE_BYTES = 1 << 30
 MAX_PICKLE_DECODED = 512 << 20
 MAX_PICKLE_DEPTH = 64
+#: What a pickle's objects take in memory once built, estimated from its opcodes (every object,
+#: every element and every memo reference counted): a 3-tuple of memo references costs 9 bytes
+#: of pickle and about 200 in memory, so the byte limit alone let a 1 GiB file need tens of GB.
+MAX_PICKLE_EXPANDED = 2 << 30
+#: Estimated bytes per object built by the unpickler (a container adds 8 bytes per element, a
+#: dict or set element 40 more for its hash-table slot and growth; strings' text is ``total``).
+_OBJ_BYTES, _ITEM_BYTES, _SLOT_BYTES = 56, 8, 40
 #: One image file, its pixels, and the ratio of its long side to its short side: CLIP's
 #: preprocessing resizes the short side to n_px first, so a 1x40000 image would become
 #: 224 x 8,960,000 pixels before the crop.
@@ -482,12 +489,14 @@ _PICKLE_OP_KINDS: dict[str, int] = {
 
 
 def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH,
-                   max_decoded: int = MAX_PICKLE_DECODED) -> None:
+                   max_decoded: int = MAX_PICKLE_DECODED, max_expanded: int = MAX_PICKLE_EXPANDED) -> None:
     """Walk the opcodes of ``data`` without building anything, simulating the unpickler's stack
     with one :class:`_Cell` per object, and refuse (naming ``where``) a pickle whose objects
     would nest deeper than ``max_depth`` (hashing a 200,000-deep tuple crashes the interpreter),
     whose strings add up to more than ``max_decoded`` bytes counting every reference (a 1 MiB
-    word put in the memo and reused 2,000 times), or that holds an integer beyond 2**53."""
+    word put in the memo and reused 2,000 times), whose objects would take more than
+    ``max_expanded`` bytes in memory (5,000,000 tuples of memo references: 45 MB of pickle,
+    1.4 GB once read), or that holds an integer beyond 2**53."""
     import pickletools
 
     stack: list[Any] = []
@@ -495,6 +504,12 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
     mark = object()
     marks: list[int] = []
     total = 0
+    objects = 0  # estimated bytes of the objects built (strings' text counted in ``total``)
+
+    def over() -> InputError:
+        return InputError(f"{where}: the pickle would take about {_mib(objects + total)} in memory once read "
+                          f"(its objects and every memo reference counted), over the limit of {_mib(max_expanded)}; "
+                          "not a CIDEr df file capeval converts. Refused before unpickling it")
 
     def push(cell: _Cell) -> None:
         if cell.depth > max_depth:
@@ -515,9 +530,12 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
         del stack[k:]
         return items
 
-    def build(items: list[_Cell], into: _Cell | None = None) -> _Cell:
-        nonlocal total
+    def build(items: list[_Cell], into: _Cell | None = None, slots: bool = False) -> _Cell:
+        nonlocal total, objects
         c = into if into is not None else _Cell(1, 0)
+        objects += (0 if into is not None else _OBJ_BYTES) + len(items) * (_ITEM_BYTES + (_SLOT_BYTES if slots else 0))
+        if objects + total > max_expanded:
+            raise over()
         for it in items:
             c.depth = max(c.depth, it.depth + 1)
             c.size += it.size
@@ -538,6 +556,7 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
             # The frequent opcodes of a df pickle first: strings, memo, small tuples, numbers.
             if kind == _STR:
                 stack.append(_Cell(0, len(arg) if arg is not None else 0))
+                objects += _OBJ_BYTES
             elif kind == _PUT:
                 if stack and stack[-1] is not mark:
                     memo[len(memo) if arg is None else int(str(arg))] = stack[-1]
@@ -552,22 +571,25 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
                 push(build(items))
             elif kind == _SCALAR:
                 stack.append(_Cell())
+                objects += _OBJ_BYTES // 2
             elif kind == _INT:
                 if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > MAX_EXACT_INT:
                     raise InputError(f"{where}: the pickle holds an integer of {len(str(abs(arg)))} digits; "
                                      "integers are limited to 2**53 in magnitude (as --cider-df reads them)")
                 stack.append(_Cell())
+                objects += _OBJ_BYTES // 2
             elif kind == _MARK:
                 marks.append(len(stack))
                 stack.append(mark)
             elif kind == _ADD_MARKED:  # APPENDS, ADDITEMS, SETITEMS
                 items = pop_mark()
                 target = pop()
-                push(build(items, target))
+                push(build(items, target, slots=op.name != "APPENDS"))
             elif kind == _FROM_MARK:  # TUPLE, LIST, DICT, FROZENSET, INST, OBJ
-                push(build(pop_mark()))
+                push(build(pop_mark(), slots=op.name in ("DICT", "FROZENSET")))
             elif kind == _EMPTY:
                 stack.append(_Cell(1))
+                objects += _OBJ_BYTES
             elif kind == _SKIP:
                 continue
             elif kind == _STOP:
@@ -588,7 +610,7 @@ def prescan_pickle(data: bytes, where: str, *, max_depth: int = MAX_PICKLE_DEPTH
             elif op.name == "SETITEM":
                 v, k = pop(), pop()
                 target = pop()
-                push(build([k, v], target))
+                push(build([k, v], target, slots=True))
             elif op.name == "GLOBAL":
                 push(_Cell())
             elif op.name == "STACK_GLOBAL":
