@@ -169,6 +169,7 @@ def _parquet_file_rows(path, pq, pa, f, batch):
     id_col = next((n for n, lo in zip(names, lower) if lo == "id"), None)
     cand_col = names[lower.index("candidate")]
     cols = [c for c in (id_col, cand_col, list_col, *ref_cols) if c is not None]
+    _check_parquet_sizes(path, pf, cols)
     row = 0
     batches = pf.iter_batches(batch_size=batch, columns=cols)
     while True:
@@ -178,6 +179,7 @@ def _parquet_file_rows(path, pq, pa, f, batch):
             return
         except (pa.ArrowException, OSError) as e:  # a damaged row group
             raise damaged(e) from None
+        _check_parquet_cells(path, pa, rb, row)
         data = rb.to_pydict()
         for k in range(rb.num_rows):
             row += 1
@@ -196,6 +198,52 @@ def _parquet_file_rows(path, pq, pa, f, batch):
                 if not refs:
                     raise InputError(f"{path}: row {row}: id {key!r} has no reference (every reference cell is empty)")
             yield row, key, data[cand_col][k], refs
+
+
+def _check_parquet_sizes(path, pf, cols) -> None:
+    """Refuse, from the file's metadata and before anything is decoded, a column chunk that
+    decompresses past the in-memory table limit (a 12 KB zstd file held a 121 MB caption)."""
+    from ..doors import MAX_TABLE_BYTES
+
+    md = pf.metadata
+    wanted = set(cols)
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for i in range(rg.num_columns):
+            c = rg.column(i)
+            name = c.path_in_schema.split(".")[0]
+            if name in wanted and c.total_uncompressed_size > MAX_TABLE_BYTES:
+                raise InputError(f"{path}: column {name!r} of row group {g} decompresses to "
+                                 f"{c.total_uncompressed_size:,} bytes, over the limit of {MAX_TABLE_BYTES >> 20:,} MiB")
+
+
+def _check_parquet_cells(path, pa, rb, before: int) -> None:
+    """Refuse a caption cell over the line limit of JSONL and CSV (64 MiB), naming its row,
+    before the batch becomes Python strings."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from ..doors import MAX_LINE_BYTES
+
+    for j, col in enumerate(rb.columns):
+        if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+            lengths = pc.binary_length(pc.list_flatten(col)) if pa.types.is_string(col.type.value_type) or \
+                pa.types.is_large_string(col.type.value_type) else None
+            per_row = None if lengths is None else pc.list_value_length(col)
+        elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_binary(col.type):
+            lengths, per_row = pc.binary_length(col), None
+        else:
+            continue
+        if lengths is None or len(lengths) == 0:
+            continue
+        biggest = pc.max(lengths).as_py()
+        if biggest is not None and biggest > MAX_LINE_BYTES:
+            k = pc.index(lengths, biggest).as_py()
+            if per_row is not None:  # the flattened index back to its row
+                k = int(np.searchsorted(np.cumsum(per_row.fill_null(0).to_numpy(zero_copy_only=False)), k, "right"))
+            raise InputError(f"{path}: row {before + k + 1}: a {rb.schema.names[j]!r} cell of {biggest:,} bytes, "
+                             f"over {MAX_LINE_BYTES >> 20:,} MiB; captions are limited to that, as lines of JSONL and CSV "
+                             "inputs are")
 
 
 def _iterable_rows(rows: Iterable, with_image: bool = False) -> Iterator[tuple]:
