@@ -408,7 +408,33 @@ def _clip_read(folder: Path) -> dict:
     return load_shards(folder)
 
 
-CACHES = [("CLIP image embeddings", _clip_write, _clip_read)]
+PARSED = ["A man runs .", "Two dogs play ."]
+
+
+def _parse_cache(folder: Path):
+    import warnings
+
+    from capeval.doors import CacheDamaged, CacheFolder
+    from capeval.outputs import atomic_write
+
+    return CacheFolder(folder, ".json", atomic_write, lambda m: warnings.warn(m, CacheDamaged, stacklevel=2))
+
+
+def _parses_write(folder: Path) -> Path:
+    rows = [[[w, t.index(w), "NN", "NOUN", "dep", 0, w.lower()] for w in t.split(" ")] for t in PARSED]
+    path = _parse_cache(folder).add(json.dumps(rows).encode(), "k")
+    assert path is not None
+    return path
+
+
+def _parses_read(folder: Path) -> dict:
+    from capeval.data.distractors import _read_parses
+
+    got = _read_parses(_parse_cache(folder), "k", PARSED)
+    return {} if got is None else {"k": got}
+
+
+CACHES = [("CLIP image embeddings", _clip_write, _clip_read), ("stress parses", _parses_write, _parses_read)]
 DAMAGE = [_flip_a_byte, _rewrite_with_other_values, _truncate, _fifo, _device]
 
 
