@@ -3,14 +3,19 @@ by score.
 
     nice -n 19 python benchmarks/fuzz_vs_jar.py [--rows 20000] [--batch 500] [--seed 1]
 
-Rows (one candidate, 1-6 references) come from three generators: ``hostile`` draws characters and
+Rows (one candidate, 1-6 references) come from seven generators: ``hostile`` draws characters and
 fragments from the alphabet of issue 36 (punctuation, emoji, combining marks, zero-width space,
 tabs, ligatures, CJK, clitics, abbreviations); ``grammar`` builds caption-like sentences around
 the PTB lexer's special cases (abbreviations, acronyms and one-letter initials, decimals and
 other numbers, contractions, quotes, brackets, ellipses, dashes, entities, URLs, smileys, and
 sentence-final periods after each of them, within a line and before a next caption starting
 with a capitalised sentence word); ``dense`` glues all those pieces, punctuation and the caseless
-look-alikes of ASCII letters together at random. Each batch of rows is one pycocoevalcap evaluation:
+look-alikes of ASCII letters together at random; ``codepoint`` puts code points from anywhere
+(the BMP, the astral planes, a list of notable ones) into 36 contexts; ``entity`` writes HTML
+entities in any capitalisation inside words, clitics and tags; ``url`` builds URLs, domains
+and e-mail addresses of odd characters; ``long`` writes 100-500-word descriptions whose
+sentences often end on an abbreviation, an initial or a number. ``--sweep`` adds every code
+point in 14 contexts (tokens only). Each batch of rows is one pycocoevalcap evaluation:
 
 - tokens: the Java PTBTokenizer on the references and on the candidates (two jar runs, as the
   wrapper does) against ``capeval.text.ptb.tokenize_lines`` on the same batches, per caption;
@@ -41,7 +46,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzz.jar_diff import GENERATORS, issue_rows, new_report, quiet, run_batch  # noqa: E402
+from tests.fuzz.jar_diff import (  # noqa: E402
+    GENERATORS,
+    compare_tokens,
+    issue_rows,
+    new_report,
+    quiet,
+    run_batch,
+    sweep_code_points,
+)
 
 
 def main(argv=None) -> int:
@@ -50,6 +63,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=500, help="Rows per pycocoevalcap evaluation.")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-issue-corpus", action="store_true", help="Skip issue 36's seed-1 corpus.")
+    ap.add_argument("--sweep", action="store_true",
+                    help="Also every BMP code point (and a sample of the astral planes) in 14 contexts, tokens only.")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "fuzz_vs_jar.json")
     a = ap.parse_args(argv)
 
@@ -73,6 +88,10 @@ def main(argv=None) -> int:
         run_batch(rows, meteor, rep, "issue36-seed1")
         rep["rows"] = len(rows)
         result["issue36_seed1"] = rep
+    if a.sweep:
+        rep = new_report()
+        compare_tokens(sweep_code_points(1), rep, "sweep")
+        result["code_point_sweep"] = rep
     # The generators take turns batch by batch, and the results are rewritten after every batch
     # ("complete": false until the last), so an interrupted run still records what it compared.
     names = list(GENERATORS)

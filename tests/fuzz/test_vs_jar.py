@@ -78,6 +78,18 @@ def test_fixed_slice(meteor, name):
     _clean(report)
 
 
+@pytest.mark.slow
+def test_code_point_sweep(java):
+    """Every 29th code point of the BMP (and a sample of the astral planes) in 14 contexts:
+    alone, in words, numbers, URLs, e-mail addresses, entities, after a capital sigma
+    (``benchmarks/fuzz_vs_jar.py --sweep`` runs every code point)."""
+    pytest.importorskip("pycocoevalcap")
+    report = jar_diff.new_report()
+    jar_diff.compare_tokens(jar_diff.sweep_code_points(29), report, "sweep-29")
+    assert report["captions"] > 30000
+    _clean(report)
+
+
 # --- the Hypothesis search (deep profile: python -m pytest -m fuzz --hypothesis-profile=deep) ----
 
 hostile_caption = st.lists(st.sampled_from(jar_diff.HOSTILE), min_size=1, max_size=60).map(
