@@ -40,3 +40,31 @@ def build_causal(folder: Path, seed: int = 0) -> Path:
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+def build_llava(folder: Path, seed: int = 0) -> Path:
+    """A LLaVA-style image-text model: a tiny CLIP vision tower (16x16 images, 8x8 patches: four
+    image tokens) before a tiny Llama, with its processor."""
+    import torch
+    import transformers
+
+    tok = tokenizer(image_token=True)
+    image_id = tok.convert_tokens_to_ids("<image>")
+    vision = transformers.CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                           num_attention_heads=2, image_size=16, patch_size=8, projection_dim=16)
+    text = transformers.LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=2, bos_token_id=1, eos_token_id=2,
+                                    pad_token_id=3)
+    cfg = transformers.LlavaConfig(vision_config=vision, text_config=text, image_token_index=image_id,
+                                   vision_feature_layer=-1, vision_feature_select_strategy="default")
+    torch.manual_seed(seed)
+    model = transformers.LlavaForConditionalGeneration(cfg).eval()
+    with torch.no_grad():
+        model.get_output_embeddings().weight.mul_(20.0)
+        model.get_output_embeddings().weight[2].zero_()  # </s> at logit 0: answers of one and two decimals
+    images = transformers.CLIPImageProcessor(size={"shortest_edge": 16}, crop_size={"height": 16, "width": 16})
+    proc = transformers.LlavaProcessor(image_processor=images, tokenizer=tok, patch_size=8,
+                                       vision_feature_select_strategy="default", num_additional_image_tokens=1)
+    model.save_pretrained(folder)
+    proc.save_pretrained(folder)
+    return folder

@@ -26,3 +26,27 @@ def server(local_backend):
 
     with JudgeServer(local_backend) as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory):
+    """A tiny random LLaVA-style image-text model directory with its processor."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("PIL")
+    from tests.judges._tiny import build_llava
+
+    return build_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(scope="session")
+def images(tmp_path_factory):
+    from PIL import Image
+
+    folder = tmp_path_factory.mktemp("judge-images")
+    paths = []
+    for k, color in enumerate(["red", "blue", "green"]):
+        p = folder / f"img{k}.png"
+        Image.new("RGB", (20 + k, 16), color).save(p)
+        paths.append(str(p))
+    return paths
