@@ -31,6 +31,8 @@ ALLOWED_ABSENT: dict[str, str] = {
     "model:pacs-vit-b32": "the PAC-S checkpoint released with aimagelab/pacscore: a file the user downloads",
     "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
     "model:qace-img": "QACE-Img's Visual-T5 checkpoint and BUTD features: on no registry",
+    "model:judge": "a model judge (clair, fleur, reffleur) is the user's own endpoint or model directory; "
+                   "tests/judges runs them on tiny random models and a loopback server",
     "env:CAPEVAL_CHECK_SHIPPED_LEARNED": "the learned metric's full retrain: over 17 minutes cold on 2 cores",
     # Oracles of the CLIP tests: both import torchvision, and PyPI's torchvision 0.28.0 (the one
     # for torch 2.13.0) does not import beside the CPU torch 2.13.0 (RuntimeError: operator
@@ -55,6 +57,7 @@ FAMILY_NEEDS: dict[str, tuple[str, ...]] = {
     "bertscore": (MINILM,), "sentsim": (MINILM,), "wmd": (GLOVE,), "wembsim": (GLOVE,),
     "meteor": ("module:pycocoevalcap",),  # native METEOR reads the resources of pycocoevalcap's jar
     "spice": SPICE_PY, "spider": SPICE_PY, "qace_ref": QACE_REF, "qace_img": ("model:qace-img",),
+    "clair": ("model:judge",), "fleur": ("model:judge",), "reffleur": ("model:judge",),
     "nneval": (*SPICE_PY, GLOVE, "module:pycocoevalcap"),
     "learned": (*SPICE_PY, GLOVE, MINILM, "module:pycocoevalcap"),
 }
@@ -125,6 +128,8 @@ def unmet(need: str) -> str | None:
         from capeval.scenegraph.parser import DEFAULT_MODEL
 
         return None if _importable(DEFAULT_MODEL) else f"spaCy pipeline {DEFAULT_MODEL} is not installed"
+    if kind == "model" and name == "judge":
+        return "a model judge has no default: the user gives an endpoint or a model directory (docs/JUDGES.md)"
     if kind == "model" and name == "qace-img":
         # No resource: the user passes a reader built from their copy (docs/QACE.md).
         return "QACE-Img's Visual-T5 checkpoint is on no registry; capeval has no default reader"

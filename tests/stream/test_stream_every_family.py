@@ -38,6 +38,8 @@ OPTIONS: dict[str, dict] = {
     "learned": {"model": "mpnet"},
 }
 IMAGE_FAMILIES = ("clip_s", "pac_s")
+#: model judges run on tiny random models built in the setup (no judge has a default)
+JUDGE_FAMILIES = ("clair", "fleur", "reffleur")
 
 
 def _streamed_families() -> list[str]:
@@ -58,7 +60,7 @@ def test_every_family_streams_or_says_why():
 def _needs():
     out: set[str] = set()
     for fam in _streamed_families():
-        if fam not in IMAGE_FAMILIES:
+        if fam not in IMAGE_FAMILIES + JUDGE_FAMILIES:
             out.update(family_needs(registry.get_family(fam)))
     out.add("model:encoder-mpnet-base")  # the learned model of OPTIONS
     return sorted(out)
@@ -80,6 +82,11 @@ def setup(tmp_path_factory):
                          "embedding_cache": False}
     options["pac_s"] = {"model": str(save_openai(model, root / "pacs.pth", wrap=True)), "tokenizer": str(merges),
                         "embedding_cache": False}
+    from tests.judges._tiny import build_causal, build_llava
+
+    options["clair"] = {"model": str(build_causal(root / "judge")), "cache": False, "max_tokens": 24}
+    llava = str(build_llava(root / "llava"))
+    options["fleur"] = options["reffleur"] = {"model": llava, "cache": False}
     rng = random.Random(34)
     rows = make_rows(21, seed=34)
     for r in rows:
