@@ -46,3 +46,35 @@ def test_unanswered_rows_exit_2_unless_allowed(server, tmp_path, monkeypatch):
     res = CliRunner().invoke(app, [*args, "--judge-allow-unanswered", "1"])
     assert res.exit_code == 0, res.output
     assert "unans:1" in res.output
+
+
+def test_clair_streams_in_chunks_with_the_in_memory_bytes(tiny_judge, tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    src = _input(tmp_path)
+    base = ["score", "-i", str(src), "-m", "clair", "--judge-model", str(tiny_judge), "-O", "clair.max_tokens=24",
+            "-O", "clair.cache=false", "-q"]
+    mem, streamed = tmp_path / "mem.jsonl", tmp_path / "streamed.jsonl"
+    res = CliRunner().invoke(app, [*base, "-o", str(mem)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, [*base, "-o", str(streamed), "--chunk-size", "1"])
+    assert res.exit_code == 0, res.output
+    assert streamed.read_bytes() == mem.read_bytes()
+    sig = json.loads((tmp_path / "streamed.signatures.json").read_text())
+    assert sig == json.loads((tmp_path / "mem.signatures.json").read_text())
+
+
+def test_a_damaged_cache_entry_is_dropped_and_asked_again(server, tmp_path, monkeypatch):
+    import warnings
+
+    import capeval
+    from capeval.judges.cache import JudgeCacheDamaged
+
+    opts = {"clair": {"url": server.url, "model": "tiny-judge", "cache": str(tmp_path / "c"), "max_tokens": 24}}
+    first = capeval.score(["a dog"], [["a dog running"]], ["clair"], options=opts)
+    (entry,) = (tmp_path / "c").rglob("*.json")
+    entry.write_bytes(entry.read_bytes().replace(b'"score', b'"sc0re'))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        again = capeval.score(["a dog"], [["a dog running"]], ["clair"], options=opts)
+    assert any(issubclass(w.category, JudgeCacheDamaged) for w in seen)
+    assert server.requests == 2 and again.per_caption["clair"].tolist() == first.per_caption["clair"].tolist()
