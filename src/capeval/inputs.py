@@ -1,7 +1,6 @@
 """Reading caption files (COCO results + annotations, JSONL, CSV/TSV) and writing score files.
 
-Readers return ``(ids, candidates, references)`` aligned lists; problems raise
-:class:`InputError` naming the file and the item (line, row or id).
+Readers return ``(ids, candidates, references)`` aligned lists; problems raise :class:`InputError` naming the item.
 """
 from __future__ import annotations
 

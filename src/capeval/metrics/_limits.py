@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ..errors import InputError
 
 #: Words (whitespace-separated, after tokenization) per candidate or reference.
-METEOR_MAX_WORDS = 1000
+METEOR_MAX_WORDS = 5000
 TER_MAX_WORDS = 1000
 SPICE_MAX_WORDS = 1000
 #: Characters per caption for SPICE-py: its word cap alone lets through 999 words of 1,001
