@@ -111,8 +111,9 @@ def encode(obj: Any, allowed: Callable[[type], bool]) -> bytes:
         except ValueError as e:
             raise Unstorable(str(e)) from None
         blobs.append(buf.getvalue())
-    text = json.dumps({"v": doc, "arrays": [len(b) for b in blobs]}, ensure_ascii=False,
-                      allow_nan=False, separators=(",", ":")).encode("utf-8")
+    # ASCII escapes: a lone surrogate (which capeval.score takes as text) has no UTF-8 form
+    text = json.dumps({"v": doc, "arrays": [len(b) for b in blobs]}, ensure_ascii=True,
+                      allow_nan=False, separators=(",", ":")).encode("ascii")
     return _HEAD.pack(len(text)) + text + b"".join(blobs)
 
 
