@@ -108,7 +108,7 @@ def assemble(store: RunStore, keys: list[str], metrics: list[str], *, out_path: 
             acc.add(r)
         merged = acc.merged()
         signatures = {m: with_last_fields(sig, merged[families[m].family].aggregate.fields(merged[families[m].family]),
-                                          ("trunc", "ood"))
+                                          ("trunc", "ood", "unans"))
                       for m, sig in acc.signatures(tokenizer, families).items()}
         corpus = {m: float(merged[families[m].family].corpus()[m]) for m in metrics}
         if writer is not None:
