@@ -42,9 +42,11 @@ def test_in_the_cli_process_the_default_pipeline_loads_without_torch_and_torch_i
 
 
 def test_the_cli_entry_point_owns_its_interpreter():
-    code = ("import sys, capeval._process\nfrom capeval.cli.main import main\nbefore = capeval._process.owns_interpreter\n"
-            "sys.argv = ['capeval', '--help']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(before, capeval._process.owns_interpreter)")
+    # main() ends the process itself (after atexit handlers run), so the check is one of them
+    code = ("import atexit, sys, capeval._process\nfrom capeval.cli.main import main\n"
+            "before = capeval._process.owns_interpreter\n"
+            "atexit.register(lambda: print(before, capeval._process.owns_interpreter, flush=True))\n"
+            "sys.argv = ['capeval', '--help']\nmain()")
     assert _run(code)[-2] == "False True"
 
 
