@@ -476,7 +476,10 @@ def run_batch(rows: list[tuple[str, list[str]]], meteor, report: dict, label: st
         for t, m, p, j in zip(texts, mine, per, jar):
             report["captions"] += 1
             report["tokens"] += len(j.split())
-            if m != j:
+            if m != j and _jvm_case_only(j, m):
+                report["jvm_case"] = report.get("jvm_case", 0) + 1
+                _example(report, "jvm_case", {"batch": label, "text": t, "jar": j, "capeval": m})
+            elif m != j:
                 report["token_differences"] += 1
                 _example(report, "token", {"batch": label, "text": t, "jar": j, "capeval": m})
             elif p != j:
