@@ -92,7 +92,8 @@ def test_metrics_command_shows_extras_and_readiness(monkeypatch):
     assert wmd.split()[-1] == "semantic*"  # needed and not installed
     bleu = next(line for line in res.output.splitlines() if line.startswith("bleu4 "))
     assert bleu.split()[-1] == "-"
-    assert "* not installed: extras semantic; pip install -e '.[semantic]'" in res.output
+    # the install command on a line of its own, so that it pastes whole
+    assert "* not installed: extras semantic. Install them with:\n  pip install -e '.[semantic]'\n" in res.output
 
 
 def test_meteor_names_coco_once_and_a_jar_variable_supplies_it(monkeypatch, tmp_path):
