@@ -120,14 +120,20 @@ def test_qace_ref_family_warns_and_marks_the_signature(tmp_path):
     import capeval
     from capeval.metrics._long_text import LongTextWarning
 
-    tok = _tok()
+    # The questions come from a random model (up to 31 tokens, whatever this CPU's float kernels
+    # make of it), so the window leaves room for the longest question with any one sentence
+    # (3 + 31 + 7 tokens) while the whole reference overflows it even with an empty question.
+    tok = _tokenizer()
+    tok.model_max_length = 48
+    long_ref = "a man riding a horse . " * 8 + "two men on the beach ."  # 46 words
     _model(len(tok), seed=6).save_pretrained(tmp_path / "t5")
     tok.save_pretrained(tmp_path / "t5")
     path = str(tmp_path / "t5")
+    assert _prompt_len(tok, "", long_ref) > 48 and _prompt_len(tok, "x " * 31, "two men on the beach .") <= 48
     for mode, marked in (("truncate", True), ("sentences", False)):
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            r = capeval.score(["A man is riding a horse."], [[LONG]], ["qace_ref"],
+            r = capeval.score(["A man is riding a horse."], [[long_ref]], ["qace_ref"],
                               options={"qace_ref": {"qg": path, "qa": path, "long_text": mode}})
         said = [w for w in seen if issubclass(w.category, LongTextWarning)]
         assert bool(said) == marked and ("|trunc:" in r.signatures["qace_ref"]) == marked
