@@ -25,7 +25,20 @@ from .. import _process
 def run(app: Callable[[], object]) -> None:
     """Run ``app`` (the typer application) and end the process with its status."""
     _process.guard_exit()
+    plain_warnings()
     finish(call(app))
+
+
+def plain_warnings() -> None:
+    """Warnings on the command line as ``warning: <Category>: <message>``: Python's default
+    format adds the file and source line of the ``warnings.warn`` call, capeval's internals
+    rather than anything the user can act on."""
+    import warnings
+
+    def fmt(message, category, filename, lineno, line=None) -> str:  # noqa: ARG001 - warnings' signature
+        return f"warning: {category.__name__}: {message}\n"
+
+    warnings.formatwarning = fmt
 
 
 def call(app: Callable[[], object]) -> int:
