@@ -37,6 +37,15 @@ def test_line_break_in_candidate_is_read_as_a_space_and_counted(brk):
     assert lb.where == "t: candidate of row 1 (group 'img2')" and lb.text == f"a{brk}dog"
 
 
+@pytest.mark.parametrize("ch", ["\x1c", "\x1d", "\x1e", "\x85"])
+def test_characters_the_jar_reads_inside_a_line_are_kept_and_not_counted(ch):
+    # Only Python's splitlines ends a line at these; the tokenizer reads them as the jar does, so
+    # the text is unchanged and the protocol must not claim a break was read as a space.
+    t = corr(candidates=["a cat", f"a{ch}dog"], references=[[f"a{ch}cat ."], ["a dog ."]])
+    assert t.candidates == ["a cat", f"a{ch}dog"] and t.references[0] == [f"a{ch}cat ."]
+    assert t.protocol == {} and t.line_breaks == []
+
+
 def test_line_break_in_reference_is_read_as_a_space_and_counted():
     t = corr(references=[["a\r\ncat", "a cat\n"], ["a dog ."]])
     assert t.references == [["a  cat", "a cat "], ["a dog ."]]
