@@ -183,6 +183,25 @@ def test_a_change_of_a_resource_a_family_reads_misses_and_of_another_does_not(tm
     assert not cached("rouge_l") and cached("bleu4")
 
 
+def test_a_resource_rewritten_with_its_size_and_mtime_put_back_misses(tmp_path, monkeypatch):
+    import os
+    import time
+
+    vec = tmp_path / "vec"
+    vec.mkdir()
+    f = vec / "glove_6B_50d_emb.npy"
+    f.write_bytes(b"aaaa")
+    monkeypatch.setenv("CAPEVAL_GLOVE_6B_50D", str(vec))
+    before = C.resource_state(["glove-6b-50d"])
+    st = f.stat()
+    time.sleep(0.01)
+    with open(f, "r+b") as fh:  # same inode, same size
+        fh.write(b"bbbb")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # touch -r
+    assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
+    assert C.resource_state(["glove-6b-50d"]) != before
+
+
 def test_encoder_families_depend_on_the_encoder_they_load_only():
     from capeval.metrics.registry import family_for
 

@@ -49,9 +49,12 @@ def images_digest(paths: Sequence[str], hashes: dict[str, str]) -> str:
 
 
 def resource_state(names: Sequence[str] | None = None) -> dict[str, Any]:
-    """Which file each external resource resolves to now: path, size and mtime (for a
-    directory, also of the files directly in it). Part of every key, so pointing e.g.
-    ``CAPEVAL_GLOVE_6B_50D`` at other vectors, or replacing a model directory, misses.
+    """Which file each external resource resolves to now: path, size, mtime, ctime and inode
+    (for a directory, also of the files directly in it). Part of every key, so pointing e.g.
+    ``CAPEVAL_GLOVE_6B_50D`` at other vectors, or replacing a model directory, misses. The
+    ctime is there because a file rewritten in place with its size and mtime put back
+    (``touch -r``) keeps both, while the kernel sets its ctime on every change; hashing the
+    contents (gigabytes of model weights) on every run would cost more than the scores.
     ``names`` restricts it to those resources (a family's ``resources_for``); ``None`` means
     every registered one."""
     from ..errors import CapevalError
@@ -59,7 +62,7 @@ def resource_state(names: Sequence[str] | None = None) -> dict[str, Any]:
 
     def ident(p: Path) -> list:
         st = p.stat()
-        return [str(p.resolve()), st.st_size, st.st_mtime_ns]
+        return [str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
     out: dict[str, Any] = {}
     specs = list_resources() if names is None else [get_spec(n) for n in sorted(set(names))]
