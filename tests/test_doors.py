@@ -41,6 +41,16 @@ def test_scores_csv_cells_are_read_strictly(tmp_path):
             read_scores(p)
 
 
+def test_json_refuses_a_key_given_twice_naming_it():
+    assert doors.loads_json('{"a": {"b": 1}, "b": [{"a": 2}]}', "x") == {"a": {"b": 1}, "b": [{"a": 2}]}
+    with pytest.raises(InputError, match=r'^f.json: invalid JSON \(the key "id" appears twice in one object\)$'):
+        doors.loads_json('{"id": 1, "caption": "a", "id": 2}', "f.json")
+    with pytest.raises(InputError, match=r'f.json:3: .*the key "\\u00e9" appears twice'):
+        doors.loads_json('[{"x": [{"\u00e9": 1, "é": 2}]}]', "f.json:3")
+    with pytest.raises(InputError, match=r'the key "k{80}"\.\.\. appears'):
+        doors.loads_json('{"%s": 1, "%s": 2}' % ("k" * 1000, "k" * 1000), "x")
+
+
 def test_json_limits():
     assert doors.loads_json('{"a": [1, 2, {"b": 9007199254740992}]}', "x") == {"a": [1, 2, {"b": 2 ** 53}]}
     with pytest.raises(InputError, match="x: unreadable JSON .nested deeper than 64"):

@@ -14,7 +14,7 @@ Kinds:
   (a device, FIFO or socket is refused by name before it is read), with a size limit, read in
   lines where large;
 * JSON: :func:`loads_json` -- nesting depth, integer size (|n| <= 2**53, the largest integer a
-  float holds exactly) and, through the file door, document size;
+  float holds exactly), no key twice in one object and, through the file door, document size;
 * numbers: :func:`parse_number` / :func:`parse_id` -- one parser for scores, ratings and ids;
 * images: :func:`check_image_size` -- pixel count and aspect ratio before anything is decoded;
 * directory walks: :func:`walk_files` -- cycle-safe; :func:`confined_name` -- what an ``image``
@@ -295,6 +295,24 @@ def _bounded_int(text: str) -> int:
     return n
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys without a word, so a file could say two
+    # things and be read as one of them; a document that does is refused.
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
 def _too_deep(obj, limit: int) -> bool:
     stack = [(obj, 1)]
     while stack:
@@ -311,8 +329,8 @@ def _too_deep(obj, limit: int) -> bool:
 def loads_json(text: str | bytes, where: str, *, parse_constant: Callable[[str], Any] | None = None,
                max_depth: int = MAX_JSON_DEPTH) -> Any:
     """``json.loads`` with the JSON door's limits: integers up to 2**53 in magnitude, nesting up
-    to ``max_depth``. Errors name ``where`` (a file, or ``file:line``)."""
-    kw: dict[str, Any] = {"parse_int": _bounded_int}
+    to ``max_depth``, each key once per object. Errors name ``where`` (a file, or ``file:line``)."""
+    kw: dict[str, Any] = {"parse_int": _bounded_int, "object_pairs_hook": _unique_keys}
     if parse_constant is not None:
         kw["parse_constant"] = parse_constant
     try:
@@ -320,6 +338,9 @@ def loads_json(text: str | bytes, where: str, *, parse_constant: Callable[[str],
     except _IntTooLarge as e:
         raise InputError(f"{where}: unreadable JSON (an integer of {e.digits} digits; integers in capeval "
                          "files are limited to 2**53 in magnitude)") from None
+    except _DuplicateKey as e:
+        key = json.dumps(e.key[:80]) + ("..." if len(e.key) > 80 else "")
+        raise InputError(f"{where}: invalid JSON (the key {key} appears twice in one object)") from None
     except RecursionError:
         raise InputError(f"{where}: unreadable JSON (nested deeper than {max_depth} arrays or objects)") from None
     except json.JSONDecodeError as e:
