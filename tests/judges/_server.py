@@ -6,7 +6,11 @@ capeval's local backend, as a vLLM server would run its model), not from canned 
 as guided decoding does on vLLM. Faults are queued per request (:attr:`JudgeServer.faults`):
 ``429``, ``500``, ``timeout`` (no answer before the client gives up), ``truncated`` (a body cut
 in the middle of its JSON), ``empty`` (an empty answer), ``range`` (a score of 150), ``close``
-(the connection closed after the headers, mid-response) and ``nologprobs``.
+(the connection closed after the headers, mid-response) and ``nologprobs``; ``429@S`` sends
+``Retry-After: S``; hostile bodies: ``endless`` (no length, bytes until the client hangs up),
+``huge`` (a length of 10 GB announced), ``deep`` (JSON nested 100,000 deep) and ``notutf8``.
+:attr:`JudgeServer.block_after` holds every request after that many until :attr:`release` is
+set (a run killed while it waits, deterministically).
 """
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ class JudgeServer:
         self.requests = 0
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
+        self.block_after: int | None = None
+        self.release = threading.Event()
         self._lock = threading.Lock()
         server = self
 
@@ -70,10 +76,17 @@ class JudgeServer:
             self.bodies.append(body)
             self.headers.append(dict(h.headers))
             fault = self.faults.popleft() if self.faults else None
+            number = self.requests
+        if self.block_after is not None and number > self.block_after:
+            self.release.wait()
+            return None
         if h.path != "/v1/chat/completions":
             return self._send(h, 404, b'{"error": "not found"}')
-        if fault == "429":
-            return self._send(h, 429, b'{"error": "rate limited"}', headers={"Retry-After": "0"})
+        if fault is not None and fault.split("@")[0] == "429":
+            wait = fault.split("@")[1] if "@" in fault else "0"
+            return self._send(h, 429, b'{"error": "rate limited"}', headers={"Retry-After": wait})
+        if fault in ("endless", "huge", "deep", "notutf8"):
+            return self._hostile(h, fault)
         if fault == "500":
             return self._send(h, 500, b'{"error": "internal"}')
         if fault == "timeout":
@@ -88,6 +101,25 @@ class JudgeServer:
             h.close_connection = True
             return None
         return self._send(h, 200, data)
+
+    def _hostile(self, h, fault: str) -> None:
+        if fault == "deep":
+            return self._send(h, 200, b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+        if fault == "notutf8":
+            return self._send(h, 200, b'{"choices": "\xff\xfe"}')
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        if fault == "huge":
+            h.send_header("Content-Length", str(10 << 30))
+        h.end_headers()
+        chunk = b" " * (1 << 20)
+        try:  # at most 256 MiB, in case a client never hangs up
+            for _ in range(256 if fault == "endless" else 1):
+                h.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        h.close_connection = True
+        return None
 
     def answer(self, body: dict, fault: str | None) -> dict:
         content = body["messages"][-1]["content"]

@@ -20,6 +20,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -136,11 +137,20 @@ class HttpBackend:
             body["guided_regex"] = FLEUR_REGEX  # vLLM's guided decoding; other servers ignore it
         return body
 
-    def complete(self, requests: list[Request], dec: Decoding) -> list[Reply]:
+    def complete(self, requests: list[Request], dec: Decoding,
+                 on_reply: Callable[[int, Reply], None] | None = None) -> list[Reply]:
+        """Every request's reply, in order; ``on_reply(i, reply)`` as each arrives (the runner
+        caches it then, so a run killed mid-batch loses no answer it paid for)."""
+        def one(i: int) -> Reply:
+            reply = self._one(requests[i], dec)
+            if on_reply is not None:
+                on_reply(i, reply)
+            return reply
+
         if len(requests) <= 1 or self.concurrency == 1:
-            return [self._one(r, dec) for r in requests]
+            return [one(i) for i in range(len(requests))]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
-            return list(pool.map(lambda r: self._one(r, dec), requests))
+            return list(pool.map(one, range(len(requests))))
 
     def _wait_for_rate(self) -> None:
         if self.rate is None:

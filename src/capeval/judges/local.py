@@ -77,7 +77,7 @@ class LocalBackend:
     def _ids(self, text: str) -> list[int]:
         return list(self.tok.encode(text, add_special_tokens=False))
 
-    def complete(self, requests: list[Request], dec: Decoding) -> list[Reply]:
+    def complete(self, requests: list[Request], dec: Decoding, on_reply=None) -> list[Reply]:
         from ..resources.torch_runner import run
 
         self._load()
@@ -85,7 +85,15 @@ class LocalBackend:
             raise JudgeUnavailable(f"judge model {self.folder}: a text-only model cannot see the images this "
                                    "metric sends (use an image-text model directory, e.g. LLaVA)")
         self.requests_sent += len(requests)
-        return run(lambda r: self._generate(r, dec), requests, workers=self.workers)
+        if on_reply is None:
+            return run(lambda r: self._generate(r, dec), requests, workers=self.workers)
+
+        def one(i: int) -> Reply:  # each answer handed on as it is decoded (HttpBackend.complete)
+            reply = self._generate(requests[i], dec)
+            on_reply(i, reply)
+            return reply
+
+        return run(one, list(range(len(requests))), workers=self.workers)
 
     def _inputs(self, req: Request) -> dict:
         import torch

@@ -79,12 +79,15 @@ def judge(backend, requests: Sequence[Request], dec: Decoding, read: Reader, *, 
         todo = [i for i in todo if not (sent[i] and not why[i].startswith("unreadable"))]
         if not todo:
             break
-        replies = backend.complete([requests[i] for i in todo], dec)
+        def keep(j: int, reply: Reply, todo: list[int] = todo) -> None:
+            # cached as it arrives, not after the batch: a run killed mid-batch asks it no more
+            if cache is not None and _read(reply, read)[0] is not None:
+                cache.put(keys[todo[j]], reply)
+
+        replies = backend.complete([requests[i] for i in todo], dec, on_reply=keep)
         for i, reply in zip(todo, replies):
             sent[i] += max(1, reply.attempts)
             out[i], why[i] = _read(reply, read)
-            if out[i] is not None and cache is not None:
-                cache.put(keys[i], reply)
     verdicts = [v if v is not None else Verdict(failure=why[i] or "no answer") for i, v in enumerate(out)]
     for v, n in zip(verdicts, sent):
         v.sent = n
