@@ -59,7 +59,11 @@ def _running(pid: int) -> bool:
 
 
 def test_workers_forkserver_and_tracker_exit_when_the_run_is_killed():
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _killed_run_leaves_nothing(SCRIPT)
+
+
+def _killed_run_leaves_nothing(script: str, *args: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], cwd=Path(__file__).parents[2], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
         left = _descendants(proc.pid)
@@ -76,3 +80,51 @@ def test_workers_forkserver_and_tracker_exit_when_the_run_is_killed():
             os.kill(p, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
+
+
+def _plugin_exits(status: int) -> None:
+    from capeval import _process
+
+    _process.running("'osexit' (test)")
+    os._exit(status)
+
+
+def test_a_workers_os_exit_while_a_plugin_runs_is_an_error_not_a_dead_worker():
+    from capeval.stream.engines import ProcessEngine
+
+    eng = ProcessEngine(1)
+    try:
+        with pytest.raises(SystemExit, match=r"os\._exit\(3\)"):
+            eng._pool.submit(_plugin_exits, 3).result(timeout=60)
+        assert eng._pool.submit(os.getpid).result(timeout=60) > 0  # the worker lives on
+    finally:
+        eng._pool.shutdown(cancel_futures=True)
+
+
+BUSY_IN_PLUGIN = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from capeval.stream.engines import ProcessEngine
+    from tests.stream.test_orphans import busy
+    eng = ProcessEngine(2)
+    started = [Path(sys.argv[1]) / str(i) for i in range(2)]
+    futures = [eng._pool.submit(busy, p) for p in started]
+    while not all(p.exists() for p in started):  # both workers inside the plug-in
+        time.sleep(0.05)
+    print("ready", flush=True)
+    time.sleep(120)
+""")
+
+
+def busy(started: Path) -> None:
+    """A worker inside a third-party metric when the run dies: the watcher's exit is not the
+    guarded ``os._exit`` (which would raise in the watcher's thread and leave the worker)."""
+    from capeval import _process
+
+    _process.running("'slow' (test)")
+    started.touch()
+    time.sleep(120)
+
+
+def test_workers_busy_in_a_plugin_exit_when_the_run_is_killed(tmp_path):
+    _killed_run_leaves_nothing(BUSY_IN_PLUGIN, str(tmp_path))

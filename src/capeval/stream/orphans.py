@@ -11,12 +11,17 @@ from __future__ import annotations
 import os
 import threading
 
+from .. import _process
+
 POLL_SECONDS = 0.5
 
 
 def watch_parent(pid: int) -> None:
     """Pool initializer: exit this process (no cleanup, as the run itself could not) when
-    process ``pid`` ends."""
+    process ``pid`` ends. The worker runs nothing but capeval's tasks, so a plug-in's
+    ``os._exit`` is contained here as in the command (:func:`capeval._process.guard_exit`): an
+    error naming the metric instead of a dead worker."""
+    _process.guard_exit()
     threading.Thread(target=_wait_then_exit, args=(pid,), name="capeval-parent-watch", daemon=True).start()
 
 
@@ -34,7 +39,7 @@ def _wait_then_exit(pid: int) -> None:
 
         while _alive(pid):
             time.sleep(POLL_SECONDS)
-    os._exit(1)
+    _process.exit_now(1)  # the guarded os._exit would raise instead while a plug-in runs
 
 
 def _alive(pid: int) -> bool:
