@@ -8,10 +8,11 @@ the canonical image of each unit, and the human signal in one of two shapes:
 * preferences (PASCAL-50S, ABSTRACT-50S): pairs of units with label 0 (a preferred), 1 (b)
   or 0.5 (human tie).
 
-:func:`exclude_overlap` removes from a training benchmark every unit that shares an image or
-a candidate text with a held-out benchmark. Flickr8k-Expert and Flickr8k-CF rate the same
-1,000 images with largely the same candidate sentences, and COMPOSITE holds Flickr8k and COCO
-test images, so holding a benchmark out by name alone would leak it back in.
+:func:`overlap_mask` marks in a training benchmark every unit that shares an image or a
+candidate text with a held-out benchmark (the protocol drops them: ``lobo.training_blocks``).
+Flickr8k-Expert and Flickr8k-CF rate the same 1,000 images with largely the same candidate
+sentences, and COMPOSITE holds Flickr8k and COCO test images, so holding a benchmark out by
+name alone would leak it back in.
 
 No scoring and no file access beyond the loaders (``capeval.data``).
 """
@@ -179,23 +180,3 @@ def touches(train: Judgments, images: set[str], texts: set[str]) -> np.ndarray:
     candidate text is in ``texts`` (as :func:`norm_text` gives them)."""
     return np.array([img in images or norm_text(c) in texts
                      for img, c in zip(train.images, train.candidates)], dtype=bool)
-
-
-def exclude_overlap(train: Judgments, held_out: Sequence[Judgments]) -> tuple[Judgments, int]:
-    """``train`` without the units (and the pairs touching them) that overlap ``held_out``;
-    also returns how many units were dropped."""
-    drop = overlap_mask(train, held_out)
-    if not drop.any():
-        return train, 0
-    keep = np.flatnonzero(~drop)
-    new_index = -np.ones(len(train), dtype=int)
-    new_index[keep] = np.arange(keep.size)
-    sub = Judgments(train.name, train.kind, [train.candidates[i] for i in keep],
-                    [train.references[i] for i in keep], [train.images[i] for i in keep], table=None)
-    if train.kind == "rating":
-        sub.ratings = train.ratings[keep]
-    else:
-        ok = ~drop[train.pairs].any(axis=1)
-        sub.pairs = new_index[train.pairs[ok]]
-        sub.labels = train.labels[ok]
-    return sub, int(drop.sum())

@@ -2,8 +2,9 @@
 
 ``leave_one_out`` holds each benchmark out in turn: the model is trained on the others, after
 removing every training unit that shares an image or a candidate text with the held-out
-benchmark (:func:`capeval.learn.judgments.exclude_overlap`), and is scored on the held-out one
-with that benchmark's own statistic — beside every single metric computed in the same run.
+benchmark (:func:`training_blocks`, through :func:`capeval.learn.judgments.overlap_mask`), and
+is scored on the held-out one with that benchmark's own statistic — beside every single metric
+computed in the same run.
 Pure computation: the caller supplies feature matrices (``ranker_features.compute``).
 """
 from __future__ import annotations

@@ -75,9 +75,6 @@ class Expansion:
         np.add.at(sums, self.owner, X)
         return sums / counts.reshape((-1,) + (1,) * (X.ndim - 1))
 
-    def refs_per_unit(self) -> np.ndarray:
-        return np.array([len(r) for r in self.references], dtype=int)
-
 
 def expand(candidates: Sequence[str], references: Sequence[Sequence[str]], policy: str = "all",
            k: int = DEFAULT_K) -> Expansion:

@@ -302,20 +302,6 @@ def _pronouns(g: DepGraph) -> None:
             g.add(ante, r, dep)
 
 
-def from_spacy(sent, lemma_fix: Callable[[str, str, str], str] | None = None) -> DepGraph:
-    """Build from a spaCy ``Span``/``Doc`` (one sentence); ``lemma_fix(word, lemma, tag)``."""
-    offset = sent[0].i if len(sent) else 0
-    words, heads, deps = [], [], []
-    for t in sent:
-        lemma = (t.lemma_ or t.text).strip().lower()
-        if lemma_fix is not None:
-            lemma = lemma_fix(t.text, lemma, t.tag_)
-        words.append(Word(t.i - offset, t.text, lemma, t.tag_))
-        heads.append(t.head.i - offset)
-        deps.append(t.dep_)
-    return build(words, heads, deps)
-
-
 def from_rows(rows: Sequence[tuple[str, str, str, int, str]]) -> DepGraph:
     """Build from ``(text, tag, dep, head, lemma)`` rows (tests; parses from other parsers)."""
     words = [Word(i, r[0], r[4], r[1]) for i, r in enumerate(rows)]

@@ -78,10 +78,6 @@ _STEP3_BY_LENGTH = _by_length(_STEP3)
 _STEP4_BY_LENGTH = _by_length(_STEP4)
 
 
-def _is_vowel(s: str, i: int) -> bool:
-    return s[i] in _VOWELS
-
-
 def _short_syllable_before(w: str, end: int) -> bool:
     """Does ``w[:end]`` end in a short syllable (the jar's ``shortv``)?"""
     if end >= 3 and w[end - 1] not in _V_WXY and w[end - 2] in _VOWELS and w[end - 3] not in _VOWELS:
