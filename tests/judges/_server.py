@@ -6,9 +6,10 @@ capeval's local backend, as a vLLM server would run its model), not from canned 
 as guided decoding does on vLLM. Faults are queued per request (:attr:`JudgeServer.faults`):
 ``429``, ``500``, ``timeout`` (no answer before the client gives up), ``truncated`` (a body cut
 in the middle of its JSON), ``empty`` (an empty answer), ``range`` (a score of 150), ``close``
-(the connection closed after the headers, mid-response) and ``nologprobs``; ``429@S`` sends
-``Retry-After: S``; hostile bodies: ``endless`` (no length, bytes until the client hangs up),
-``huge`` (a length of 10 GB announced), ``deep`` (JSON nested 100,000 deep) and ``notutf8``.
+(the connection closed after the headers, mid-response), ``nologprobs``, ``markup`` (Rich markup
+as the score) and any other status (``400``); ``429@S`` sends ``Retry-After: S``. Hostile
+bodies: ``endless`` (no length, bytes until the client hangs up), ``huge`` (a length of 10 GB
+announced), ``deep`` (JSON nested 100,000 deep) and ``notutf8``.
 :attr:`JudgeServer.block_after` holds every request after that many until :attr:`release` is
 set (a run killed while it waits, deterministically).
 """
@@ -30,6 +31,7 @@ class JudgeServer:
         self.backend, self.name, self.delay = backend, name, delay
         self.faults: deque[str] = deque()
         self.requests = 0
+        self.pick_first = False
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
         self.block_after: int | None = None
@@ -42,7 +44,10 @@ class JudgeServer:
                 pass
 
             def do_POST(self):  # noqa: N802 - http.server's name
-                server.handle(self)
+                try:
+                    server.handle(self)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout fault)
+                    self.close_connection = True
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -87,6 +92,8 @@ class JudgeServer:
             return self._send(h, 429, b'{"error": "rate limited"}', headers={"Retry-After": wait})
         if fault in ("endless", "huge", "deep", "notutf8"):
             return self._hostile(h, fault)
+        if fault is not None and fault.isdigit():  # any other status, e.g. 400
+            return self._send(h, int(fault), b'{"error": "refused"}')
         if fault == "500":
             return self._send(h, 500, b'{"error": "internal"}')
         if fault == "timeout":
@@ -133,7 +140,9 @@ class JudgeServer:
         else:
             text = content
         shape = "free"
-        if (body.get("response_format") or {}).get("type") == "json_object":
+        if body.get("guided_json"):
+            shape = "pair_json"
+        elif (body.get("response_format") or {}).get("type") == "json_object":
             shape = "clair_json"
         elif body.get("guided_regex"):
             shape = "fleur_number"
@@ -147,6 +156,10 @@ class JudgeServer:
             message = ""
         if fault == "range":
             message = '{"score": 150, "reason": "too good"}'
+        if fault == "markup":  # Rich markup in the judge's words: printed as written, never interpreted
+            message = '{"score": "[bold red]boom[/]", "reason": "x"}'
+        if self.pick_first and shape == "pair_json" and message:
+            message = json.dumps({**json.loads(message), "better": "A"})
         choice: dict = {"index": 0, "message": {"role": "assistant", "content": message}, "finish_reason": "stop"}
         if top and fault != "nologprobs" and reply.logprobs is not None:
             choice["logprobs"] = {"content": [
