@@ -1,4 +1,3 @@
-import math
 
 import pytest
 from hypothesis import given, settings
@@ -7,7 +6,7 @@ from hypothesis import strategies as st
 from tests._budget import examples
 
 from capeval.errors import InputError
-from capeval.validation import LINE_BREAKS, SPACED_LINE_BREAKS, check_ratings, validate_corpus
+from capeval.validation import LINE_BREAKS, SPACED_LINE_BREAKS, validate_corpus
 
 
 @pytest.mark.parametrize("ch", sorted(LINE_BREAKS))
@@ -101,11 +100,6 @@ def test_shape_errors():
         validate_corpus([3], [["r"]])
     with pytest.raises(InputError, match="reference 0 of item 0 is empty"):
         validate_corpus(["a"], [[""]])
-
-
-def test_nan_ratings_named():
-    with pytest.raises(InputError, match="rating 2 is NaN"):
-        check_ratings([1.0, 2.0, math.nan])
 
 
 @settings(max_examples=examples(200), deadline=None)

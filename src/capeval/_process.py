@@ -35,11 +35,6 @@ def restore(previous: tuple[int, str] | None) -> None:
     _running = previous
 
 
-def running_now() -> tuple[int, str] | None:
-    """``(pid, label)`` of the third-party metric recorded as running, or None."""
-    return _running
-
-
 _real_exit = os._exit
 
 

@@ -11,7 +11,6 @@ tokenizer, which reads them as the jar does. ``line_breaks="refuse"``
 """
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
@@ -225,16 +224,6 @@ def has_line_break(candidates: Sequence[str], references: Sequence[Sequence[str]
             "\t".join(r for refs in references for r in refs), SPACED_LINE_BREAKS)
     except TypeError:  # a text that is not a str
         return any(search(c) for c in candidates) or any(search(r) for refs in references for r in refs)
-
-
-def check_ratings(values: Sequence[float], what: str = "rating") -> None:
-    for i, v in enumerate(values):
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise InputError(f"{what} {i} is not a number: {v!r}") from None
-        if math.isnan(f):
-            raise InputError(f"{what} {i} is NaN")
 
 
 def validate_images(images: Sequence, n: int, *, ids: Sequence | None = None) -> list[str]:

@@ -31,11 +31,6 @@ class SystemCorrelation:
     correlations: dict[str, Correlation]
 
 
-def mean_per_system(per_caption: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """Mean per-caption score for each system (NaN rejected, naming system and index)."""
-    return {sys_id: float(as_vector(v, f"system {sys_id!r}").mean()) for sys_id, v in per_caption.items()}
-
-
 def _aligned(a: Mapping[str, float], b: Mapping[str, float], names: tuple[str, str]) -> list[str]:
     missing = [s for s in a if s not in b]
     if missing:
