@@ -279,6 +279,8 @@ SURFACES = [
     Surface("CLIP image", "image", ".png",
             api="from capeval.doors import read_image_bytes\nfrom capeval.metrics._clip_image import decode, "
                 "preprocess_image\npreprocess_image(decode(read_image_bytes({path!r}), {path!r}), 224)"),
+    Surface("fleur/reffleur image (judge request)", "image", ".png",
+            api="from capeval.judges.metric import _image\n_image({path!r})"),
 ]
 
 RUNNER = textwrap.dedent("""
@@ -434,7 +436,24 @@ def _parses_read(folder: Path) -> dict:
     return {} if got is None else {"k": got}
 
 
-CACHES = [("CLIP image embeddings", _clip_write, _clip_read), ("stress parses", _parses_write, _parses_read)]
+def _judge_write(folder: Path) -> Path:
+    from capeval.judges.backend import Reply
+    from capeval.judges.cache import ResponseCache
+
+    ResponseCache(folder).put("k" * 64, Reply(text='{"score": 70, "reason": "a dog"}', prompt_tokens=9))
+    (path,) = folder.rglob("*.json")
+    return path
+
+
+def _judge_read(folder: Path) -> dict:
+    from capeval.judges.cache import ResponseCache
+
+    got = ResponseCache(folder).get("k" * 64)
+    return {} if got is None else {"k": got}
+
+
+CACHES = [("CLIP image embeddings", _clip_write, _clip_read), ("stress parses", _parses_write, _parses_read),
+          ("judge responses", _judge_write, _judge_read)]
 DAMAGE = [_flip_a_byte, _rewrite_with_other_values, _truncate, _fifo, _device]
 
 
@@ -512,3 +531,34 @@ def test_a_hostile_run_folder_file_heals_or_is_named(name, hostile, tmp_path):
                 ids=[r["id"] for r in rows])
     write_result(mem, tmp_path / "mem.jsonl", [r["id"] for r in rows])
     assert out.read_bytes() == (tmp_path / "mem.jsonl").read_bytes()
+
+
+# ------------------------------------------------------------------------ judge endpoint answers
+
+#: A model judge's endpoint is outside input too (docs/JUDGES.md): each body a hostile or broken
+#: endpoint may send (names of tests/judges/_server.py's faults, or bytes sent as they are) leaves
+#: the row unanswered with the reason (the run: exit 2 naming it), memory bounded (capped subprocess).
+CHAT = '{{"choices": [{{"index": {v}, "message": {{"role": "assistant", "content": "{{}}"}}}}]}}'
+JUDGE_RESPONSES = [
+    ("nested JSON", CHAT.format(v=NESTED).encode(), "nested deeper than"),
+    ("400-digit number", CHAT.format(v=HUGE).encode(), "digits"),
+    ("endless body", "endless", "response over 16 MiB"),
+    ("10 GB announced", "huge", "response over 16 MiB"),
+    ("not UTF-8", "notutf8", "not UTF-8"),
+    ("not a chat completion", b'{"choices": "[bold]x[/bold]"}', "not a chat completion"),
+]
+
+
+@pytest.mark.parametrize(("body", "expect"), [pytest.param(b, e, id=n) for n, b, e in JUDGE_RESPONSES])
+def test_a_hostile_judge_answer_is_a_named_unanswered_row(body, expect, tmp_path):
+    from tests.judges._server import JudgeServer
+
+    good = _good_files(tmp_path)
+    with JudgeServer(None) as server:
+        server.faults.extend([body] * 4)
+        code, out = _run_capped("cli", ["score", "-i", good["rows"], "-m", "clair", "--judge-url", server.url,
+                                        "--judge-model", "m", "-O", "clair.retries=1", "-O", "clair.backoff=0",
+                                        "-O", "clair.concurrency=1", "-q"], False)
+    flat = " ".join(out.split())
+    assert code == 2 and "Traceback" not in out, out[-3000:]
+    assert "2 of 2 rows unanswered" in flat and "row 0" in flat and expect in flat, flat[-2000:]

@@ -29,7 +29,7 @@ from capeval.judges.backend import Decoding, Request
 class JudgeServer:
     def __init__(self, backend, name: str = "tiny-judge", delay: float = 3.0):
         self.backend, self.name, self.delay = backend, name, delay
-        self.faults: deque[str] = deque()
+        self.faults: deque = deque()  # names of faults, or bytes: a body sent as it is
         self.requests = 0
         self.pick_first = False
         self.bodies: list[dict] = []
@@ -87,18 +87,20 @@ class JudgeServer:
             return None
         if h.path != "/v1/chat/completions":
             return self._send(h, 404, b'{"error": "not found"}')
+        if isinstance(fault, bytes):  # a body given by the test, sent as it is
+            return self._send(h, 200, fault)
         if fault is not None and fault.split("@")[0] == "429":
             wait = fault.split("@")[1] if "@" in fault else "0"
             return self._send(h, 429, b'{"error": "rate limited"}', headers={"Retry-After": wait})
         if fault in ("endless", "huge", "deep", "notutf8"):
             return self._hostile(h, fault)
-        if fault is not None and fault.isdigit():  # any other status, e.g. 400
-            return self._send(h, int(fault), b'{"error": "refused"}')
         if fault == "500":
             return self._send(h, 500, b'{"error": "internal"}')
         if fault == "timeout":
             time.sleep(self.delay)
             return self._send(h, 500, b"{}")
+        if fault is not None and fault.isdigit():  # any other status, e.g. 400
+            return self._send(h, int(fault), b'{"error": "refused"}')
         answer = self.answer(body, fault)
         data = json.dumps(answer).encode()
         if fault == "truncated":

@@ -16,14 +16,14 @@ import json
 import warnings
 from pathlib import Path
 
-from ..doors import cache_entry_name, loads_json, read_cache_entry
+from ..doors import CacheDamaged, cache_entry_name, loads_json, read_cache_entry
 from ..errors import InputError
 from ..outputs import atomic_write
 from ..paths import cache_root
 from .backend import Reply, TokenLogprob
 
 
-class JudgeCacheDamaged(UserWarning):
+class JudgeCacheDamaged(CacheDamaged):
     """A judge cache entry did not match its digest or key; it was dropped."""
 
 

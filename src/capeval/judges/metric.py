@@ -197,9 +197,22 @@ class JudgeMetric(Metric):
 
 
 def _image(path: str) -> tuple[bytes, str, str]:
-    from ..doors import read_image_bytes
+    import io
+    import warnings
+
+    from PIL import Image, UnidentifiedImageError
+
+    from ..doors import check_image_size, read_image_bytes
 
     data = read_image_bytes(path)
+    # the image door's limits from the header, before a local judge decodes it or an endpoint is sent it
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            size = Image.open(io.BytesIO(data)).size
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
+        raise InputError(f"image {path!r} ({len(data):,} bytes) cannot be read as an image: {e}") from None
+    check_image_size(size[0], size[1], path, len(data))
     mime = "image/png" if data[:8] == b"\x89PNG\r\n\x1a\n" else "image/jpeg"
     return data, hashlib.sha256(data).hexdigest(), mime
 
