@@ -200,6 +200,93 @@ def test_the_private_name_check_sees_one(tmp_path):
         ("capeval.stream.x", "capeval.api._helper")}
 
 
+# ---- string imports ---------------------------------------------------------------------------
+
+#: Links made by a string instead of an ``import``: a module names another (``"capeval.qace.metric"``,
+#: ``"flickr8k:load_expert"``) and loads it with ``importlib`` on first use. The import graph above
+#: does not see them, so they are collected here from the source (every string constant that names
+#: a capeval module) and from the name tables themselves (:func:`_table_links`, which also see
+#: names built by concatenation). One that reaches a layer above its holder (or a package beside
+#: it) is declared below, per holder and package, with its reason; a new one fails until it is, and
+#: a row no longer found fails too.
+STRING_IMPORTS: dict[tuple[str, str], str] = {
+    ("capeval.metrics.registry", "learn"): "OUTPUT_MODULES: the nneval and learned families live beside their "
+                                           "training code and models, loaded when one of their names is asked for",
+    ("capeval.metrics.registry", "qace"): "OUTPUT_MODULES: the QACE families live beside their question "
+                                          "generation and answering models",
+    ("capeval.metrics.registry", "judges"): "OUTPUT_MODULES: the model-judge families live beside their HTTP and "
+                                            "local backends and response cache",
+}
+
+_MODULE_STRING = re.compile(r"capeval(?:\.\w+)+(?::[\w.]+)?")
+
+
+def _module_of(text: str, mods: dict[str, Path]) -> str | None:
+    """The capeval module a string names (``pkg.mod``, ``pkg.mod:attr``), or None."""
+    target = text.split(":", 1)[0]
+    while target not in mods and "." in target:
+        target = target.rsplit(".", 1)[0]
+    return target if target in mods and target != "capeval" else None
+
+
+def _source_links(mods: dict[str, Path]) -> set[tuple[str, str]]:
+    out = set()
+    for name, path in mods.items():
+        if path.suffix != ".py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_STRING.fullmatch(node.value):
+                target = _module_of(node.value, mods)
+                if target is not None and target != name:
+                    out.add((name, target))
+    return out
+
+
+def _table_links(mods: dict[str, Path]) -> set[tuple[str, str]]:
+    """The name tables' entries as loaded, each checked to name an existing module."""
+    from capeval.data.registry import specs
+    from capeval.metrics.registry import OUTPUT_MODULES
+    from capeval.resources.resolver import RESOURCE_MODULES
+    from capeval.text import TOKENIZERS
+
+    tables = {
+        "capeval.metrics.registry": set(OUTPUT_MODULES.values()),
+        "capeval.resources.resolver": set(RESOURCE_MODULES),
+        "capeval.data.registry": {"capeval.data." + d.loader.split(":")[0] for d in specs()},
+        "capeval.text": {module for module, _ in TOKENIZERS.values()},
+    }
+    out = set()
+    for holder, names in tables.items():
+        missing = sorted(n for n in names if n not in mods)
+        assert not missing, f"{holder} names modules that do not exist: {missing}"
+        out.update((holder, n) for n in names)
+    return out
+
+
+def _upward(links: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """``(holder, package)`` of each link to a layer above the holder's or to a package beside it."""
+    return {(src, _top(dst)) for src, dst in links
+            if _top(src) != _top(dst) and LEVEL[_top(dst)] <= LEVEL[_top(src)]}
+
+
+def test_string_imports_are_declared():
+    mods = _modules()
+    links = _source_links(mods) | _table_links(mods)
+    assert ("capeval.metrics.registry", "capeval.metrics.bleu") in links  # the tables are read
+    found = _upward(links)
+    new = sorted(f"{src} -> {pkg}" for src, pkg in found - set(STRING_IMPORTS))
+    assert not new, "string imports of a layer above: declare each in STRING_IMPORTS with its reason\n" + "\n".join(new)
+    stale = sorted(f"{src} -> {pkg}" for src, pkg in set(STRING_IMPORTS) - found)
+    assert not stale, "declared in STRING_IMPORTS but no longer found:\n" + "\n".join(stale)
+
+
+def test_the_string_import_check_sees_one(tmp_path):
+    mods = {"capeval.metrics.x": tmp_path / "x.py", "capeval.stream.run": tmp_path / "run.py"}
+    mods["capeval.metrics.x"].write_text('LOADERS = {"a": "capeval.stream.run:main", "b": "not capeval.stream"}\n')
+    mods["capeval.stream.run"].write_text('"capeval.metrics.x"\n')  # downward: no declaration needed
+    assert _upward(_source_links(mods)) == {("capeval.metrics.x", "stream")}
+
+
 # ---- function length ------------------------------------------------------------------------
 
 ROOT = SRC.parent
