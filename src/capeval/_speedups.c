@@ -707,8 +707,9 @@ done:
 PyDoc_STRVAR(lcs_pairs_doc,
 "lcs_pairs(words (int32), w_start, n_vocab, c_sid, r_sid) -> bytearray int64\n\n"
 "Length of the longest common subsequence of the word-id sequences of each (c_sid[i], r_sid[i])\n"
-"pair: bit-parallel (Allison-Dix / Hyyro) over the reference when it has at most 64 words, the\n"
-"dynamic-programming table otherwise. Integers, so any algorithm gives the same values.");
+"pair: bit-parallel (Allison-Dix / Hyyro) over the reference, in one 64-bit word when it has at\n"
+"most 64 words and in ceil(n/64) words with the carry of the addition running upwards otherwise.\n"
+"Integers, so any algorithm gives the same values.");
 
 static PyObject *lcs_pairs(PyObject *self, PyObject *args) {
     PyObject *w_obj, *ws_obj, *c_obj, *r_obj;
@@ -716,8 +717,8 @@ static PyObject *lcs_pairs(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOnOO", &w_obj, &ws_obj, &n_vocab, &c_obj, &r_obj)) return NULL;
     Py_buffer bw = {0}, bws = {0}, bc = {0}, br = {0};
     PyObject *out = NULL;
-    uint64_t *mask = NULL;
-    int64_t *row = NULL;
+    uint64_t *mask = NULL, *blk = NULL;
+    int32_t *slot = NULL;
 #define GET(obj, b, sz, name) if (get_buf(obj, &b, sz, name) < 0) { b.buf = NULL; goto done; }
     GET(w_obj, bw, 4, "words") GET(ws_obj, bws, 8, "w_start") GET(c_obj, bc, 8, "c_sid") GET(r_obj, br, 8, "r_sid")
 #undef GET
@@ -738,7 +739,7 @@ static PyObject *lcs_pairs(PyObject *self, PyObject *args) {
     mask = calloc(n_vocab ? n_vocab : 1, sizeof(uint64_t));
     if (!out || !mask) { Py_CLEAR(out); if (!PyErr_Occurred()) PyErr_NoMemory(); goto done; }
     int64_t *lcs = d;
-    size_t row_cap = 0;
+    size_t blk_cap = 0;
     for (Py_ssize_t i = 0; i < n_pairs; i++) {
         const int32_t *c = words + w_start[c_sid[i]], *r = words + w_start[r_sid[i]];
         int64_t nc = w_start[c_sid[i] + 1] - w_start[c_sid[i]], nr = w_start[r_sid[i] + 1] - w_start[r_sid[i]];
@@ -753,26 +754,55 @@ static PyObject *lcs_pairs(PyObject *self, PyObject *args) {
             }
             lcs[i] = nr - __builtin_popcountll(v);
             for (int64_t j = 0; j < nr; j++) mask[r[j]] = 0;
-        } else {
-            if ((size_t)nr + 1 > row_cap) {
-                row_cap = (size_t)nr + 1;
-                int64_t *nrow = realloc(row, 2 * row_cap * sizeof(int64_t));
-                if (!nrow) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
-                row = nrow;
-            }
-            int64_t *prev = row, *cur = row + row_cap;
-            for (int64_t j = 0; j <= nr; j++) prev[j] = 0;
-            for (int64_t a = 0; a < nc; a++) {
-                cur[0] = 0;
-                for (int64_t j = 1; j <= nr; j++)
-                    cur[j] = c[a] == r[j - 1] ? prev[j - 1] + 1 : (prev[j] > cur[j - 1] ? prev[j] : cur[j - 1]);
-                int64_t *tmp = prev; prev = cur; cur = tmp;
-            }
-            lcs[i] = prev[nr];
+            continue;
         }
+        /* The same recurrence on an nr-bit vector of nb words (a table would cost nc * nr steps,
+           quadratic in the caption length). The reference's distinct words get slots, each with
+           its nb-word match mask; u is a subset of v, so v - u borrows nothing across words. */
+        size_t nb = (size_t)(nr + 63) / 64;
+        if (!slot) {
+            slot = malloc((n_vocab ? n_vocab : 1) * sizeof(int32_t));
+            if (!slot) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
+            for (Py_ssize_t k = 0; k < n_vocab; k++) slot[k] = -1;
+        }
+        if ((size_t)(nr + 1) * nb > blk_cap) {
+            blk_cap = (size_t)(nr + 1) * nb;
+            uint64_t *nblk = realloc(blk, blk_cap * sizeof(uint64_t));
+            if (!nblk) { Py_CLEAR(out); PyErr_NoMemory(); goto done; }
+            blk = nblk;
+        }
+        uint64_t *vb = blk, *bm = blk + nb;
+        int32_t n_dist = 0;
+        for (int64_t j = 0; j < nr; j++) {
+            if (slot[r[j]] < 0) {
+                slot[r[j]] = n_dist;
+                memset(bm + (size_t)n_dist * nb, 0, nb * sizeof(uint64_t));
+                n_dist++;
+            }
+            bm[(size_t)slot[r[j]] * nb + (size_t)j / 64] |= (uint64_t)1 << (j % 64);
+        }
+        uint64_t top = nr % 64 ? (((uint64_t)1 << (nr % 64)) - 1) : ~(uint64_t)0;
+        for (size_t b = 0; b < nb; b++) vb[b] = ~(uint64_t)0;
+        vb[nb - 1] = top;
+        for (int64_t t = 0; t < nc; t++) {
+            int32_t s = slot[c[t]];
+            if (s < 0) continue;
+            const uint64_t *m = bm + (size_t)s * nb;
+            uint64_t carry = 0;
+            for (size_t b = 0; b < nb; b++) {
+                uint64_t v = vb[b], u = v & m[b], sum = v + u, sum2 = sum + carry;
+                carry = (uint64_t)(sum < v) | (uint64_t)(sum2 < sum);
+                vb[b] = sum2 | (v - u);
+            }
+            vb[nb - 1] &= top;
+        }
+        int64_t ones = 0;
+        for (size_t b = 0; b < nb; b++) ones += __builtin_popcountll(vb[b]);
+        lcs[i] = nr - ones;
+        for (int64_t j = 0; j < nr; j++) slot[r[j]] = -1;
     }
 done:
-    free(mask); free(row);
+    free(mask); free(blk); free(slot);
     if (bw.buf) PyBuffer_Release(&bw);
     if (bws.buf) PyBuffer_Release(&bws);
     if (bc.buf) PyBuffer_Release(&bc);

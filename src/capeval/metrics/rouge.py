@@ -86,8 +86,8 @@ def _space_clean(index: NgramIndex) -> np.ndarray:
 
 def _lcs_pairs(index: NgramIndex, c_sid: np.ndarray, r_sid: np.ndarray) -> np.ndarray:
     """LCS length of each (candidate, reference) sentence pair, bit-parallel in uint64 lanes
-    (the same algorithm as :func:`_lcs_with_masks`, one lane per pair; references must have
-    1..64 words). Integers, so exactly the reference's values."""
+    (the same algorithm as :func:`_lcs_with_masks`, one lane per pair; without the compiled
+    core references must have 1..64 words). Integers, so exactly the reference's values."""
     core = core_for(index)
     if core is not None:  # the same integers, pair by pair in C (capeval._speedups.lcs_pairs)
         c = np.ascontiguousarray
@@ -137,13 +137,16 @@ def _lcs_pairs(index: NgramIndex, c_sid: np.ndarray, r_sid: np.ndarray) -> np.nd
 
 
 def unit_scores(units, index: NgramIndex, beta: float = BETA) -> np.ndarray:
-    """ROUGE-L of every distinct unit. Units with a reference over 64 words or a sentence that
-    is not space-clean (see :func:`_space_clean`) go through :func:`rouge_l_unit`."""
+    """ROUGE-L of every distinct unit. Units with a sentence that is not space-clean (see
+    :func:`_space_clean`), or without the compiled core a reference over 64 words, go through
+    :func:`rouge_l_unit`."""
     n_units = len(units.unit_cand)
     c_sid = candidate_sids(index, units.cands)[units.unit_cand]
     ref_sid = refset_matrix(index, units.refsets)[0]
     clean = _space_clean(index)
-    ref_ok = clean & (index.n_words <= _WORD_BITS)
+    # The compiled LCS takes references of any length in linear time per candidate word and
+    # 64 reference words; the Python path's big-int steps grow with the reference.
+    ref_ok = clean if core_for(index) is not None else clean & (index.n_words <= _WORD_BITS)
     rs_ok = np.all(np.where(ref_sid >= 0, ref_ok[np.maximum(ref_sid, 0)], True), axis=1)
     vec = clean[c_sid] & rs_ok[units.unit_refset]
     out = np.empty(n_units, dtype=np.float64)
