@@ -14,44 +14,57 @@ import numpy as np
 import pytest
 
 from capeval.metrics.base import Metric
-from capeval.metrics.registry import get_family
+from capeval.metrics.registry import BUILTIN_FAMILIES, get_family
 from capeval.metrics.statistics import RowMean, Statistics
 from capeval.text import tokenize_corpus
 from tests._needs import family_needs
 
 CAPS = "references_karpathy_test/coco_precomp/testall_caps.txt"
 
-#: (family, options, rows): the heavy families on fewer rows
-CASES = [
-    ("bleu", {}, 120),
-    ("bleu_smooth", {}, 120),
-    ("rouge_l", {}, 120),
-    ("cider_d", {}, 120),
-    ("cider", {}, 120),
-    ("meteor", {"backend": "native"}, 60),
-    ("ter", {}, 60),
-    ("wmd", {}, 40),
-    ("wembsim", {}, 40),
-    ("spice", {}, 16),
-    ("spider", {}, 16),
-    ("bertscore", {"padding_floor": False}, 8),  # bert_score's padding floor depends on batch-mates
-    ("bertscore", {"padding_floor": False, "idf": True}, 8),  # idf from the merged pre-pass counts
-    ("sentsim", {}, 8),
+#: Every built-in family (``registry.BUILTIN_FAMILIES``) is a case with its default options on
+#: :data:`DEFAULT_ROWS` rows unless named below: a new built-in is checked with no edit here.
+DEFAULT_ROWS = 8
+#: rows of the families cheap enough for more
+ROWS = {"bleu": 120, "bleu_smooth": 120, "rouge_l": 120, "cider_d": 120, "cider": 120, "meteor": 60, "ter": 60,
+        "wmd": 40, "wembsim": 40, "spice": 16, "spider": 16}
+#: options a family runs with here instead of its defaults, with why
+OPTIONS: dict[str, dict] = {
+    "meteor": {"backend": "native"},  # the jar's pool runs the same aligner (tests/metrics/test_meteor_native.py)
+    "bertscore": {"padding_floor": False},  # bert_score's padding floor depends on batch-mates
+    # The default learned model does not stream (Metric.cannot_stream says why); its features are
+    # checked in tests/learn/test_learned_prepass.py. The mpnet model combines a row's features alone.
+    "learned": {"model": "mpnet"},
+}
+#: further option sets of a family: (id, family, options)
+VARIANTS = [
+    ("bertscore-idf", "bertscore", {"padding_floor": False, "idf": True}),  # idf from the merged pre-pass counts
+    ("qace_ref-merged", "qace_ref", {"reduction": "merged"}),
 ]
-
-
-#: (id, family, options, rows): QACE-Ref's offline backend, per reference and merged; NNEval and
-#: the mpnet learned model (CIDEr-D's df from the merged pre-pass; the models combine a row's
-#: features alone). The default learned model does not stream (Metric.cannot_stream says why);
-#: its features are checked in tests/learn/test_learned_prepass.py.
-MODEL_CASES = [
-    ("qace_ref", "qace_ref", {}, 8),
-    ("qace_ref-merged", "qace_ref", {"reduction": "merged"}, 8),
-    ("nneval", "nneval", {}, 8),
-    ("learned-mpnet", "learned", {"model": "mpnet"}, 8),
-]
+#: built-ins whose statistics are checked elsewhere: where, and why not here
+ELSEWHERE = {
+    "clip_s": "test_image_families_chunked_statistics_equal_the_whole below: one image per row",
+    "pac_s": "test_image_families_chunked_statistics_equal_the_whole below: one image per row",
+    "qace_img": "does not stream (tests/stream/test_stream_every_family.py NOT_STREAMED): padded batches",
+    "clair": "tests/stream/test_stream_every_family.py: a tiny random judge model built there",
+    "fleur": "tests/stream/test_stream_every_family.py: a tiny random LLaVA built there",
+    "reffleur": "tests/stream/test_stream_every_family.py: a tiny random LLaVA built there",
+    "pairjudge": "does not stream (tests/stream/test_stream_every_family.py NOT_STREAMED): judges pairs",
+}
 #: what a case needs beyond its family's defaults
-CASE_NEEDS = {"learned-mpnet": ("model:encoder-mpnet-base",)}
+CASE_NEEDS = {"learned": ("model:encoder-mpnet-base",)}
+
+#: (id, family, options, rows)
+CASES = [(fam, fam, OPTIONS.get(fam, {}), ROWS.get(fam, DEFAULT_ROWS))
+         for fam in sorted(BUILTIN_FAMILIES - set(ELSEWHERE))] + [
+    (id_, fam, opts, ROWS.get(fam, DEFAULT_ROWS)) for id_, fam, opts in VARIANTS]
+
+
+def test_every_built_in_family_is_a_case_or_checked_elsewhere():
+    stale = sorted(set(ELSEWHERE) - BUILTIN_FAMILIES)
+    assert not stale, f"no longer built-in families: remove {stale} from ELSEWHERE"
+    for table in (ROWS, OPTIONS, CASE_NEEDS):
+        assert set(table) <= BUILTIN_FAMILIES - set(ELSEWHERE), sorted(set(table) - BUILTIN_FAMILIES)
+    assert {fam for _, fam, _, _ in CASES} == BUILTIN_FAMILIES - set(ELSEWHERE)
 
 
 def _rows(data_dir, n: int):
@@ -93,10 +106,8 @@ def _metric(cls, options):
 
 
 @pytest.mark.parametrize("family,options,n", [
-    pytest.param(*case, id=case[0] + ("-idf" if case[1].get("idf") else ""), marks=pytest.mark.needs(*family_needs(get_family(case[0])))) for case in CASES]
-    + [pytest.param(fam, opts, n, id=id_,
-                    marks=pytest.mark.needs(*family_needs(get_family(fam)), *CASE_NEEDS.get(id_, ())))
-       for id_, fam, opts, n in MODEL_CASES])
+    pytest.param(fam, opts, n, id=id_, marks=pytest.mark.needs(*family_needs(get_family(fam)), *CASE_NEEDS.get(fam, ())))
+    for id_, fam, opts, n in CASES])
 def test_chunked_statistics_equal_the_whole(family, options, n, data_dir):
     cls = get_family(family)
     cands, refs = _rows(data_dir, n)
