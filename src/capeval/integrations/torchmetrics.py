@@ -1,6 +1,6 @@
 """torchmetrics ``Metric``s for caption metrics torchmetrics lacks, computed exactly by capeval.
 
-    from capeval.integrations.torchmetrics import CIDErD, BLEU, METEOR, ROUGEL, SPICE
+    from capeval.integrations.torchmetrics import CIDErD, BLEU, METEOR, ROUGEL, SPICE, CLAIR
 
     cider = CIDErD()                        # df from every caption gathered, on every rank
     cider.update(["a dog runs"], [["a dog is running", "the dog runs"]])
@@ -17,6 +17,8 @@ in rank order: ranks exchange statistics, not strings (``state_nbytes`` says how
 stated exception: CIDEr-D with df from the gathered references (the default) needs that df
 before any row can be scored, so it keeps the texts (UTF-8 bytes and lengths) and ``compute()``
 calls :func:`capeval.score` once on all of them; with a df file it keeps statistics too.
+``CLAIR(judge={...})`` asks the user's judge (docs/JUDGES.md) each batch's rows in ``update``;
+FLEUR and RefFLEUR have no wrapper: ``update(preds, target)`` carries no images.
 
 Requires ``torchmetrics`` (the ``torchmetrics`` extra: ``pip install -e '.[torchmetrics]'`` in the
 capeval checkout).
@@ -253,7 +255,7 @@ class _CaptionMetric(Metric):
     def _compute_statistics(self) -> torch.Tensor:
         import numpy as np
 
-        from ..signature import with_fields
+        from ..signature import with_fields, with_last_fields
         from ..text import tokenizer_id
         from ..validation import LINE_BREAK_TAG
 
@@ -265,6 +267,8 @@ class _CaptionMetric(Metric):
         counts = set(self._cat("stat_nrefs").cpu().tolist())
         nrefs = str(counts.pop()) if len(counts) == 1 else "var"
         sig = with_fields(metas[0]["signature"], tok=tok, nrefs=nrefs)
+        # whole-input fields (a judge's unanswered rows) are every batch's, not the first one's
+        sig = with_last_fields(sig, merged.aggregate.fields(merged), ("trunc", "ood", "unans"))
         value = float(merged.corpus()[self.output])
         per = {self.output: np.asarray(merged.per_caption()[self.output], dtype=float)} if self.keep_per_caption else {}
         self.result = Result(corpus={self.output: value}, per_caption=per,
@@ -361,3 +365,36 @@ class SPICE(_CaptionMetric):
 
     def __init__(self, backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(options={"backend": backend} if backend else None, **kwargs)
+
+
+class CLAIR(_CaptionMetric):
+    """CLAIR, the LLM judge, on the user's endpoint or local model: ``judge`` holds the ``clair``
+    family's options (``{"url": ..., "model": ...}``, docs/JUDGES.md). Each ``update`` asks the judge
+    its rows (answers cached, unanswered rows NaN and counted); ``compute`` is their mean, and
+    fails as :func:`capeval.score` does when more rows are unanswered than ``allow_unanswered``."""
+
+    output = "clair"
+
+    def __init__(self, judge: dict[str, Any], **kwargs: Any) -> None:
+        self.allow_unanswered = int(dict(judge).get("allow_unanswered", 0))
+        super().__init__(options=dict(judge), **kwargs)
+
+    def _update_statistics(self, preds: list[str], refs: list[str], counts: list[int]) -> None:
+        # a batch is not the run: it may leave every row unanswered (one allowance for all batches,
+        # so that their statistics merge), and compute() holds all their unanswered rows to the run's
+        plan = self.plan
+        self.__dict__["_plan"] = plan.with_options({self.family: {**self.options, "allow_unanswered": 2 ** 62}})
+        try:
+            super()._update_statistics(preds, refs, counts)
+        finally:
+            self.__dict__["_plan"] = plan
+
+    def _merged_statistics(self):
+        from ..signature import with_fields
+
+        merged, metas = super()._merged_statistics()
+        if merged is not None:
+            merged.aggregate.allow = self.allow_unanswered
+            for m in metas:
+                m["signature"] = with_fields(m["signature"], allow=str(self.allow_unanswered))
+        return merged, metas
