@@ -2,7 +2,8 @@
 (after the retries) ends ``capeval score -m clair`` with exit status 2 and a one-line error naming
 the row and the reason (no traceback); with ``--judge-allow-unanswered`` the row is written as
 null (NaN) and the signature counts it. Retries: ``Retry-After`` honoured (and capped), backoff
-doubling, a refused request (4xx) not retried. The API key is in no output, error or cache key."""
+doubling, a refused request (4xx) not retried. The API key is in no output, error or cache key.
+Cost counts the tokens of answers sent in the run."""
 from __future__ import annotations
 
 import json
@@ -119,3 +120,16 @@ def test_the_api_key_is_in_no_output_error_or_cache_key(server, tmp_path, monkey
     monkeypatch.setenv("JUDGE_KEY", "sk-another-key")
     res = CliRunner().invoke(app, [*argv, "--overwrite"])
     assert res.exit_code == 0 and server.requests == sent
+
+
+def test_cost_counts_the_tokens_sent_and_cached_answers_cost_nothing(server, tmp_path):
+    opts = {"url": server.url, "model": "tiny-judge", "cache": str(tmp_path / "c"), "max_tokens": 24,
+            "price_prompt": 0.15, "price_completion": 0.6, "retries": 1, "backoff": 0.01, "concurrency": 1}
+    cands, refs = [CAND, "two cats sleep"], [REFS, ["cats sleeping"]]
+    server.faults.append("500")  # a retry: two requests for row 0, its tokens counted once
+    d = capeval.score(cands, refs, ["clair"], options={"clair": opts}).details["clair"]
+    assert server.requests == 3 and d["requests"] == 3
+    assert d["prompt_tokens_sent"] == d["prompt_tokens"] > 0 and d["completion_tokens_sent"] == d["completion_tokens"]
+    assert d["cost"] == (d["prompt_tokens"] * 0.15 + d["completion_tokens"] * 0.6) / 1e6
+    again = capeval.score(cands, refs, ["clair"], options={"clair": opts}).details["clair"]
+    assert again["requests"] == 0 and again["cost"] == 0.0 and again["prompt_tokens"] == d["prompt_tokens"]
