@@ -88,3 +88,26 @@ def test_judges_shard_over_two_jobs_with_the_same_bytes(server, tmp_path):
     assert server.requests - sent == len(CANDS)  # each row asked once, by one of the two workers
     assert two.read_bytes() == one.read_bytes()
     assert (tmp_path / "two.signatures.json").read_bytes() == (tmp_path / "one.signatures.json").read_bytes()
+
+
+def test_a_streamed_run_stopped_by_unanswered_rows_asks_them_again_when_rerun(server, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    src, out = _input(tmp_path), tmp_path / "out.jsonl"
+    argv = ["score", "-i", str(src), "-m", "clair", "--judge-url", server.url, "--judge-model", "tiny-judge",
+            "-O", "clair.max_tokens=24", "-O", "clair.concurrency=1", "-O", "clair.retries=0", "-o", str(out),
+            "--chunk-size", "2", "-q"]
+    server.faults.extend([None] * 4 + ["500"])  # row 4, the third chunk's first: the endpoint is down a moment
+    res = CliRunner().invoke(app, argv)
+    flat = " ".join(res.output.split())
+    # the chunk stops the run, naming its rows in the input
+    assert res.exit_code == 2 and "1 of 2 rows unanswered" in flat and "row 0: HTTP 500" in flat, flat
+    assert "[in input rows 4-5; item numbers above count from the first of them]" in flat, flat
+    assert server.requests == 6  # the run stops at the end of that chunk
+    res = CliRunner().invoke(app, argv)  # the same command once the endpoint is back
+    assert res.exit_code == 0, res.output
+    assert server.requests == 6 + 1  # row 4 only: row 5 from the cache, rows 0-3 from the run folder
+    assert all(json.loads(line)["clair"] is not None for line in out.read_text().splitlines())

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import CapevalError, InputError
+from ..errors import InputError
 from ..metrics.base import Metric, OutputInfo
 from ..metrics.registry import register
 from ..metrics.statistics import Aggregate, Statistics
@@ -32,8 +32,9 @@ from .runner import Verdict, judge
 _UNANSWERED = "the judge gave no usable answer after its retries (the reason is in Result.explanations)"
 
 
-class TooManyUnanswered(CapevalError):
-    """More rows were left unanswered than the run allows."""
+class TooManyUnanswered(InputError):
+    """More rows were left unanswered than the run allows (an :class:`InputError`: a streamed
+    run names the chunk's input rows, as for any row of it)."""
 
 
 class JudgeAggregate(Aggregate):
