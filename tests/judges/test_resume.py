@@ -111,3 +111,20 @@ def test_a_streamed_run_stopped_by_unanswered_rows_asks_them_again_when_rerun(se
     assert res.exit_code == 0, res.output
     assert server.requests == 6 + 1  # row 4 only: row 5 from the cache, rows 0-3 from the run folder
     assert all(json.loads(line)["clair"] is not None for line in out.read_text().splitlines())
+
+
+def test_a_streamed_runs_allowance_is_the_whole_runs(server, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from capeval.cli.main import app
+
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    src, out = _input(tmp_path), tmp_path / "out.jsonl"
+    argv = ["score", "-i", str(src), "-m", "clair", "--judge-url", server.url, "--judge-model", "tiny-judge",
+            "-O", "clair.max_tokens=24", "-O", "clair.concurrency=1", "-O", "clair.retries=0", "-o", str(out),
+            "--chunk-size", "2", "-q", "--judge-allow-unanswered", "1"]
+    server.faults.extend(["500"] + [None] * 3 + ["500"])  # rows 0 and 4: one per chunk, two in the run
+    res = CliRunner().invoke(app, argv)
+    flat = " ".join(res.output.split())
+    assert res.exit_code == 2 and "2 of 6 rows unanswered" in flat and "first: row 0: HTTP 500" in flat, flat
+    assert "Traceback" not in res.output and not out.exists()
