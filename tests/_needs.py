@@ -16,6 +16,8 @@ resource resolver (which only looks for files). The checks run once per session,
                           package), or ``model:qace-img``, never met (QACE-Img has no default reader)
 ``module:NAME``           an importable module (an oracle the tests compare with)
 ``env:NAME``              the environment variable NAME set to 1 (a long check run on demand)
+``polos-reference``       the polos package's own interpreter (``CAPEVAL_POLOS_PYTHON``, default
+                          /tmp/polos-ref-venv/bin/python; scripts/make_polos_reference_venv.sh)
 """
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ ALLOWED_ABSENT: dict[str, str] = {
     "model:pacs-vit-b32": "the PAC-S checkpoint released with aimagelab/pacscore: a file the user downloads",
     "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
     "model:qace-img": "QACE-Img's Visual-T5 checkpoint and BUTD features: on no registry",
+    "model:polos": "Polos's checkpoint (reprod.zip) is the user's download; tests/metrics/test_polos.py builds a tiny one",
+    "polos-reference": "the polos package in a venv of its own (scripts/make_polos_reference_venv.sh): polos 0.1.3 "
+                       "declares Python <=3.10.0 and pins packages that do not install beside capeval's",
     "model:judge": "a model judge (clair, fleur, reffleur) is the user's own endpoint or model directory; "
                    "tests/judges runs them on tiny random models and a loopback server",
     "env:CAPEVAL_CHECK_SHIPPED_LEARNED": "the learned metric's full retrain: over 17 minutes cold on 2 cores",
@@ -57,10 +62,16 @@ FAMILY_NEEDS: dict[str, tuple[str, ...]] = {
     "bertscore": (MINILM,), "sentsim": (MINILM,), "wmd": (GLOVE,), "wembsim": (GLOVE,),
     "meteor": ("module:pycocoevalcap",),  # native METEOR reads the resources of pycocoevalcap's jar
     "spice": SPICE_PY, "spider": SPICE_PY, "qace_ref": QACE_REF, "qace_img": ("model:qace-img",),
+    "polos": ("model:polos",),
     "clair": ("model:judge",), "fleur": ("model:judge",), "reffleur": ("model:judge",),
     "nneval": (*SPICE_PY, GLOVE, "module:pycocoevalcap"),
     "learned": (*SPICE_PY, GLOVE, MINILM, "module:pycocoevalcap"),
 }
+
+
+def polos_python() -> str:
+    """The interpreter of the polos package's own venv (scripts/make_polos_reference_venv.sh)."""
+    return os.environ.get("CAPEVAL_POLOS_PYTHON") or "/tmp/polos-ref-venv/bin/python"
 
 
 def family_needs(cls) -> tuple[str, ...]:
@@ -130,6 +141,11 @@ def unmet(need: str) -> str | None:
         return None if _importable(DEFAULT_MODEL) else f"spaCy pipeline {DEFAULT_MODEL} is not installed"
     if kind == "model" and name == "judge":
         return "a model judge has no default: the user gives an endpoint or a model directory (docs/JUDGES.md)"
+    if kind == "model" and name == "polos":
+        return "Polos has no default checkpoint: the user gives one (-O polos.checkpoint=PATH, docs/POLOS.md)"
+    if kind == "polos-reference" and not name:
+        py = polos_python()
+        return None if os.path.exists(py) else f"no polos reference interpreter at {py} (sh scripts/make_polos_reference_venv.sh)"
     if kind == "model" and name == "qace-img":
         # No resource: the user passes a reader built from their copy (docs/QACE.md).
         return "QACE-Img's Visual-T5 checkpoint is on no registry; capeval has no default reader"

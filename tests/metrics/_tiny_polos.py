@@ -38,7 +38,14 @@ def _roberta_dir(folder: Path, seed: int) -> Path:
                         intermediate_size=48, max_position_embeddings=MAX_POSITIONS, pad_token_id=1,
                         bos_token_id=0, eos_token_id=2, type_vocab_size=1)
     torch.manual_seed(seed)
-    RobertaModel(cfg).eval().save_pretrained(str(folder))
+    model = RobertaModel(cfg).eval()
+    with torch.no_grad():  # spread the weights so that texts (and their first token) differ
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.normal_(0, 0.2)
+            else:  # layer norms too: with unit gains and zero biases every hidden state has mean 0
+                p.add_(torch.randn(p.shape) * 0.3)  # and variance 1, and the scalar mix's norm does nothing
+    model.save_pretrained(str(folder))
     return folder
 
 
@@ -98,6 +105,9 @@ def head_state_dict(seed: int, in_dim: int, sizes=(48, 24), mixture: int = LAYER
     for i, (a, b) in enumerate(zip(dims, dims[1:]), start=1):
         sd[f"ff.0.ff.linear_{i}.weight"] = torch.randn(b, a, generator=g) * (1.5 / a ** 0.5)
         sd[f"ff.0.ff.linear_{i}.bias"] = torch.randn(b, generator=g) * 0.1
+    # The 4 sentence-embedding blocks (4*HIDDEN of the inputs) weigh as much as the 6 CLIP
+    # blocks, so the RoBERTa path moves the score as much as CLIP's does.
+    sd["ff.0.ff.linear_1.weight"][:, :4 * HIDDEN] *= (in_dim / (4 * HIDDEN)) ** 0.5 / 2
     return sd
 
 
@@ -120,5 +130,7 @@ def build(root: Path, *, seed: int = 0, pool: str = "cls", final_activation: obj
                 "state_dict": {k: v.contiguous() for k, v in sd.items()}}, ckpt)
     (ckpt_dir / "hparams.yaml").write_text(yaml.safe_dump(hparams(text_dir, pool, final_activation)))
     images = [str(p) for p in synthetic_images(root / "img", seed=seed)]
+    clip_weights = root / "tinyclip.pt"  # what the reference's clip.load("ViT-B/32") loads instead
+    torch.save(clip_sd, clip_weights)
     return {"root": root, "checkpoint": ckpt, "text_dir": text_dir, "merges": merges, "images": images,
-            "clip_sd": clip_sd}
+            "clip_weights": clip_weights, "state_dict": sd}

@@ -25,7 +25,7 @@ def test_capabilities_default_to_false_and_are_declared_on_the_families():
     never = {get_family(f).family for f in _built_in(get_family(f).family for f in ("qace_img",))}
     assert set(_built_in(families_with("streamable"))) == {family_for(o).family for o in OUTPUT_MODULES} - never
     assert _built_in(families_with("uses_df")) == ["cider", "cider_d", "spider"]
-    assert _built_in(families_with("is_learned")) == ["learned", "nneval"]
+    assert _built_in(families_with("is_learned")) == ["learned", "nneval", "polos"]
     assert get_family("learned").provenance({}) is not None  # learned families say what they saw
 
 

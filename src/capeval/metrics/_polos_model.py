@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ def read_state_dict(path: Path) -> dict:
             obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - torch raises UnpicklingError, RuntimeError...
             raise InputError(
-                f"{path}: torch.load(weights_only=True) refused it ({type(exc).__name__}: {str(exc)[:300]}). "
+                f"{path}: torch.load(weights_only=True) refused it ({_why(exc)}). "
                 "capeval unpickles no objects; convert the checkpoint once where you trust it: "
                 "python -c \"import torch, safetensors.torch as s; "
                 "s.save_file(torch.load('reprod.ckpt', weights_only=False)['state_dict'], 'reprod.safetensors')\" "
@@ -119,6 +120,16 @@ def read_state_dict(path: Path) -> dict:
     if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
         raise InputError(f"{path} holds no state dict of tensors")
     return sd
+
+
+def _why(exc: Exception) -> str:
+    """torch's refusal in one line: the global it met, else the start of its message (which
+    carries terminal escapes and several paragraphs)."""
+    text = str(exc)
+    found = re.search(r"Unsupported global: (GLOBAL [\w.]+)", text)
+    if found:
+        return found.group(1)
+    return type(exc).__name__ + ": " + re.sub(r"\x1b\[[0-9;]*m|[\x00-\x1f\x7f]+", " ", text)[:200]
 
 
 def _sub(sd: dict, prefix: str) -> dict:

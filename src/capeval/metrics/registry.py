@@ -28,6 +28,7 @@ OUTPUT_MODULES: dict[str, str] = {
     **dict.fromkeys(["cider", "cider_d"], _M + "cider"),
     **dict.fromkeys(["clip_s", "refclip_s", "pac_s", "refpac_s"], _M + "clipscore"),
     "meteor": _M + "meteor",
+    "polos": _M + "polos",
     "rouge_l": _M + "rouge",
     **dict.fromkeys(["sentsim_max", "sentsim_mean", "sentsim_centroid"], _M + "sentsim"),
     **dict.fromkeys(["spice", "spice_object", "spice_attribute", "spice_relation", "spice_color", "spice_count",
@@ -51,7 +52,7 @@ OUTPUT_MODULES: dict[str, str] = {
 BUILTIN_FAMILIES: frozenset[str] = frozenset({
     "bertscore", "bleu", "bleu_smooth", "cider", "cider_d", "clip_s", "pac_s", "meteor", "rouge_l", "sentsim",
     "spice", "spider", "ter", "wembsim", "wmd", "nneval", "learned", "qace_ref", "qace_img",
-    "clair", "fleur", "reffleur",
+    "clair", "fleur", "reffleur", "polos",
 })
 
 #: Named metric sets, the one home of every default list: ``coco`` is what pycocoevalcap's
