@@ -9,7 +9,7 @@ in the middle of its JSON), ``empty`` (an empty answer), ``range`` (a score of 1
 (the connection closed after the headers, mid-response), ``nologprobs``, ``markup`` (Rich markup
 as the score) and any other status (``400``); ``429@S`` sends ``Retry-After: S``. Hostile
 bodies: ``endless`` (no length, bytes until the client hangs up), ``huge`` (a length of 10 GB
-announced), ``deep`` (JSON nested 100,000 deep) and ``notutf8``.
+announced), ``drip`` (a byte every 0.2 s), ``deep`` (JSON nested 100,000 deep) and ``notutf8``.
 :attr:`JudgeServer.block_after` holds every request after that many until :attr:`release` is
 set (a run killed while it waits, deterministically).
 """
@@ -92,7 +92,7 @@ class JudgeServer:
         if fault is not None and fault.split("@")[0] == "429":
             wait = fault.split("@")[1] if "@" in fault else "0"
             return self._send(h, 429, b'{"error": "rate limited"}', headers={"Retry-After": wait})
-        if fault in ("endless", "huge", "deep", "notutf8"):
+        if fault in ("endless", "huge", "deep", "notutf8", "drip"):
             return self._hostile(h, fault)
         if fault == "500":
             return self._send(h, 500, b'{"error": "internal"}')
@@ -121,6 +121,16 @@ class JudgeServer:
         if fault == "huge":
             h.send_header("Content-Length", str(10 << 30))
         h.end_headers()
+        if fault == "drip":  # a byte every 0.2 s, for at most 20 s: each read is quick, the body never ends
+            try:
+                for _ in range(100):
+                    h.wfile.write(b" ")
+                    h.wfile.flush()
+                    time.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            h.close_connection = True
+            return None
         chunk = b" " * (1 << 20)
         try:  # at most 256 MiB, in case a client never hangs up
             for _ in range(256 if fault == "endless" else 1):

@@ -37,7 +37,7 @@ FAULTS = [  # (fault, the reason the error gives, requests sent: retries=1 doubl
     ("400", "HTTP 400 (not retried", 1), ("timeout", "no answer within 1 s", 2),
     ("truncated", "invalid JSON", 2), ("close", "connection closed mid-response", 2), ("empty", "empty answer", 2),
     ("range", "score 150 is outside 0..100", 3), ("markup", "score '[bold red]boom[/]' is not a number", 3),
-    ("endless", "response over 16 MiB", 1), ("huge", "response over 16 MiB", 1), ("deep", "nested deeper than", 2),
+    ("drip", "no answer within 1 s", 2), ("endless", "response over 16 MiB", 1), ("huge", "response over 16 MiB", 1), ("deep", "nested deeper than", 2),
     ("notutf8", "response is not UTF-8", 2), ("refused", "connection failed (ConnectionRefusedError)", 0),
 ]
 

@@ -194,8 +194,8 @@ class HttpBackend:
                 length = resp.headers.get("Content-Length")
                 if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
                     return None, f"response over {MAX_RESPONSE_BYTES >> 20} MiB", None
-                # with a length, read() raises IncompleteRead when the connection closes early
-                body = resp.read() if length else resp.read(MAX_RESPONSE_BYTES + 1)
+                body = _read_body(resp, int(length) if length and length.isdigit() else None,
+                                  time.monotonic() + self.timeout)
         except urllib.error.HTTPError as e:
             status = e.code
             wait = _retry_after(e.headers.get("Retry-After") if e.headers else None)
@@ -216,6 +216,24 @@ class HttpBackend:
             return parse_completion(body, dec), "", None
         except InputError as e:
             return None, str(e), 0.0
+
+
+def _read_body(resp, length: int | None, deadline: float) -> bytes:
+    """The body, in pieces, within ``deadline`` (a body trickled a byte at a time is a timeout,
+    not a wait without end) and at most one byte past :data:`MAX_RESPONSE_BYTES`; a body shorter
+    than its ``Content-Length`` is a connection closed mid-response."""
+    parts, size = [], 0
+    while size <= MAX_RESPONSE_BYTES and (length is None or size < length):
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        piece = resp.read1(min(1 << 16, MAX_RESPONSE_BYTES + 1 - size, (length or 1 << 62) - size))
+        if not piece:
+            break
+        parts.append(piece)
+        size += len(piece)
+    if length is not None and size < length:
+        raise http.client.IncompleteRead(b"".join(parts), length - size)
+    return b"".join(parts)
 
 
 def _retry_after(value: str | None) -> float:
