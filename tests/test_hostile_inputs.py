@@ -47,7 +47,8 @@ JSON_TEMPLATES = {
 }
 
 #: Kinds read from a file (the others are directories).
-FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image", "parquet", "npz", "model_npz", "results_tsv"}
+FILE_KINDS = {*JSON_TEMPLATES, "csv", "scores_csv", "pickle", "image", "parquet", "npz", "model_npz", "results_tsv",
+              "torch_ckpt", "hparams_yaml"}
 
 
 def _model_npz(meta_json: str) -> bytes:
@@ -281,6 +282,12 @@ SURFACES = [
                 "preprocess_image\npreprocess_image(decode(read_image_bytes({path!r}), {path!r}), 224)"),
     Surface("fleur/reffleur image (judge request)", "image", ".png",
             api="from capeval.judges.metric import _image\n_image({path!r})"),
+    Surface("polos checkpoint", "torch_ckpt", ".ckpt",
+            api="from pathlib import Path\nfrom capeval.metrics._polos_model import read_state_dict\n"
+                "read_state_dict(Path({path!r}))"),
+    Surface("polos hparams.yaml", "hparams_yaml", ".yaml",
+            api="from pathlib import Path\nfrom capeval.metrics._polos_model import read_hparams\n"
+                "read_hparams(Path({path!r}).parent / 'm.ckpt', Path({path!r}))"),
 ]
 
 RUNNER = textwrap.dedent("""

@@ -249,3 +249,20 @@ def test_the_sentence_encoder_moves_the_score(tiny, tmp_path):
         CANDS, REFS, images=images).per_caption["polos"]
     assert torch.is_tensor(sd["scalar_mix.gamma"])
     assert np.sum(np.abs(a - b) > 100 * TOLERANCE) >= 3
+
+
+def test_hparams_elsewhere_and_a_hostile_hparams_file(tiny, tmp_path):
+    from capeval.metrics._polos_model import read_hparams
+
+    moved = tmp_path / "my-hparams.yaml"
+    moved.write_bytes((tiny["checkpoint"].parent / "hparams.yaml").read_bytes())
+    lone = tmp_path / "model.ckpt"
+    lone.write_bytes(tiny["checkpoint"].read_bytes())
+    images = _images(tiny, 2)
+    a = Polos(checkpoint=str(lone), hparams=str(moved), clip_tokenizer=str(tiny["merges"])).compute(
+        CANDS[:2], REFS[:2], images=images).per_caption["polos"]
+    assert np.array_equal(a, _metric(tiny).compute(CANDS[:2], REFS[:2], images=images).per_caption["polos"])
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("pool: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(InputError, match="deep.yaml: its values nest deeper"):
+        read_hparams(lone, deep)

@@ -20,7 +20,6 @@ the one batch composition where a caption's score is its own.
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,16 +51,20 @@ class HParams:
     digest: str
 
 
-def read_hparams(checkpoint: Path) -> HParams:
-    """The ``hparams.yaml`` beside the checkpoint, where ``polos.models.load_checkpoint`` reads it."""
+def read_hparams(checkpoint: Path, path: Path | None = None) -> HParams:
+    """The hyper-parameters file ``path``, by default ``hparams.yaml`` beside the checkpoint,
+    where ``polos.models.load_checkpoint`` reads it."""
     import yaml
 
-    path = checkpoint.parent / "hparams.yaml"
-    data = read_regular(path, "Polos hparams.yaml (beside the checkpoint)", MAX_HPARAMS_BYTES)
+    path = checkpoint.parent / "hparams.yaml" if path is None else path
+    data = read_regular(path, "Polos hparams file", MAX_HPARAMS_BYTES)
     try:
         hp = yaml.safe_load(data.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InputError(f"{path} is not a YAML file: {exc}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise InputError(f"{path}: its values nest deeper than the YAML reader's recursion limit; "
+                         "not a hparams.yaml Lightning writes") from None
     if not isinstance(hp, dict):
         raise InputError(f"{path} does not hold a mapping of hyper-parameters")
 
@@ -98,17 +101,27 @@ def read_state_dict(path: Path) -> dict:
     import torch
 
     with open_regular(path, "Polos checkpoint", MAX_CHECKPOINT_BYTES) as f:
-        data = f.read()
+        obj = _load_tensors(f, path)
+    sd = obj.get("state_dict", obj) if isinstance(obj, dict) else None
+    if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
+        raise InputError(f"{path} holds no state dict of tensors")
+    return sd
+
+
+def _load_tensors(f, path: Path) -> Any:
+    """What the open checkpoint file holds, tensors and plain containers only."""
+    import torch
+
     if path.suffix == ".safetensors":
         from safetensors.torch import load as load_safetensors
 
         try:
-            obj: Any = load_safetensors(data)
+            return load_safetensors(f.read())
         except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
             raise InputError(f"{path} is not a safetensors file: {exc}") from None
     else:
         try:
-            obj = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+            return torch.load(f, map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - torch raises UnpicklingError, RuntimeError...
             raise InputError(
                 f"{path}: torch.load(weights_only=True) refused it ({_why(exc)}). "
@@ -116,10 +129,6 @@ def read_state_dict(path: Path) -> dict:
                 "python -c \"import torch, safetensors.torch as s; "
                 "s.save_file(torch.load('reprod.ckpt', weights_only=False)['state_dict'], 'reprod.safetensors')\" "
                 "and pass reprod.safetensors (hparams.yaml beside it)") from None
-    sd = obj.get("state_dict", obj) if isinstance(obj, dict) else None
-    if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise InputError(f"{path} holds no state dict of tensors")
-    return sd
 
 
 def _why(exc: Exception) -> str:

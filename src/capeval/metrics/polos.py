@@ -43,7 +43,10 @@ class Polos(Metric):
     checkpoint : str or Path
         The Polos checkpoint: the released ``reprod.ckpt`` (read with
         ``torch.load(weights_only=True)``) or its ``state_dict`` saved as ``.safetensors``;
-        ``hparams.yaml`` must lie beside it, as ``polos.models.load_checkpoint`` expects.
+        ``hparams.yaml`` lies beside it, as ``polos.models.load_checkpoint`` expects.
+    hparams : str or Path, optional
+        The hyper-parameters file when it lies elsewhere (default: ``hparams.yaml`` beside the
+        checkpoint).
     text_model : str or Path, optional
         A directory (or Hugging Face id already in the local cache) with the text encoder's
         ``config.json`` and tokenizer; default: ``pretrained_model`` of ``hparams.yaml``
@@ -84,7 +87,8 @@ class Polos(Metric):
 
         try:
             ckpt = Path(options["checkpoint"]).expanduser()
-            token = model_sha256(ckpt) + ":" + sha256_file(ckpt.parent / "hparams.yaml")
+            hp = options.get("hparams")
+            token = model_sha256(ckpt) + ":" + sha256_file(Path(hp).expanduser() if hp else ckpt.parent / "hparams.yaml")
             if options.get("clip_tokenizer") is not None:
                 token += ":" + sha256_file(Path(options["clip_tokenizer"]).expanduser())
             if options.get("text_model") is not None:
@@ -99,9 +103,9 @@ class Polos(Metric):
         validation split (configs/polos-trainer.yaml: early stopping on validation Pearson)."""
         return {"model": "polos", "trained_on": ["polaris"], "selected_on": ["polaris"], "design_chosen_on": []}
 
-    def __init__(self, checkpoint: str | Path | None = None, text_model: str | Path | None = None,
-                 clip_tokenizer: str | Path | None = None, device: str = "cpu", batch_size: int = 8,
-                 long_text: str = "truncate") -> None:
+    def __init__(self, checkpoint: str | Path | None = None, hparams: str | Path | None = None,
+                 text_model: str | Path | None = None, clip_tokenizer: str | Path | None = None,
+                 device: str = "cpu", batch_size: int = 8, long_text: str = "truncate") -> None:
         self.long_text = _long_text.check_mode(self.family, long_text, ("truncate",))
         if checkpoint is None:
             raise InputError("polos needs the user's checkpoint: -O polos.checkpoint=PATH (Polos's released "
@@ -109,7 +113,8 @@ class Polos(Metric):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"polos: batch_size must be a positive integer, got {batch_size!r}")
         self.batch_size = batch_size
-        self.net = _load(Path(checkpoint).expanduser(), text_model, clip_tokenizer, device)
+        hp = Path(hparams).expanduser() if hparams is not None else None
+        self.net = _load(Path(checkpoint).expanduser(), hp, text_model, clip_tokenizer, device)
 
     def statistics(self, candidates, references, **kw):
         return _long_text.statistics(self, self.family, self.long_text, candidates, references, **kw)
@@ -236,14 +241,14 @@ class _Net:
                 "prompt": PROMPT.strip(), "dtype": "float32", "device": self.clip.device}
 
 
-def _load(path: Path, text_model, clip_tokenizer, device: str) -> _Net:
+def _load(path: Path, hparams: Path | None, text_model, clip_tokenizer, device: str) -> _Net:
     from ..resources.encoders import fork_safe_torch
     from ..resources.torch_runner import default_workers
     from . import _polos_model as pm
     from ._clip_models import model_sha256
 
     fork_safe_torch()
-    hp = pm.read_hparams(path)
+    hp = pm.read_hparams(path, hparams)
     sd = pm.read_state_dict(path)
     name = str(text_model) if text_model is not None else hp.pretrained_model
     encoder, tok, window, pad = pm.text_encoder(sd, str(Path(name).expanduser()) if text_model else name, path)
