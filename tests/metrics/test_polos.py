@@ -266,3 +266,29 @@ def test_hparams_elsewhere_and_a_hostile_hparams_file(tiny, tmp_path):
     deep.write_text("pool: " + "[" * 100_000 + "]" * 100_000 + "\n")
     with pytest.raises(InputError, match="deep.yaml: its values nest deeper"):
         read_hparams(lone, deep)
+
+
+def test_streams_in_any_chunking_with_the_same_bytes(tiny, tmp_path):
+    """Per-row statistics: chunks of 1 and 2 write what one in-memory run writes, long-text
+    counts included (the 95-character caption is cut in the RoBERTa window)."""
+    import capeval
+    from capeval import score_stream
+
+    long = " ".join(["a dog runs on the grass"] * 4)
+    names = [Path(p).name for p in tiny["images"]]
+    rows = [{"id": f"r{i}", "candidate": c, "references": r, "image": names[i % len(names)]}
+            for i, (c, r) in enumerate(zip([*CANDS, long], [*REFS, ["a dog"]]))]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    options = {"polos": {"checkpoint": str(tiny["checkpoint"]), "clip_tokenizer": str(tiny["merges"])}}
+    folder = str(Path(tiny["images"][0]).parent)
+    with pytest.warns(LongTextWarning):
+        mem = capeval.score([r["candidate"] for r in rows], [r["references"] for r in rows], ["polos"],
+                            images=[str(Path(folder) / r["image"]) for r in rows], options=options)
+    assert "trunc:1" in mem.signatures["polos"]
+    for size in (1, 2):
+        with pytest.warns(LongTextWarning):
+            got = score_stream(src, ["polos"], chunk_size=size, images=folder, options=options,
+                               keep_per_caption=True)
+        assert np.array_equal(np.asarray(got.per_caption["polos"]), np.asarray(mem.per_caption["polos"]))
+        assert got.signatures["polos"] == mem.signatures["polos"]
