@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import gc
 import hashlib
 import json
@@ -75,11 +76,18 @@ NOT_RUN = {"clip_s": "CLIP-S/RefCLIP-S need OpenAI's ViT-B/32 weights and the CO
 QUICK_WORDS = 60
 
 
+@functools.lru_cache(maxsize=1)
+def _items():
+    from capeval.stress.items import benchmark_items
+
+    return benchmark_items("coco", seed=SEED)
+
+
 def build_rows(length: int, n_rows: int, *, from_end: bool = False) -> tuple[list[str], list[list[str]]]:
     """``n_rows`` paragraphs of about ``length`` words and their references (module docstring)."""
-    from capeval.stress.items import as_sentence, benchmark_items
+    from capeval.stress.items import as_sentence
 
-    items = benchmark_items("coco", seed=SEED)
+    items = _items()
     if from_end:
         items = items[::-1]
     cands: list[str] = []
