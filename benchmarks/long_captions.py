@@ -72,7 +72,8 @@ REFERENCE = ("tokenizer", "bleu", "meteor", "rouge_l", "cider_d")  # rows pycoco
 NOT_RUN = {"clip_s": "CLIP-S/RefCLIP-S need OpenAI's ViT-B/32 weights and the COCO images, neither here",
            "pac_s": "PAC-S/RefPAC-S need the PAC-S checkpoint and the COCO images, neither here",
            "qace_img": "QACE-Img needs images, region features and a Visual-T5 checkpoint",
-           **dict.fromkeys(("clair", "fleur", "reffleur"), "model judges: they need the user's model")}
+           "polos": "Polos needs the user's checkpoint and the COCO images",
+           **dict.fromkeys(("clair", "fleur", "reffleur", "pairjudge"), "model judges: they need the user's model")}
 QUICK_WORDS = 60
 
 
@@ -128,23 +129,19 @@ def _proc_cpu(pid: str) -> float:
 
 
 def _cpu_seconds() -> float:
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 
 
 def measure(fn, jvm_pid: str | None = None):
     """``fn()`` with its wall and CPU seconds and the peak RSS it added (module docstring);
     ``jvm_pid``: a long-lived child (pycocoevalcap's METEOR JVM) whose CPU and peak count too."""
     gc.collect()
-    pids = ["self"] + ([jvm_pid] if jvm_pid else [])
     base = _status_kib("VmRSS")
-    for pid in pids:
+    for pid in ["self"] + ([jvm_pid] if jvm_pid else []):
         Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets VmHWM to the current RSS
-    cpu0 = _cpu_seconds() + (_proc_cpu(jvm_pid) if jvm_pid else 0.0)
-    t0 = time.perf_counter()
+    cpu0, t0 = _cpu_seconds() + (_proc_cpu(jvm_pid) if jvm_pid else 0.0), time.perf_counter()
     out = fn()
-    wall = time.perf_counter() - t0
-    cpu = _cpu_seconds() + (_proc_cpu(jvm_pid) if jvm_pid else 0.0) - cpu0
+    wall, cpu = time.perf_counter() - t0, _cpu_seconds() + (_proc_cpu(jvm_pid) if jvm_pid else 0.0) - cpu0
     stats = {"seconds": wall, "cpu_seconds": cpu, "rss_before_mib": base / 1024,
              "peak_rss_delta_mib": (_status_kib("VmHWM") - base) / 1024}
     if jvm_pid:
@@ -304,10 +301,6 @@ def run(families: list[str], lengths: list[int], budget, work: Path) -> dict:
     return cells
 
 
-def _per_word_us(c: dict) -> float | None:
-    return c["seconds"] / c["words"] * 1e6 if "seconds" in c else None
-
-
 def summarise(cells: dict, lengths: list[int]) -> dict:
     """Per-word costs, their growth from 50 words, the ratios to pycocoevalcap and whether both
     sides' numbers agree, and the targets of issue 43 item 3 read from them."""
@@ -315,7 +308,7 @@ def summarise(cells: dict, lengths: list[int]) -> dict:
     for family, sides in cells.items():
         for side, by_len in sides.items():
             key = family if side == "capeval" else f"{family} (pycocoevalcap)"
-            per = {L: _per_word_us(c) for L, c in by_len.items()}
+            per = {L: c["seconds"] / c["words"] * 1e6 if "seconds" in c else None for L, c in by_len.items()}
             out["per_word_us"][key] = per
             if (at50 := per.get("50")) is not None:
                 out["growth_vs_50"][key] = {L: v / at50 for L, v in per.items() if v and int(L) > 50}
@@ -340,6 +333,14 @@ def summarise(cells: dict, lengths: list[int]) -> dict:
 
 
 FLAT = 1.25  # a per-word cost within 1.25x of the 50-word one counts as flat (run-to-run noise is 15-20 %)
+
+
+def _unlisted() -> list[str]:
+    """Registered families this script neither runs nor says why not (a family added later)."""
+    import capeval
+
+    rows = {f.split("@")[0] for f in FAMILIES} | set(NOT_RUN)
+    return sorted({o.family for o in capeval.list_metrics()} - rows)
 
 
 def _machine() -> dict:
@@ -382,7 +383,7 @@ def main() -> None:
               "lengths": lengths, "seed": SEED, "references_per_row": N_REFS, "warmup_rows": WARMUP_ROWS,
               "tokenizer": "ptb-batch", "families": {f: {"outputs": FAMILIES[f][0], "options": FAMILIES[f][1]}
                                                       for f in families},
-              "not_run": NOT_RUN, "machine": _machine(), "load_average_at_start": load0,
+              "not_run": NOT_RUN, "unlisted_families": _unlisted(), "machine": _machine(), "load_average_at_start": load0,
               "load_average_at_end": os.getloadavg(), "total_seconds": time.perf_counter() - t0,
               "command": " ".join(["python", "benchmarks/long_captions.py", *sys.argv[1:]]),
               "cells": cells, "summary": summarise(cells, lengths)}

@@ -58,6 +58,8 @@ def render(result: dict) -> str:
           + ", ".join(f"{_f(v, '{:,.0f}')} at {k}" for k, v in sp.items())
           + ("not measured" if not sp else " (met)" if min(sp.values()) >= 5000 else " (not met)") + ".",
           "", "Not run: " + "; ".join(f"`{k}`: {v}" for k, v in result["not_run"].items()) + "."]
+    if result.get("unlisted_families"):
+        L.append("Families this run did not know: " + ", ".join(f"`{f}`" for f in result["unlisted_families"]) + ".")
     return "\n".join(L)
 
 

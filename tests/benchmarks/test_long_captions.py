@@ -29,6 +29,7 @@ def test_quick_run_writes_every_cell_and_renders(tmp_path):
     assert got["quick"] is True and got["lengths"] == [10, 50] and got["tokenizer"] == "ptb-batch"
     assert set(got["families"]) == {"tokenizer", "rouge_l", "bertscore"}
     assert {"clip_s", "pac_s", "clair"} <= set(got["not_run"])
+    assert got["unlisted_families"] == []  # every registered family is run or said why not
     assert {"cpus", "python", "pycocoevalcap", "java"} <= set(got["machine"])
     cells = got["cells"]
     assert set(cells["tokenizer"]) == set(cells["rouge_l"]) == {"capeval", "pycocoevalcap"}
