@@ -36,7 +36,7 @@ ALLOWED_ABSENT: dict[str, str] = {
     "model:polos": "Polos's checkpoint (reprod.zip) is the user's download; tests/metrics/test_polos.py builds a tiny one",
     "polos-reference": "the polos package in a venv of its own (scripts/make_polos_reference_venv.sh): polos 0.1.3 "
                        "declares Python <=3.10.0 and pins packages that do not install beside capeval's",
-    "model:judge": "a model judge (clair, fleur, reffleur) is the user's own endpoint or model directory; "
+    "model:judge": "a model judge (clair, fleur, reffleur, pairjudge) is the user's own endpoint or model directory; "
                    "tests/judges runs them on tiny random models and a loopback server",
     "env:CAPEVAL_CHECK_SHIPPED_LEARNED": "the learned metric's full retrain: over 17 minutes cold on 2 cores",
     # Oracles of the CLIP tests: both import torchvision, and PyPI's torchvision 0.28.0 (the one
@@ -63,7 +63,7 @@ FAMILY_NEEDS: dict[str, tuple[str, ...]] = {
     "meteor": ("module:pycocoevalcap",),  # native METEOR reads the resources of pycocoevalcap's jar
     "spice": SPICE_PY, "spider": SPICE_PY, "qace_ref": QACE_REF, "qace_img": ("model:qace-img",),
     "polos": ("model:polos",),
-    "clair": ("model:judge",), "fleur": ("model:judge",), "reffleur": ("model:judge",),
+    "clair": ("model:judge",), "fleur": ("model:judge",), "reffleur": ("model:judge",), "pairjudge": ("model:judge",),
     "nneval": (*SPICE_PY, GLOVE, "module:pycocoevalcap"),
     "learned": (*SPICE_PY, GLOVE, MINILM, "module:pycocoevalcap"),
 }

@@ -31,6 +31,7 @@ from ._rows import make_rows, write_jsonl
 NOT_STREAMED = {
     "qace_img": "its Visual-T5 reader and question generator run padded batches, so a row's numbers depend on "
                 "the rows batched with it",
+    "pairjudge": "it judges pairs, whose two members sit in the two halves of the input",
 }
 #: options that make a family stream (where its defaults do not) or keep it small here
 OPTIONS: dict[str, dict] = {

@@ -31,8 +31,7 @@ def bench_cmd(
     latex_out: Path | None = typer.Option(None, "--latex", help="Write LaTeX tables here."),
     report_out: Path | None = typer.Option(None, "--report", help="Write a self-contained HTML report (tables, "
                                            "figures, signatures; no scripts or external URLs) here."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Score cache (default $CAPEVAL_CACHE or "
-                                          "~/.cache/capeval)."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Score cache (default $CAPEVAL_CACHE or ~/.cache/capeval)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write cached scores."),
     statistic: str | None = typer.Option(None, "--statistic", help="Headline statistic for correlation benchmarks "
                                          "(kendall_tau_c, kendall_tau_b, pearson, spearman, r2); default: the "
@@ -40,8 +39,7 @@ def bench_cmd(
     tie_policy: str = typer.Option("half", "--tie-policy", help="Metric ties in pairwise benchmarks: half "
                                    "(0.5 credit), random (seeded), b (Polos: tie counts as B), fail (no credit)."),
     seed: int = typer.Option(12345, "--seed", help="Seed for random tie breaking and the bootstrap."),
-    bootstrap: int = typer.Option(0, "--bootstrap", help="Add a percentile 95% CI from this many row resamples "
-                                  "(e.g. 1000)."),
+    bootstrap: int = typer.Option(0, "--bootstrap", help="Add a percentile 95% CI from this many row resamples (e.g. 1000)."),
     tokenizer: str = typer.Option("ptb", "--tokenizer", help="ptb | ptb-java | none."),
     aggregate: str = typer.Option("corpus", "--aggregate", help="System benchmarks: corpus score per system, "
                                   "or mean of per-caption scores."),
@@ -59,12 +57,14 @@ def bench_cmd(
     allow_modified_data: bool = typer.Option(False, "--allow-modified-data", help="Run on data files that "
                                              "differ from capeval's packaged checksums (refused by default); "
                                              "the benchmark signature then says data:modified."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing --json/--markdown/--latex/"
-                                   "--report files (refused by default)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing --json/--markdown/--latex/--report files (refused by default)."),
     mkdirs: bool = typer.Option(False, "--mkdirs", help="Create missing folders of the output paths (refused by default: a mistyped path must not create folders)."),
     strict_line_breaks: bool = typer.Option(False, "--strict-line-breaks", help="Refuse a benchmark whose captions "
                                             "hold a line break (\\n, \\r, U+2028, ...) instead of reading each as a "
                                             "space (default, as `capeval score` does; the signature counts them)."),
+    judge_url: str | None = typer.Option(None, "--judge-url", help="Model judges (clair, fleur, reffleur, pairjudge): base URL of an OpenAI-compatible endpoint (docs/JUDGES.md). Without it, --judge-model is a local transformers directory."),
+    judge_model: str | None = typer.Option(None, "--judge-model", help="Model judges: the endpoint's model name, or a local model directory."),
+    judge_allow_unanswered: int | None = typer.Option(None, "--judge-allow-unanswered", min=0, help="Model judges: rows (pairjudge: pairs) the judge may leave unanswered, left out and counted in the signature, before the run fails (default 0)."),
 ) -> None:
     """Score metrics on benchmarks and report correlations / accuracies with signatures."""
     from rich.console import Console
@@ -72,7 +72,6 @@ def bench_cmd(
     from ..metaeval.runner import resolve_names
     from ..metaeval.tables import print_rich
     from ..service.cache import ScoreCache
-
     err = Console(stderr=True)
     load_options = _load_options(err, data_option)
     names = resolve_names(name) if name is not None else []
@@ -81,7 +80,8 @@ def bench_cmd(
         # before any work (a run that cannot finish does none); its plan serves every benchmark
         plan = check_run(names, outputs=outputs, overwrite=overwrite, report=report_out is not None, root=root,
                          allow_modified_data=allow_modified_data, mkdirs=mkdirs, tokenizer=tokenizer,
-                         files=judgment_files, kind=judgment_kind, **_metric_request(metrics, option, scores))
+                         files=judgment_files, kind=judgment_kind, **_metric_request(metrics, option, scores),
+                         judge=(judge_url, judge_model, judge_allow_unanswered))
     cache = ScoreCache(cache_dir, enabled=not no_cache)
     run_options = dict(root=root, cache=cache, statistic=statistic, tie_policy=tie_policy, seed=seed,
                        bootstrap=bootstrap, aggregate=aggregate, load_options=load_options,
@@ -108,17 +108,21 @@ def _metric_request(metrics: str | None, option: list[str], scores: list[str]) -
 
 def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *, overwrite: bool, report: bool,
               root: Path | None, allow_modified_data: bool, mkdirs: bool = False, tokenizer: str = "ptb",
-              options: dict | None = None, scores: dict | None = None, files: list[Path] = (), kind: str | None = None):
+              options: dict | None = None, scores: dict | None = None, files: list[Path] = (), kind: str | None = None,
+              judge: tuple = (None, None, None)):
     """Everything a run needs that can be known before scoring, every problem named at once
     (one :class:`~capeval.errors.InputError`): the benchmarks and their data root and files, the
     metrics (with their options and scores files) and the extras they and the report import,
-    and outputs that can be written. Returns the run's :class:`~capeval.plan.ScoringPlan`."""
+    and outputs that can be written. Returns the run's :class:`~capeval.plan.ScoringPlan`, with
+    ``judge`` (the --judge-url, --judge-model and --judge-allow-unanswered values) as the model
+    judges' options."""
     from ..data.integrity import check_benchmark_data
     from ..data.registry import get_spec
     from ..errors import InputError, OutputError
     from ..extras import require
     from ..metaeval.runner import plan_for
     from ..outputs import check_outputs
+    from .score import with_judge
 
     problems: list[str] = []
 
@@ -139,7 +143,7 @@ def check_run(names: list[str], metric_names: list[str], outputs: list[Path], *,
             note(e)
     plan = None
     try:
-        plan = plan_for(metric_names, tokenizer=tokenizer, options=options, scores=scores)
+        plan = with_judge(plan_for(metric_names, tokenizer=tokenizer, options=options, scores=scores), *judge)
     except CapevalError as e:
         note(e)
     needs = _metric_extras(plan, metric_names, note)

@@ -100,7 +100,7 @@ def score_cmd(
                                    "<name>.signatures.json, --save-cider-df); refused by default. An output "
                                    "that is an input file is always refused."),
     mkdirs: bool = typer.Option(False, "--mkdirs", help="Create missing folders of the output paths (refused by default: a mistyped path must not create folders)."),
-    judge_url: Optional[str] = typer.Option(None, "--judge-url", help="Model judges (clair, fleur, reffleur): base URL of an OpenAI-compatible endpoint (http://127.0.0.1:8000/v1; docs/JUDGES.md). Without it, --judge-model is a local transformers directory."),
+    judge_url: Optional[str] = typer.Option(None, "--judge-url", help="Model judges (clair, fleur, reffleur, pairjudge): base URL of an OpenAI-compatible endpoint (http://127.0.0.1:8000/v1; docs/JUDGES.md). Without it, --judge-model is a local transformers directory."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Model judges: the endpoint's model name, or a local model directory."),
     judge_allow_unanswered: Optional[int] = typer.Option(None, "--judge-allow-unanswered", min=0, help="Model judges: rows the judge may leave unanswered (scored NaN, counted in the signature) before the run fails (default 0)."),
 ) -> None:
@@ -114,7 +114,8 @@ def score_cmd(
         asked = names if metrics is not None else None  # None: the default set, which may skip
         line_breaks = "refuse" if strict_line_breaks else "space"
         plan = ScoringPlan.build(asked, tokenizer=tokenizer, options=parse_options(option))  # names resolved once
-        plan = _with_judge(plan, judge_url, judge_model, judge_allow_unanswered)
+        plan = with_judge(plan, judge_url, judge_model, judge_allow_unanswered)
+        _refuse_pairwise(plan)
         families, options = _family_options(plan, cider_df, save_cider_df)
         plan = plan.with_options(options)  # the df files too
         # Streaming (bounded memory, resumable, --jobs/--engine) when the run allows it: cli/_stream.py.
@@ -149,7 +150,7 @@ def score_cmd(
         say(console, f"per-caption scores written to {output}")
 
 
-def _with_judge(plan: ScoringPlan, url, model, allow) -> ScoringPlan:
+def with_judge(plan: ScoringPlan, url, model, allow) -> ScoringPlan:
     """The --judge-* flags as options of every model-judge family of the plan (an -O option of
     the same key wins)."""
     from ..judges.metric import JudgeMetric
@@ -162,6 +163,15 @@ def _with_judge(plan: ScoringPlan, url, model, allow) -> ScoringPlan:
     for fam in judges:
         options[fam] = {**given, **options.get(fam, {})}
     return plan.with_options(options)
+
+
+def _refuse_pairwise(plan: ScoringPlan) -> None:
+    from ..errors import InputError
+
+    pairs = [f.cls.family for f in plan.families if f.cls.pairwise]
+    if pairs:
+        raise InputError(f"{', '.join(pairs)} judge(s) pairs of captions, not the rows of a file: run it with "
+                         "capeval bench (pascal50s, abstract50s, or --file with a, b, references, preferred)")
 
 
 def _check_score_outputs(input, annotations, output, cider_df, save_cider_df, overwrite: bool, mkdirs: bool) -> None:

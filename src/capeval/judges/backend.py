@@ -33,6 +33,10 @@ MAX_RESPONSE_BYTES = 16 << 20
 MAX_RETRY_AFTER = 60.0
 #: FLEUR's answer form, sent as vLLM's ``guided_regex`` in JSON mode.
 FLEUR_REGEX = r"(0\.[0-9][0-9]?|1\.0)"
+#: The pairwise judge's answer form, sent as vLLM's ``guided_json`` in JSON mode.
+PAIR_SCHEMA = {"type": "object", "properties": {"better": {"type": "string", "enum": ["A", "B"]},
+                                                "reason": {"type": "string"}},
+               "required": ["better", "reason"]}
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
@@ -53,7 +57,7 @@ class Decoding:
 @dataclass(frozen=True)
 class Request:
     """One question to the judge: a prompt (the user message), an optional image and the
-    answer's form (``"clair_json"``, ``"fleur_number"`` or ``"free"``), which the local backend
+    answer's form (``"clair_json"``, ``"pair_json"``, ``"fleur_number"`` or ``"free"``), which the local backend
     enforces while decoding and an endpoint may be asked for (``json_mode``)."""
 
     prompt: str
@@ -131,8 +135,10 @@ class HttpBackend:
                       "temperature": dec.temperature, "seed": dec.seed, "max_tokens": dec.max_tokens, "n": 1}
         if dec.top_logprobs:
             body.update(logprobs=True, top_logprobs=dec.top_logprobs)
-        if self.json_mode and req.shape == "clair_json":
+        if self.json_mode and req.shape in ("clair_json", "pair_json"):
             body["response_format"] = {"type": "json_object"}
+        if self.json_mode and req.shape == "pair_json":
+            body["guided_json"] = PAIR_SCHEMA  # vLLM's guided decoding; other servers ignore it
         elif self.json_mode and req.shape == "fleur_number":
             body["guided_regex"] = FLEUR_REGEX  # vLLM's guided decoding; other servers ignore it
         return body

@@ -3,7 +3,8 @@ model (LLaVA-style) when the directory holds a processor with an image processor
 
 Decoding is greedy and the answer's form is enforced token by token, so even a small model
 answers in form: CLAIR's ``{"score": N, "reason": "..."}`` with N an integer from 0 to 100 and a
-reason without quotes or line breaks; FLEUR's ``0.D``, ``0.DD`` or ``1.0``. Each request is
+reason without quotes or line breaks; the pairwise judge's ``{"better": "A" or "B", "reason":
+"..."}``; FLEUR's ``0.D``, ``0.DD`` or ``1.0``. Each request is
 decoded alone (no padding, no batch-mates) on capeval's single-threaded torch runner
 (:mod:`capeval.resources.torch_runner`), so an answer depends on its own prompt only; requests
 run side by side on the runner's threads. FLEUR's probabilities are the softmax over the whole
@@ -22,6 +23,8 @@ from .backend import Decoding, JudgeUnavailable, Reply, Request, TokenLogprob
 CLAIR_HEAD = '{"score": '
 CLAIR_MID = ', "reason": "'
 CLAIR_END = '"}'
+PAIR_HEAD = '{"better": "'
+PAIR_MID = '", "reason": "'
 
 
 def model_digest(folder: Path) -> str:
@@ -156,11 +159,12 @@ class Steer:
     highest logit among them), or None when the answer is complete."""
 
     def __init__(self, be: LocalBackend, shape: str, max_tokens: int):
-        if shape not in ("clair_json", "fleur_number", "free"):
+        if shape not in ("clair_json", "pair_json", "fleur_number", "free"):
             raise InputError(f"unknown answer form {shape!r}")
         self.be, self.shape, self.budget = be, shape, max_tokens
-        self.forced: list[int] = be._ids(CLAIR_HEAD) if shape == "clair_json" else []
-        self.state = "number" if shape == "clair_json" else "lead"
+        head = {"clair_json": CLAIR_HEAD, "pair_json": PAIR_HEAD}.get(shape)
+        self.forced: list[int] = be._ids(head) if head else []
+        self.state = {"clair_json": "number", "pair_json": "choice"}.get(shape, "lead")
         self.number = ""
         self.n = 0
 
@@ -205,6 +209,13 @@ class Steer:
                 self.state, self.forced = "done", end[1:]
             return pick
         return None
+
+    def _pair_json(self, logits) -> int | None:
+        if self.state == "choice":  # A or B, then the reason as CLAIR's
+            pick = self._best(logits, [self.be._ids("A")[-1], self.be._ids("B")[-1]])
+            self.state, self.forced = "reason", self.be._ids(PAIR_MID)
+            return pick
+        return self._clair_json(logits)
 
     def _fleur_number(self, logits) -> int | None:
         be = self.be

@@ -251,11 +251,13 @@ def _source(name, file, file_kind, statistic, load_options: dict, root, plan: Sc
             raise InputError(f"give a benchmark name ({name!r}) or a judgment file, not both")
         table, base_fn = _load_file(file, file_kind, statistic, load_options, ref_mode, families, with_user,
                                     line_breaks)
+        _check_pairwise(table.name, table, families)
         return table, base_fn, _seen_metrics(table.name, metrics, plan.options, root, allow_seen, families, table)
     if name is None:
         raise InputError("give a benchmark name or a judgment file (file=...)")
     seen = _seen_metrics(name, metrics, plan.options, root, allow_seen, families)
     table, base_fn = _load_table(name, root, load_options, ref_mode, families, with_user, allow_modified, line_breaks)
+    _check_pairwise(name, table, families)
     return table, base_fn, seen
 
 
@@ -405,6 +407,17 @@ def _score_list(ul, plan: ScoringPlan, base_fn, pictures, name, hashes, **kw):
     if plan.columns:
         extra["ids"] = ul.ids()
     return base_fn(ul.candidates, ul.references, plan=plan, **kw, **extra)
+
+
+def _check_pairwise(name: str, table, families: dict[str, type]) -> None:
+    """A family that judges pairs (``Metric.pairwise``) runs on pairwise tables only."""
+    from .. import data
+
+    pairs = [m for m, cls in families.items() if cls.pairwise]
+    if pairs and not isinstance(table, data.PairwiseTable):
+        kind = "system-level" if isinstance(table, data.SystemTable) else "ratings"
+        raise InputError(f"{', '.join(pairs)} judge(s) pairs of captions, and {name} is a {kind} benchmark; run it "
+                         "on a pairwise one (pascal50s, abstract50s, or --file with a, b, references, preferred)")
 
 
 def _check_reference_free(name: str, table, families: dict[str, type], ref_mode: str) -> None:

@@ -84,6 +84,10 @@ class Metric(ABC):
     cacheable : bool
         False when nothing identifies the computation across processes (a user's Python
         callable): the score cache neither reads nor stores its numbers.
+    pairwise : bool
+        True for a family that judges pairs of captions (``pairjudge``): its corpus is a pairwise
+        benchmark's units (every pair's A member, then the B members), so benchmark runs refuse
+        it on other kinds of table and ``capeval score`` refuses it.
     jobs_option : str or None
         The option that sets this family's own worker processes (SPICE-py's ``n_process``):
         ``capeval score`` names it (``-O family.option=N``) when it refuses ``--jobs N`` on a run
@@ -105,6 +109,7 @@ class Metric(ABC):
     needs_references: ClassVar[bool] = True
     accepts_images: ClassVar[bool] = False
     cacheable: ClassVar[bool] = True
+    pairwise: ClassVar[bool] = False
     jobs_option: ClassVar[str | None] = None
     extras: ClassVar[tuple[str, ...]] = ()
     #: Bumped when this family's numbers change while neither its signature nor its code does

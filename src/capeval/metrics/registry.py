@@ -43,6 +43,7 @@ OUTPUT_MODULES: dict[str, str] = {
                      "qace_img", "qace_img_f1", "qace_img_bertscore", "qace_img_answerability"],
                     "capeval.qace.metric"),
     **dict.fromkeys(["clair", "fleur", "reffleur"], "capeval.judges.metric"),
+    "pairjudge": "capeval.judges.pairwise",
 }
 
 #: Family names of the built-ins (a family may differ from its outputs: ``bleu`` has ``bleu1``..
@@ -52,7 +53,7 @@ OUTPUT_MODULES: dict[str, str] = {
 BUILTIN_FAMILIES: frozenset[str] = frozenset({
     "bertscore", "bleu", "bleu_smooth", "cider", "cider_d", "clip_s", "pac_s", "meteor", "rouge_l", "sentsim",
     "spice", "spider", "ter", "wembsim", "wmd", "nneval", "learned", "qace_ref", "qace_img",
-    "clair", "fleur", "reffleur", "polos",
+    "clair", "fleur", "reffleur", "pairjudge", "polos",
 })
 
 #: Named metric sets, the one home of every default list: ``coco`` is what pycocoevalcap's
