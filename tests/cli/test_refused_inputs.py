@@ -89,3 +89,15 @@ def test_cider_df_with_an_astronomical_unit_count(rows, tmp_path):
                   encoding="utf-8")
     _refused("score", "--input", str(rows), "-m", "cider_d", "--cider-df", str(df), "-q",
              match="an integer of 401 digits; integers in capeval files are limited to 2**53")
+
+
+@pytest.mark.parametrize("flag", ["--cider-df", "--save-cider-df"])
+def test_a_df_file_for_a_run_with_no_family_taking_it_is_refused(rows, tmp_path, flag):
+    # Silently ignored before: --save-cider-df wrote nothing with exit status 0.
+    df = tmp_path / "df.json"
+    if flag == "--cider-df":
+        df.write_text("{}", encoding="utf-8")
+    _refused("score", "--input", str(rows), "-m", "bleu4,rouge_l", flag, str(df), "-q", "--overwrite",
+             match=f"{flag} is for the families that take CIDEr's df (cider, cider_d, spider); "
+                   "none of the requested metrics is one (bleu4, rouge_l)")
+    assert flag == "--cider-df" or not df.exists()

@@ -189,6 +189,13 @@ def _family_options(plan: ScoringPlan, cider_df, save_cider_df) -> tuple[list[st
     families that use CIDEr's df, then the user's ``-O`` options (the plan's)."""
     classes = list(dict.fromkeys(plan.family_of(n) for n in plan.metrics))
     options: dict = {}
+    if (cider_df is not None or save_cider_df is not None) and not any(cls.uses_df for cls in classes):
+        from ..errors import InputError
+        from ..metrics.registry import families_with
+
+        flag = "--cider-df" if cider_df is not None else "--save-cider-df"
+        raise InputError(f"{flag} is for the families that take CIDEr's df ({', '.join(families_with('uses_df'))}); "
+                         f"none of the requested metrics is one ({', '.join(plan.metrics)})")
     for fam in (cls.family for cls in classes if cls.uses_df):
         opt = {}
         if cider_df is not None:
