@@ -193,3 +193,23 @@ def test_pairjudge_is_refused_by_name_off_pairwise_tables(tmp_path):
     res = CliRunner().invoke(app, ["score", "-i", str(src), "-m", "pairjudge", "--judge-url", "http://127.0.0.1:9/v1",
                                    "--judge-model", "m", "-q"])
     assert res.exit_code == 2 and "pairjudge judge(s) pairs of captions" in res.output and "Traceback" not in res.output
+
+
+def test_each_pairs_image_goes_with_both_orders(server, tiny_llava, images, tmp_path):
+    paths = images[:2] + images[:2]  # pair i's image beside both of its members
+    r = capeval.score(A[:2] + B[:2], REFS[:2] + REFS[:2], ["pairjudge"], images=paths,
+                      options={"pairjudge": _opts(server, tmp_path, cache=False)})
+    assert server.requests == 4 and "image:yes" in r.signatures["pairjudge"]
+    sent = [next(p["image_url"]["url"] for p in _user_text(b) if p["type"] == "image_url") for b in server.bodies]
+    assert sent[0] == sent[2] and sent[1] == sent[3] and sent[0] != sent[1]
+    # a LLaVA-style model directory judges the pair with its image, under the same answer form
+    local = capeval.score(A[:2] + B[:2], REFS[:2] + REFS[:2], ["pairjudge"], images=paths,
+                          options={"pairjudge": {"model": str(tiny_llava), "cache": False, "max_tokens": 24}})
+    assert all(json.loads(e.answers[0])["better"] in ("A", "B") for e in local.explanations["pairjudge"])
+    assert local.details["pairjudge"]["unanswered"] == 0
+
+
+def test_members_of_a_pair_with_different_images_are_refused(images):
+    with pytest.raises(InputError, match="pairjudge judges pairs"):
+        capeval.score(A[:1] + B[:1], REFS[:1] * 2, ["pairjudge"], images=images[:2],
+                      options={"pairjudge": {"model": "m", "url": "http://x/v1"}})

@@ -10,6 +10,7 @@
 * :mod:`.answers` -- parsing answers and FLEUR's score smoothing;
 * :mod:`.runner` -- one judged batch: cache, backend, retries, failures, token counts;
 * :mod:`.metric` -- the ``clair``, ``fleur`` and ``reffleur`` families.
+* :mod:`.pairwise` -- the ``pairjudge`` family: both captions of a pair, asked in both orders.
 
 Nothing here imports torch or transformers at module level.
 """
