@@ -1,4 +1,4 @@
-"""Every code block in README.md and docs/*.md runs as written.
+"""Every code block in README.md, CONTRIBUTING.md and docs/*.md runs as written.
 
 ```python blocks run in a fresh namespace: nothing is supplied but what the comments just above
 the block declare. ``<!-- example: needs (model:wordnet, extra:semantic) -->`` names what it
@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FILES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARK = re.compile(r"<!--\s*example:\s*(skip|own process|needs|files|given)\s*\((.+)\)\s*-->")
 
 
