@@ -281,7 +281,10 @@ SURFACES = [
             api="from capeval.doors import read_image_bytes\nfrom capeval.metrics._clip_image import decode, "
                 "preprocess_image\npreprocess_image(decode(read_image_bytes({path!r}), {path!r}), 224)"),
     Surface("fleur/reffleur image (judge request)", "image", ".png",
-            api="from capeval.judges.metric import _image\n_image({path!r})"),
+            api="from capeval.judges.metric import judge_image\njudge_image({path!r})"),
+    Surface("pairjudge image (judge request)", "image", ".png",
+            api="from capeval.judges.pairwise import PairJudge\nPairJudge(model='m', url='http://127.0.0.1:9/v1')"
+                ".requests(['a', 'b'], [['r'], ['r']], [{path!r}, {path!r}])"),
     Surface("polos checkpoint", "torch_ckpt", ".ckpt",
             api="from pathlib import Path\nfrom capeval.metrics._polos_model import read_state_dict\n"
                 "read_state_dict(Path({path!r}))"),

@@ -197,7 +197,8 @@ class JudgeMetric(Metric):
         return MetricScores(out.corpus, out.per_caption, fields, details)
 
 
-def _image(path: str) -> tuple[bytes, str, str]:
+def judge_image(path: str) -> tuple[bytes, str, str]:
+    """An image's bytes, SHA-256 and MIME type for a judge request, checked by the image door."""
     import io
     import warnings
 
@@ -251,7 +252,7 @@ class _Fleur(JudgeMetric):
             raise InputError(f"{self.family} needs one image per candidate (images=...)")
         out = []
         for i, c in enumerate(candidates):
-            data, digest, mime = _image(images[i])
+            data, digest, mime = judge_image(images[i])
             text = prompts.fleur_prompt(c, references[i] if self.with_references else None)
             out.append(Request(text, self.shape, image=data, image_digest=digest, image_mime=mime))
         return out

@@ -19,7 +19,6 @@ benchmark then leaves the pair out of the accuracy, counted in the signature).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -36,7 +35,7 @@ from ..metrics.statistics import Statistics
 from ..result import MetricScores
 from .answers import Malformed
 from .backend import Reply, Request
-from .metric import JudgeAggregate, JudgeMetric, TooManyUnanswered
+from .metric import JudgeAggregate, JudgeMetric, TooManyUnanswered, judge_image
 from .runner import Verdict
 
 PAIR_TEMPLATE = (
@@ -74,14 +73,6 @@ def _json_object(text: str) -> dict | None:
         if isinstance(obj, dict):
             return obj
     return None
-
-
-def _image(path: str) -> tuple[bytes, str, str]:
-    from ..doors import read_image_bytes
-
-    data = read_image_bytes(path)
-    mime = "image/png" if data[:8] == b"\x89PNG\r\n\x1a\n" else "image/jpeg"
-    return data, hashlib.sha256(data).hexdigest(), mime
 
 
 def parse_pair(text: str) -> tuple[str, str]:
@@ -220,7 +211,7 @@ class PairJudge(JudgeMetric):
 
     def requests(self, candidates, references, images) -> list[Request]:
         n = self._layout(candidates, references, images)
-        seen: list[tuple[bytes, str, str] | None] = [None] * n if images is None else [_image(images[i]) for i in range(n)]
+        seen: list[tuple[bytes, str, str] | None] = [None] * n if images is None else [judge_image(images[i]) for i in range(n)]
         out = []
         for first, second in ((0, n), (n, 0)):  # every pair in order (a, b), then every pair in order (b, a)
             for i in range(n):
