@@ -10,7 +10,8 @@ them.
 :func:`running` records the plug-in or user metric whose code runs at the moment, with the
 process it runs in (a forked copy inherits the record but not the pid), so the command can
 tell that an ``os._exit`` comes from it (``capeval.cli._ending``; docs/RELIABILITY.md, *User
-code*).
+code*). :func:`pid_alive` tells whether another process still runs (a run's owner, a worker's
+parent).
 """
 from __future__ import annotations
 
@@ -51,6 +52,17 @@ def _guarded_exit(status: int) -> None:
     if now is not None and now[0] == os.getpid():
         raise SystemExit(f"os._exit({status!r})")
     _real_exit(status)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a process of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def exit_now(status: int) -> None:

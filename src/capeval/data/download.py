@@ -22,6 +22,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
+from .._process import pid_alive
 from ..errors import ExternalToolError, InputError
 from ..digests import sha256_file
 from ..outputs import atomic_write
@@ -223,22 +224,12 @@ def stale_staging(root: Path) -> list[Path]:
             pid = int((d / "owner").read_text().split()[0])
         except (OSError, ValueError, IndexError):
             pid = None  # no owner file: written by an older version, or killed before writing it
-        if pid is not None and pid != os.getpid() and _alive(pid):
+        if pid is not None and pid != os.getpid() and pid_alive(pid):
             continue
         if pid is None and _age(d) < 3600:
             continue  # may be a download starting right now
         out.append(d)
     return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
 
 
 def _age(d: Path) -> float:

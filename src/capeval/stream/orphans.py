@@ -37,16 +37,6 @@ def _wait_then_exit(pid: int) -> None:
     else:
         import time
 
-        while _alive(pid):
+        while _process.pid_alive(pid):
             time.sleep(POLL_SECONDS)
     _process.exit_now(1)  # the guarded os._exit would raise instead while a plug-in runs
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
