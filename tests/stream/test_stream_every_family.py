@@ -38,7 +38,7 @@ OPTIONS: dict[str, dict] = {
     "bertscore": {"padding_floor": False, "model": "minilm"},
     "learned": {"model": "mpnet"},
 }
-IMAGE_FAMILIES = ("clip_s", "pac_s")
+IMAGE_FAMILIES = ("clip_s", "pac_s", "polos")
 #: model judges run on tiny random models built in the setup (no judge has a default)
 JUDGE_FAMILIES = ("clair", "fleur", "reffleur")
 
@@ -83,6 +83,10 @@ def setup(tmp_path_factory):
                          "embedding_cache": False}
     options["pac_s"] = {"model": str(save_openai(model, root / "pacs.pth", wrap=True)), "tokenizer": str(merges),
                         "embedding_cache": False}
+    from tests.metrics._tiny_polos import build as build_polos
+
+    polos = build_polos(root / "polos")
+    options["polos"] = {"checkpoint": str(polos["checkpoint"]), "clip_tokenizer": str(polos["merges"])}
     from tests.judges._tiny import build_causal, build_llava
 
     options["clair"] = {"model": str(build_causal(root / "judge")), "cache": False, "max_tokens": 24}
