@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ..digests import sha256_file
 from ..errors import InputError
 from . import mlp
-from .features import Feature, FeatureMatrix, MinMax, extract, label
+from .features import Feature, FeatureMatrix, MinMax, extract
 from .refsets import DEFAULT_K, POLICIES
-from .model_files import load_npz, save_npz
+from .model_files import load_model, save_model
 
 KINDS = ("mlp", "linear")
 FORMAT = "capeval-learned-model/1"
@@ -103,26 +102,11 @@ class LearnedModel:
 
     # ---- I/O --------------------------------------------------------------------------
     def save(self, path: Path | str) -> str:
-        arrays = {"feature_lo": self.scaler.lo, "feature_hi": self.scaler.hi}
-        arrays.update({f"param_{i:02d}": p for i, p in enumerate(self.params)})
-        meta = dict(self.meta)
-        meta.update(format=FORMAT, kind=self.kind, tokenizer=self.tokenizer,
-                    features=[f.to_json() for f in self.features],
-                    feature_labels=[label(f) for f in self.features])
-        self.sha256 = save_npz(path, arrays, meta)
+        self.sha256 = save_model(path, self, FORMAT, {"feature_lo": self.scaler.lo, "feature_hi": self.scaler.hi})
         return self.sha256
 
     @classmethod
     def load(cls, path: Path | str) -> "LearnedModel":
-        arrays, meta = load_npz(path)
-        if meta.get("format") != FORMAT:
-            raise InputError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        try:
-            features = tuple(Feature.from_json(d) for d in meta["features"])
-            params = [arrays[k] for k in sorted(arrays) if k.startswith("param_")]
-            model = cls(meta["kind"], params, MinMax(arrays["feature_lo"], arrays["feature_hi"]), features,
-                        meta.get("tokenizer", "ptb"), meta)
-        except KeyError as e:
-            raise InputError(f"{path}: missing entry {e}") from None
-        model.sha256 = sha256_file(path)
-        return model
+        return load_model(path, FORMAT, lambda arrays, meta, features, params: cls(
+            meta["kind"], params, MinMax(arrays["feature_lo"], arrays["feature_hi"]), features,
+            meta.get("tokenizer", "ptb"), meta))

@@ -66,3 +66,33 @@ def load_npz(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     meta = loads_json(str(arrays.pop(META_KEY)), f"{path}: metadata")  # the JSON door: depth, integers
     return arrays, meta
 
+
+def save_model(path: Path | str, model: Any, fmt: str, arrays: Mapping[str, np.ndarray], **meta: Any) -> str:
+    """A trained model's file: its ``arrays`` (the scaler's) and weights (``model.params``), and
+    its metadata (``model.meta`` with the format, kind, tokenizer, ``meta`` and the features);
+    returns the file's sha256."""
+    from .features import label
+
+    members = {**arrays, **{f"param_{i:02d}": p for i, p in enumerate(model.params)}}
+    fields = dict(model.meta)
+    fields.update(format=fmt, kind=model.kind, tokenizer=model.tokenizer, **meta,
+                  features=[f.to_json() for f in model.features], feature_labels=[label(f) for f in model.features])
+    return save_npz(path, members, fields)
+
+
+def load_model(path: Path | str, fmt: str, build: Any) -> Any:
+    """The model in the file ``path`` of format ``fmt``: ``build(arrays, meta, features, params)``
+    with its ``sha256`` set; a missing entry is an error naming it."""
+    from .features import Feature
+
+    arrays, meta = load_npz(path)
+    if meta.get("format") != fmt:
+        raise InputError(f"{path}: format {meta.get('format')!r}, expected {fmt!r}")
+    try:
+        features = tuple(Feature.from_json(d) for d in meta["features"])
+        params = [arrays[k] for k in sorted(arrays) if k.startswith("param_")]
+        model = build(arrays, meta, features, params)
+    except KeyError as e:
+        raise InputError(f"{path}: missing entry {e}") from None
+    model.sha256 = sha256_file(path)
+    return model

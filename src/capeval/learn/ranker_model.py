@@ -13,12 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..digests import sha256_file
 from ..errors import InputError
 from . import ranker
 from . import ranker_features as rf
-from .features import Feature, label
-from .model_files import load_npz, save_npz
+from .features import Feature
+from .model_files import load_model, save_model
 
 FORMAT = "capeval-ranker/1"
 KINDS = ("linear", "pairwise_ls", "ridge", "mlp")
@@ -104,30 +103,16 @@ class RankerModel:
     def save(self, path: Path | str) -> str:
         s = self.scaler
         arrays = {"scaler_lo": s.lo, "scaler_hi": s.hi, "scaler_mu": s.mu, "scaler_sd": s.sd}
-        arrays.update({f"param_{i:02d}": p for i, p in enumerate(self.params)})
-        meta = dict(self.meta)
-        meta.update(format=FORMAT, kind=self.kind, tokenizer=self.tokenizer, max_refs=self.max_refs,
-                    features=[f.to_json() for f in self.features],
-                    feature_labels=[label(f) for f in self.features])
-        self.sha256 = save_npz(path, arrays, meta)
+        self.sha256 = save_model(path, self, FORMAT, arrays, max_refs=self.max_refs)
         return self.sha256
 
     @classmethod
     def load(cls, path: Path | str) -> "RankerModel":
-        arrays, meta = load_npz(path)
-        if meta.get("format") != FORMAT:
-            raise InputError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        try:
-            features = tuple(Feature.from_json(d) for d in meta["features"])
-            params = [arrays[k] for k in sorted(arrays) if k.startswith("param_")]
-            scaler = ranker.Scaler(arrays["scaler_lo"], arrays["scaler_hi"], arrays["scaler_mu"],
-                                   arrays["scaler_sd"])
-            model = cls(meta["kind"], params, scaler, features, meta.get("max_refs"),
-                        meta.get("tokenizer", "ptb"), meta)
-        except KeyError as e:
-            raise InputError(f"{path}: missing entry {e}") from None
-        model.sha256 = sha256_file(path)
-        return model
+        def build(arrays, meta, features, params):
+            scaler = ranker.Scaler(arrays["scaler_lo"], arrays["scaler_hi"], arrays["scaler_mu"], arrays["scaler_sd"])
+            return cls(meta["kind"], params, scaler, features, meta.get("max_refs"), meta.get("tokenizer", "ptb"), meta)
+
+        return load_model(path, FORMAT, build)
 
 
 def default_model_path() -> Path:
