@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("resources",),
     ("inputs",),
     ("rowfiles", "dffile", "scorefile"),
-    ("outputs", "result", "validation", "signature", "progress", "units", "paths", "digests", "imagedir", "extras", "_compiled"),
+    ("outputs", "result", "validation", "signature", "progress", "dedup", "paths", "digests", "imagedir", "extras", "_compiled"),
     ("doors",),
     ("errors", "_version", "_speedups", "_meteor_speedups", "_process"),
 ]

@@ -185,7 +185,7 @@ def test_single_row_cider_refused_as_in_memory(tmp_path):
 
 
 def test_hashed_df_equals_dict_df(tmp_path):
-    from capeval.units import dedupe
+    from capeval.dedup import dedupe
     from capeval.metrics.cider import DocumentFrequency
     from capeval.stream.dfstore import DfAccumulator, chunk_df
     from capeval.text import tokenize_corpus

@@ -132,7 +132,7 @@ def units_df(candidates: Sequence[str], references: Sequence[Sequence[str]], tok
     tokenized by ``tokenizer``, a unit repeated k times counted k times)."""
     from ..metrics.cider import DocumentFrequency
     from ..text import tokenize_corpus
-    from ..units import dedupe
+    from ..dedup import dedupe
     from ..validation import validate_corpus
 
     cands, refs = validate_corpus(candidates, references, empty_refused_by="a learned model's features")

@@ -18,7 +18,7 @@ import numpy as np
 from ..result import MetricScores
 from ._ngrams import (MAX_ORDER, NgramIndex, bit_length, candidate_sids, core_for, index_arrays, index_for, ranges,
                       refset_matrix, searchsorted_many)
-from ..units import dedupe
+from ..dedup import dedupe
 from .base import Metric, OutputInfo
 from .statistics import Aggregate, Statistics
 from .registry import register

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..result import MetricScores
-from ..units import dedupe
+from ..dedup import dedupe
 from ._ngram_counts import ngram_counts
 from .base import Metric, OutputInfo
 from .registry import register

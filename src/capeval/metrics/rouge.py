@@ -14,7 +14,7 @@ import numpy as np
 from ..result import MetricScores
 from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, core_for, index_for, ranges, refset_matrix,
                       searchsorted_many, sorted_unique)
-from ..units import dedupe
+from ..dedup import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..result import MetricScores
-from ..units import dedupe
+from ..dedup import dedupe
 from ._limits import TER_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
 from .registry import register

@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..resources.vectors import WordVectors, load_vectors
 from ..result import MetricScores
 from ..text.stopwords import StopwordList, stopword_list
-from ..units import dedupe
+from ..dedup import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
 

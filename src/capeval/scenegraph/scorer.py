@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..units import dedupe
+from ..dedup import dedupe
 from .graph import CATEGORIES, SceneGraph, TupleSet, evaluate
 from .lexicon import CachedWordNet
 from .parser import DEFAULT_MODEL, TupleParser, can_fork
