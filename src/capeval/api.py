@@ -229,7 +229,7 @@ def score(
         tokenized = _tokens if _tokens is not None else tokenize_corpus(cands, refs, tokenizer)
     emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
     tok = tokenizer_id(tokenizer) + breaks
-    merged = _Merged(nrefs_field(refs))
+    builder = _ResultBuilder(nrefs_field(refs))
     for fam in plan.families:
         cls, names = fam.cls, list(fam.names)
         if progress is not None:
@@ -241,14 +241,14 @@ def score(
                 why = metric.cannot_score(*texts)
             if why is not None:
                 metric.close()
-                merged.skipped.update(dict.fromkeys(names, why))
+                builder.skipped.update(dict.fromkeys(names, why))
                 continue
-        out = _compute(cls, metric, texts, images, on_chunk, merged.shared, tokenizer, _statistics)
+        out = _compute(cls, metric, texts, images, on_chunk, builder.shared, tokenizer, _statistics)
         if _statistics:
-            merged.statistics[cls.family], out = out
+            builder.statistics[cls.family], out = out
         tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
-        merged.add(cls, names, metric, out, tok_field, fam.options)
-    return merged.result(list(plan.metrics), emptied, len(cands))
+        builder.add(cls, names, metric, out, tok_field, fam.options)
+    return builder.result(list(plan.metrics), emptied, len(cands))
 
 
 def _prepare_texts(candidates, references, need_references: bool, ids, allow_empty, line_breaks, normalize):
@@ -299,8 +299,9 @@ def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, stati
     return out
 
 
-class _Merged:
-    """The families' outputs merged into one result, and the scores later families may reuse."""
+class _ResultBuilder:
+    """Builds the call's Result from each family's outputs in turn, and keeps the scores later
+    families may reuse."""
 
     def __init__(self, nrefs: str):
         self.nrefs = nrefs
