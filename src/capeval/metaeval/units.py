@@ -45,7 +45,7 @@ def _refs(refs, n: int) -> list[list[str]] | None:
 
 def unit_lists(table) -> list[UnitList]:
     """Every corpus of ``table``, in the order and shape :mod:`capeval.metaeval.runner` scores
-    (one corpus per system for a system table, as ``meta.experiments.system_units``)."""
+    (one corpus per system for a system table: each system's output is scored on its own)."""
     from ..data import CorrelationTable, PairwiseTable, SystemTable
 
     if isinstance(table, CorrelationTable):

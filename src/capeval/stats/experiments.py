@@ -206,11 +206,6 @@ class SystemExperiment:
     metric_matrix: tuple[list[str], np.ndarray] | None = None
 
 
-def system_units(table: "SystemTable") -> dict[str, tuple[list[str], list[list[str]]]]:
-    """One corpus per system: coco scores each system's output on its own."""
-    return {sys_id: (list(caps), list(table.references)) for sys_id, caps in table.systems.items()}
-
-
 def system_experiment(
     table: "SystemTable",
     scores: Mapping[str, Mapping[str, float]],
