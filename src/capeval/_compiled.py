@@ -9,18 +9,28 @@ callers read ``_compiled.core`` at call time, so tests can switch paths by assig
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from types import ModuleType
 
 
-def _load():
-    # A static import, not importlib by name: the score-cache keys follow static imports to
-    # the C source (service/codehash.py), so an edit to _speedups.c changes them.
+def load(importer: Callable[[], ModuleType]) -> ModuleType | None:
+    """The compiled module ``importer`` imports, or None when it was not built or when
+    ``CAPEVAL_PURE_PYTHON`` switches every compiled core off (every compiled module loads
+    through here). ``importer`` imports it statically, not with importlib by name: the
+    score-cache keys follow static imports to the C source (service/codehash.py), so an edit
+    to the C file changes them."""
     if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
-        from . import _speedups
+        return importer()
     except ImportError:
         return None
+
+
+def _import_speedups() -> ModuleType:
+    from . import _speedups
+
     return _speedups
 
 
-core = _load()
+core = load(_import_speedups)

@@ -163,9 +163,10 @@ def test_search_visiting_matched_positions_equals_step_by_step(beam):
 
 
 def _compiled_or_skip():
+    from capeval._compiled import load
     from capeval.metrics._meteor_native import compiled
 
-    core = compiled._load()
+    core = load(compiled.import_core)  # the module, even where a test switched compiled.core off
     if core is None:
         pytest.skip("capeval._meteor_speedups is not built (or CAPEVAL_PURE_PYTHON is set)")
     return core

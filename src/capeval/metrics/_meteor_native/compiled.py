@@ -15,21 +15,19 @@ tests can switch paths by assigning it.
 """
 from __future__ import annotations
 
-import os
+from types import ModuleType
+
+from ..._compiled import load
 
 #: Longest line the compiled aligner takes (its packed search keys must fit in 64 bits);
 #: longer ones go to the Python aligner.
 MAX_WORDS = 20000
 
 
-def _load():
-    if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from ... import _meteor_speedups
-    except ImportError:
-        return None
+def import_core() -> ModuleType:
+    from ... import _meteor_speedups
+
     return _meteor_speedups
 
 
-core = _load()
+core = load(import_core)

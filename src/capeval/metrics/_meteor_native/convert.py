@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._compiled import load
 from ...errors import ResourceNotFound
 from . import manifest
 from .convert_jar import read_jar, write_jar
@@ -78,13 +79,12 @@ def _convert_paraphrase(para: Path, out: Path) -> tuple[np.ndarray, np.ndarray, 
 def _compiled():
     """The optional compiled builder (``_paratable.c``), unless absent or switched off as
     :mod:`capeval._compiled` switches the compiled core off (``CAPEVAL_PURE_PYTHON``)."""
-    if os.environ.get("CAPEVAL_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
+    def importer():
         from . import _paratable
-    except ImportError:
-        return None
-    return _paratable
+
+        return _paratable
+
+    return load(importer)
 
 
 def _convert_paraphrase_compiled(para: Path, out: Path, paratable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
