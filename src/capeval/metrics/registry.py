@@ -4,8 +4,9 @@ One explicit name table (:data:`OUTPUT_MODULES`) says which module defines each 
 module is imported the first time one of its names is asked for, and registers its family
 there (``@register``). Families may live above this package (the learned metrics live with
 their training code in ``capeval.learn``, QACE in ``capeval.qace``): the table names them as
-strings, so nothing here imports a layer above. Modules keep heavy imports (torch, spaCy) inside
-functions, so loading a family stays cheap.
+strings, so nothing here imports a layer above; ``STRING_IMPORTS`` in tests/test_architecture.py
+declares each such link, and the layer test fails on one it does not list. Modules keep heavy
+imports (torch, spaCy) inside functions, so loading a family stays cheap.
 """
 from __future__ import annotations
 
