@@ -22,7 +22,7 @@ def test_capabilities_default_to_false_and_are_declared_on_the_families():
     # every family streams through its statistics, but those whose rows depend on the whole
     # input with no pre-pass for it (options or a model may decide it: cannot_stream)
     assert Metric.streamable is True
-    never = {get_family(f).family for f in _built_in(get_family(f).family for f in ("qace_img",))}
+    never = {get_family(f).family for f in _built_in(get_family(f).family for f in ("qace_img", "pairjudge"))}
     assert set(_built_in(families_with("streamable"))) == {family_for(o).family for o in OUTPUT_MODULES} - never
     assert _built_in(families_with("uses_df")) == ["cider", "cider_d", "spider"]
     assert _built_in(families_with("is_learned")) == ["learned", "nneval", "polos"]
