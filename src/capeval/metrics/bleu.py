@@ -209,21 +209,5 @@ class BleuCoco(Metric):
         return {"n": self.n, "eff": "closest", "smooth": "coco-1e-15/1e-9", "corpus": "summed-stats"}
 
     def compute(self, candidates, references) -> MetricScores:
-        units = dedupe(candidates, references)
-        st = unit_statistics(units, index_for(units.cands, units.refsets), self.n)
-        per_row = bleu_from_arrays(st, self.n)[units.row_unit]
-        # Corpus statistics are sums over rows (integers, so order is irrelevant).
-        mult = np.bincount(units.row_unit, minlength=len(units.unit_cand))
-        testlen = int(st["testlen"] @ mult)
-        reflen = int(st["reflen"] @ mult)
-        guess = [int(x) for x in mult @ st["guess"]]
-        correct = [int(x) for x in mult @ st["correct"]]
-        total = BleuStats(testlen, reflen, tuple(guess), tuple(correct))
-        corpus = bleu_from_stats(total, self.n)
-        names = [o.name for o in self.outputs]
-        return MetricScores(
-            corpus={names[k]: corpus[k] for k in range(self.n)},
-            per_caption={names[k]: per_row[:, k] for k in range(self.n)},
-            signature_fields=self._fields(),
-            details={"testlen": testlen, "reflen": reflen, "guess": guess, "correct": correct},
-        )
+        # The corpus formula is BleuAggregate's: the counts summed over rows (integers).
+        return self.statistics(candidates, references).scores()

@@ -56,7 +56,7 @@ from ..resources.resolver import java_executable, resolve
 from ..result import MetricScores
 from ._limits import METEOR_MAX_WORDS, check_lengths
 from ._meteor_jvm import JVMCrashed, MeteorProcess, default_workers
-from ._meteor_native import NativeMeteor, powtable, score_rows
+from ._meteor_native import NativeMeteor, powtable
 from ._meteor_native.score import corpus_score as native_corpus_score
 from ._meteor_native.score import scores as native_scores
 from ._meteor_native.score import aggregate as native_aggregate
@@ -475,13 +475,10 @@ class Meteor(Metric):
     def statistics(self, candidates, references, **kw) -> Statistics:
         if self.backend == "native":
             self._check_batch(candidates, references)
-            unit_stats, row_unit, fields = self._native_units(candidates, references)
-            rows = {"stats": np.asarray(unit_stats, dtype=np.float64)[row_unit]}
-        else:
-            out = self.compute(candidates, references)
-            fields = out.signature_fields
-            rows = {"lines": np.array(out.details["stats"], dtype=object), "meteor": out.per_caption["meteor"]}
-        return Statistics(len(candidates), self.aggregate(("meteor",)), rows, {}, dict(fields))
+            return self._native_statistics(candidates, references)[0]
+        out = self.compute(candidates, references)
+        rows = {"lines": np.array(out.details["stats"], dtype=object), "meteor": out.per_caption["meteor"]}
+        return Statistics(len(candidates), self.aggregate(("meteor",)), rows, {}, dict(out.signature_fields))
 
     @staticmethod
     def _check_batch(candidates, references) -> None:
@@ -521,16 +518,17 @@ class Meteor(Metric):
             details={"distinct_units": len(distinct), "stats": stats},
         )
 
-    def _compute_native(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+    def _native_statistics(self, candidates: Sequence[str], references: Sequence[Sequence[str]]):
+        """The rows' statistics, the distinct units' and each row's unit."""
         unit_stats, row_unit, fields = self._native_units(candidates, references)
-        per_unit, corpus = score_rows(unit_stats, row_unit)
+        rows = {"stats": np.asarray(unit_stats, dtype=np.float64)[row_unit]}
+        return Statistics(len(candidates), MeteorNativeAggregate(), rows, {}, dict(fields)), unit_stats, row_unit
+
+    def _compute_native(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        # The corpus formula is MeteorNativeAggregate's (the jar's addStats of the rows).
+        st, unit_stats, row_unit = self._native_statistics(candidates, references)
         row_lines = [stats_line(row) for row in unit_stats.tolist()]
-        return MetricScores(
-            corpus={"meteor": corpus},
-            per_caption={"meteor": per_unit[row_unit]},
-            signature_fields=fields,
-            details={"distinct_units": len(unit_stats), "stats": [row_lines[u] for u in row_unit.tolist()]},
-        )
+        return st.scores(details={"distinct_units": len(unit_stats), "stats": [row_lines[u] for u in row_unit.tolist()]})
 
     def _native_units(self, candidates: Sequence[str], references: Sequence[Sequence[str]]):
         """Statistics of the distinct units, each row's unit, and the signature fields."""

@@ -91,27 +91,20 @@ class Spider(Metric):
         return SpiderAggregate()
 
     def statistics(self, candidates, references, **kw) -> Statistics:
-        out = self.compute(candidates, references)
-        return Statistics(len(candidates), SpiderAggregate(),
-                          {"cider_d": out.details["cider_d"], "spice": out.details["spice"]}, {},
-                          dict(out.signature_fields))
-
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        """Each row's CIDEr-D and SPICE, with both parts' signature fields."""
         c = self._cider.compute(candidates, references)
         s = self._spice.compute(candidates, references)
-        cider = np.asarray(c.per_caption["cider_d"], dtype=float)
-        spice = np.asarray(s.per_caption["spice"], dtype=float)
-        per_unit = (cider + spice) / 2.0
-        corpus = (float(c.corpus["cider_d"]) + float(s.corpus["spice"])) / 2.0
         fields: dict[str, object] = {"cider": self._cider.variant, "spice": self._spice.variant}
         fields.update({f"cider.{k}": v for k, v in c.signature_fields.items()})
         fields.update({f"spice.{k}": v for k, v in s.signature_fields.items()})
-        return MetricScores(
-            corpus={"spider": corpus},
-            per_caption={"spider": per_unit},
-            signature_fields=fields,
-            details={"cider_d": cider, "spice": spice},
-        )
+        rows = {"cider_d": np.asarray(c.per_caption["cider_d"], dtype=float),
+                "spice": np.asarray(s.per_caption["spice"], dtype=float)}
+        return Statistics(len(candidates), SpiderAggregate(), rows, {}, fields)
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        # The corpus formula is SpiderAggregate's; the details are the two parts' per-row values.
+        st = self.statistics(candidates, references)
+        return st.scores(details={"cider_d": st.rows["cider_d"], "spice": st.rows["spice"]})
 
     def close(self) -> None:
         self._cider.close()

@@ -274,10 +274,15 @@ class TerAggregate(Aggregate):
                                 dtype=float)}
 
     def corpus(self, st: Statistics) -> dict[str, float]:
+        return {"ter": ter_from_stats(int(st.total("edits")), self.length_sum(st))}
+
+    @staticmethod
+    def length_sum(st: Statistics) -> float:
+        """The reference lengths summed in row order, as sacrebleu sums them."""
         len_sum = 0.0
         for ln in st.rows["ref_length"].tolist():
             len_sum += ln
-        return {"ter": ter_from_stats(int(st.total("edits")), len_sum)}
+        return len_sum
 
     def reduce(self, st: Statistics) -> Statistics:
         return Statistics(st.n, self, {"ref_length": st.rows["ref_length"]},
@@ -322,11 +327,11 @@ class Ter(Metric):
         return TerAggregate()
 
     def statistics(self, candidates, references, **kw) -> Statistics:
-        d = self.compute(candidates, references).details
-        return Statistics(len(candidates), TerAggregate(),
-                          {"edits": d["sentence_edits"], "ref_length": d["sentence_ref_length"]}, {}, self._fields())
+        """Each row's fewest edits (int64) and average reference length (float)."""
+        return self._row_statistics(candidates, references)[0]
 
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+    def _row_statistics(self, candidates, references) -> tuple[Statistics, int]:
+        """The rows' statistics and the number of distinct units scored."""
         check_lengths("TER", candidates, references, TER_MAX_WORDS,
                       "its shift search takes minutes on texts of a few thousand words, as in sacrebleu")
         units = dedupe(candidates, references)
@@ -345,21 +350,13 @@ class Ter(Metric):
             for ci, ri in zip(units.unit_cand.tolist(), units.unit_refset.tolist())
         ]
         row_stats = [unit_stats[u] for u in units.row_unit.tolist()]
-        per = np.array([ter_from_stats(e, n) for e, n in row_stats], dtype=float)
-        # Summed in row order, as sacrebleu does, so the float total is the same.
-        edits_sum, len_sum = 0, 0.0
-        for e, n in row_stats:
-            edits_sum += e
-            len_sum += n
-        return MetricScores(
-            corpus={"ter": ter_from_stats(edits_sum, len_sum)},
-            per_caption={"ter": per},
-            signature_fields=self._fields(),
-            details={
-                "edits": edits_sum,
-                "ref_length": len_sum,
-                "sentence_edits": np.array([e for e, _ in row_stats], dtype=np.int64),
-                "sentence_ref_length": np.array([n for _, n in row_stats], dtype=float),
-                "distinct_units": len(unit_stats),
-            },
-        )
+        rows = {"edits": np.array([e for e, _ in row_stats], dtype=np.int64),
+                "ref_length": np.array([n for _, n in row_stats], dtype=float)}
+        return Statistics(len(candidates), TerAggregate(), rows, {}, self._fields()), len(unit_stats)
+
+    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
+        # The corpus formula is TerAggregate's; the details add the sums and the per-row columns.
+        st, distinct = self._row_statistics(candidates, references)
+        return st.scores(details={"edits": int(st.total("edits")), "ref_length": TerAggregate.length_sum(st),
+                                  "sentence_edits": st.rows["edits"], "sentence_ref_length": st.rows["ref_length"],
+                                  "distinct_units": distinct})

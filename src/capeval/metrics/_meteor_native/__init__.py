@@ -26,7 +26,7 @@ from . import phrases, powtable
 from .align import Line, pair_bound, pair_stats
 from .normalize import line_words
 from .resources import MeteorResources, load
-from .score import aggregate, score_one, scores
+from .score import score_one, scores
 from .words import WordTable
 
 __all__ = ["NativeMeteor", "load"]
@@ -178,9 +178,3 @@ class NativeMeteor:
 #: skipped; rounding in either is below 1e-15.
 _BOUND_MARGIN = 1e-9
 
-
-def score_rows(stats: np.ndarray, row_unit: np.ndarray) -> tuple[np.ndarray, float]:
-    """Per-unit scores and the corpus score of rows whose statistics are ``stats[row_unit]``."""
-    per_unit = scores(stats)
-    corpus = float(scores(aggregate(stats[row_unit])[None, :])[0])
-    return per_unit, corpus
