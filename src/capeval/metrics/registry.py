@@ -1,8 +1,8 @@
 """Registry of metric families and their outputs.
 
-One explicit name table (:data:`OUTPUT_MODULES`) says which module defines each output; the
-module is imported the first time one of its names is asked for, and registers its family
-there (``@register``). Families may live above this package (the learned metrics live with
+One explicit table (:data:`BUILTINS`: family -> module and outputs) says which module defines
+each built-in; the module is imported the first time one of its names is asked for, and
+registers its family there (``@register``). Families may live above this package (the learned metrics live with
 their training code in ``capeval.learn``, QACE in ``capeval.qace``): the table names them as
 strings, so nothing here imports a layer above; ``STRING_IMPORTS`` in tests/test_architecture.py
 declares each such link, and the layer test fails on one it does not list. Modules keep heavy
@@ -20,42 +20,44 @@ from ..errors import InputError, UnknownMetricError
 from .base import Metric, OutputInfo
 
 _M = "capeval.metrics."
-#: Output name -> module whose import registers it. ``tests/metrics/test_registry.py`` checks it
+_L, _Q, _J = "capeval.learn.", "capeval.qace.", "capeval.judges."
+#: Every built-in family: the module whose import registers it, and its output names. The one
+#: place a built-in is named (CONTRIBUTING.md, As a built-in): :data:`OUTPUT_MODULES` and
+#: :data:`BUILTIN_FAMILIES` derive from it, and ``tests/metrics/test_registry.py`` checks it
 #: against what the modules register, so a new output cannot be forgotten here.
-OUTPUT_MODULES: dict[str, str] = {
-    **dict.fromkeys(["bertscore_p", "bertscore_r", "bertscore_f"], _M + "bertscore"),
-    **dict.fromkeys(["bleu1", "bleu2", "bleu3", "bleu4"], _M + "bleu"),
-    **dict.fromkeys(["bleu1_smooth", "bleu2_smooth", "bleu3_smooth", "bleu4_smooth"], _M + "bleu_smooth"),
-    **dict.fromkeys(["cider", "cider_d"], _M + "cider"),
-    **dict.fromkeys(["clip_s", "refclip_s", "pac_s", "refpac_s"], _M + "clipscore"),
-    "meteor": _M + "meteor",
-    "polos": _M + "polos",
-    "rouge_l": _M + "rouge",
-    **dict.fromkeys(["sentsim_max", "sentsim_mean", "sentsim_centroid"], _M + "sentsim"),
-    **dict.fromkeys(["spice", "spice_object", "spice_attribute", "spice_relation", "spice_color", "spice_count",
-                     "spice_size"], _M + "spice"),
-    "spider": _M + "spider",
-    "ter": _M + "ter",
-    "wembsim": _M + "wembsim",
-    "wmd": _M + "wmd",
-    "nneval": "capeval.learn.nneval_metric",
-    "learned": "capeval.learn.learned_metric",
-    **dict.fromkeys(["qace_ref", "qace_ref_f1", "qace_ref_bertscore", "qace_ref_answerability",
-                     "qace_img", "qace_img_f1", "qace_img_bertscore", "qace_img_answerability"],
-                    "capeval.qace.metric"),
-    **dict.fromkeys(["clair", "fleur", "reffleur"], "capeval.judges.metric"),
-    "pairjudge": "capeval.judges.pairwise",
+BUILTINS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "bertscore": (_M + "bertscore", ("bertscore_p", "bertscore_r", "bertscore_f")),
+    "bleu": (_M + "bleu", ("bleu1", "bleu2", "bleu3", "bleu4")),
+    "bleu_smooth": (_M + "bleu_smooth", ("bleu1_smooth", "bleu2_smooth", "bleu3_smooth", "bleu4_smooth")),
+    "cider": (_M + "cider", ("cider",)),
+    "cider_d": (_M + "cider", ("cider_d",)),
+    "clip_s": (_M + "clipscore", ("clip_s", "refclip_s")),
+    "pac_s": (_M + "clipscore", ("pac_s", "refpac_s")),
+    "meteor": (_M + "meteor", ("meteor",)),
+    "polos": (_M + "polos", ("polos",)),
+    "rouge_l": (_M + "rouge", ("rouge_l",)),
+    "sentsim": (_M + "sentsim", ("sentsim_max", "sentsim_mean", "sentsim_centroid")),
+    "spice": (_M + "spice", ("spice", "spice_object", "spice_attribute", "spice_relation", "spice_color",
+                             "spice_count", "spice_size")),
+    "spider": (_M + "spider", ("spider",)),
+    "ter": (_M + "ter", ("ter",)),
+    "wembsim": (_M + "wembsim", ("wembsim",)),
+    "wmd": (_M + "wmd", ("wmd",)),
+    "nneval": (_L + "nneval_metric", ("nneval",)),
+    "learned": (_L + "learned_metric", ("learned",)),
+    "qace_ref": (_Q + "metric", ("qace_ref", "qace_ref_f1", "qace_ref_bertscore", "qace_ref_answerability")),
+    "qace_img": (_Q + "metric", ("qace_img", "qace_img_f1", "qace_img_bertscore", "qace_img_answerability")),
+    "clair": (_J + "metric", ("clair",)),
+    "fleur": (_J + "metric", ("fleur",)),
+    "reffleur": (_J + "metric", ("reffleur",)),
+    "pairjudge": (_J + "pairwise", ("pairjudge",)),
 }
-
+#: Output name -> module whose import registers it (loaded on first use of a name).
+OUTPUT_MODULES: dict[str, str] = {out: module for module, outs in BUILTINS.values() for out in outs}
 #: Family names of the built-ins (a family may differ from its outputs: ``bleu`` has ``bleu1``..
 #: ``bleu4``). Plug-ins and user metrics may take none of them: a plug-in registered as ``bleu``
 #: would make the built-in's later import fail for the rest of the process.
-#: ``tests/metrics/test_registry.py`` checks it against what the modules register.
-BUILTIN_FAMILIES: frozenset[str] = frozenset({
-    "bertscore", "bleu", "bleu_smooth", "cider", "cider_d", "clip_s", "pac_s", "meteor", "rouge_l", "sentsim",
-    "spice", "spider", "ter", "wembsim", "wmd", "nneval", "learned", "qace_ref", "qace_img",
-    "clair", "fleur", "reffleur", "pairjudge", "polos",
-})
+BUILTIN_FAMILIES: frozenset[str] = frozenset(BUILTINS)
 
 #: Named metric sets, the one home of every default list: ``coco`` is what pycocoevalcap's
 #: COCOEvalCap reports without SPICE (``capeval.score`` and ``capeval score``); ``ngram`` drops
