@@ -74,6 +74,16 @@ def read_score_columns(scores: Mapping[str, str | Path] | None, metrics: Sequenc
     return out
 
 
+def empty_prepass(metric: Metric) -> Any | None:
+    """The neutral corpus pre-pass state of this instance (its state of an empty batch), or None
+    when its rows need none: a family that keeps :meth:`Metric.prepass`'s default, CIDEr with a
+    df file, BERTScore without idf. The one answer to "has this family a pre-pass?" that
+    streaming, the stress suite and the torchmetrics metrics ask of the instance they built."""
+    if type(metric).prepass is Metric.prepass:
+        return None
+    return metric.prepass([], [])
+
+
 @dataclass(frozen=True)
 class FamilyPlan:
     """One family of a plan: the requested outputs it computes and its checked options."""
@@ -344,4 +354,5 @@ def as_plan(metrics, plan: ScoringPlan | None, *, tokenizer: str, options) -> Sc
     return plan if metrics is None else plan.only(_metric_names(metrics))
 
 
-__all__ = ["FamilyPlan", "ScoresColumn", "ScoringPlan", "check_option_names", "check_options", "read_score_columns"]
+__all__ = ["FamilyPlan", "ScoresColumn", "ScoringPlan", "check_option_names", "check_options", "empty_prepass",
+           "read_score_columns"]

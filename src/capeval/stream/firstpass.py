@@ -25,13 +25,14 @@ def prepassed(groups, options: dict[str, dict]) -> tuple[str, ...]:
     with idf; a df file or idf off: None)."""
     from ..api import contained, instantiate
     from ..metrics.base import Metric
+    from ..plan import empty_prepass
 
     out = []
     for cls in groups:
         if cls.uses_df or cls.prepass is Metric.prepass:
             continue
         with instantiate(cls, options.get(cls.family) or {}) as metric, contained(cls.family, "in its pre-pass"):
-            empty = metric.prepass([], [])
+            empty = empty_prepass(metric)
         if empty is not None:
             out.append(cls.family)
             # the run folder rebuilds a saved state only of this class (no pickle)

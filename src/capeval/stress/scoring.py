@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..metrics.registry import family_for
-from ..plan import ScoringPlan
+from ..plan import ScoringPlan, empty_prepass
 from .items import StressItem
 
 CONTROL = "control"
@@ -57,20 +57,20 @@ def whole_input(cls, options: dict[str, Any]) -> bool:
     pre-pass (CIDEr's df), scores built from other metrics (SPIDEr, ``learned``), or any other
     reason the family gives for not scoring chunk by chunk (BERTScore's batch padding floor,
     QACE-Ref)."""
-    return bool(getattr(cls, "corpus_dependent", False) or getattr(cls, "uses_df", False) or cls.reuses_scores
-                or cls.reads(options) or cls.cannot_stream(options) is not None or _has_prepass(cls, options))
+    return bool(cls.uses_df or cls.reuses_scores or cls.reads(options) or cls.cannot_stream(options) is not None
+                or _has_prepass(cls, options))
 
 
 def _has_prepass(cls, options: dict[str, Any]) -> bool:
     """Whether the family's instance with ``options`` has a corpus pre-pass (BERTScore with idf;
-    not without): its state of an empty batch is not None."""
+    not without): :func:`capeval.plan.empty_prepass`."""
     from ..api import instantiate
     from ..metrics.base import Metric
 
-    if getattr(cls, "prepass", None) is getattr(Metric, "prepass", None):
-        return False
+    if cls.prepass is Metric.prepass:
+        return False  # not built just to ask
     with instantiate(cls, options) as metric:
-        return metric.prepass([], []) is not None
+        return empty_prepass(metric) is not None
 
 
 def unit_ids(items: Sequence[StressItem], texts: Sequence[str]) -> list[str]:
