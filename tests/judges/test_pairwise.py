@@ -55,7 +55,7 @@ def test_both_orders_are_asked_and_a_rerun_sends_nothing(server, local_backend, 
     assert d["disagree"] == ties and d["disagree_rate"] == ties / n
     sig = r.signatures["pairjudge"]
     for field in ("backend:http", "judge:tiny-judge", f"prompt:{digest(PAIR_TEMPLATE)}", "orders:both",
-                  f"disagree:{ties}|", "unans:0", "image:no"):
+                  f"disagree:{ties}/{n}|", "unans:0", "image:no"):
         assert field in sig, (field, sig)
     # the endpoint served the same model under the same decoding: the answers given locally
     local = _score({"model": str(local_backend.folder), "cache": False, "max_tokens": 24})
@@ -74,7 +74,7 @@ def test_a_position_biased_judge_disagrees_with_itself_on_every_pair(server, tmp
     d = r.details["pairjudge"]
     assert d["disagree"] == n and d["disagree_rate"] == 1.0 and d["first_position_picked"] == 2 * n
     assert r.per_caption["pairjudge"].tolist() == [0.5] * (2 * n)
-    assert f"orders:both|disagree:{n}|" in r.signatures["pairjudge"]
+    assert f"orders:both|disagree:{n}/{n}|" in r.signatures["pairjudge"]
     assert all(e.preferred == "tie" and e.picks == ("a", "b") for e in r.explanations["pairjudge"])
 
 
@@ -122,6 +122,7 @@ def test_a_pair_left_unanswered_fails_the_run_unless_allowed(server, tmp_path, f
     assert r.corpus["pairjudge"] == v[1]
     sig = r.signatures["pairjudge"]
     assert "unans:1" in sig and "allow:1" in sig
+    assert f"disagree:{r.details['pairjudge']['disagree']}/1|" in sig  # over the one answered pair
     assert reason in r.details["pairjudge"]["failures"][0]
     assert r.explanations["pairjudge"][0].failure == r.details["pairjudge"]["failures"][0]
 
@@ -155,9 +156,9 @@ def test_bench_on_a_pairwise_file_then_from_the_judge_cache(server, tmp_path, mo
     res = _bench(server, tmp_path, "--json", str(out))
     assert res.exit_code == 0, res.output
     assert server.requests == 6
-    assert "orders:both|disagree:3|" in res.output  # the table's notes carry the signature
+    assert "orders:both|disagree:3/3|" in res.output  # the table's notes carry the signature
     first = json.loads(out.read_text())
-    assert "orders:both|disagree:3|" in json.dumps(first)
+    assert "orders:both|disagree:3/3|" in json.dumps(first)
     # the score cache off: the judge is asked again, and every answer comes from its response cache
     res = _bench(server, tmp_path, "--no-cache", "--json", str(out), "--overwrite")
     assert res.exit_code == 0, res.output
@@ -200,8 +201,12 @@ def test_each_pairs_image_goes_with_both_orders(server, tiny_llava, images, tmp_
     r = capeval.score(A[:2] + B[:2], REFS[:2] + REFS[:2], ["pairjudge"], images=paths,
                       options={"pairjudge": _opts(server, tmp_path, cache=False)})
     assert server.requests == 4 and "image:yes" in r.signatures["pairjudge"]
-    sent = [next(p["image_url"]["url"] for p in _user_text(b) if p["type"] == "image_url") for b in server.bodies]
-    assert sent[0] == sent[2] and sent[1] == sent[3] and sent[0] != sent[1]
+    # requests arrive in any order (four in flight): each image is found by its prompt
+    sent = {next(p["text"] for p in _user_text(b) if p["type"] == "text"):
+            next(p["image_url"]["url"] for p in _user_text(b) if p["type"] == "image_url") for b in server.bodies}
+    ab = [sent[pair_prompt(A[i], B[i], REFS[i])] for i in range(2)]
+    ba = [sent[pair_prompt(B[i], A[i], REFS[i])] for i in range(2)]
+    assert ab == ba and ab[0] != ab[1]
     # a LLaVA-style model directory judges the pair with its image, under the same answer form
     local = capeval.score(A[:2] + B[:2], REFS[:2] + REFS[:2], ["pairjudge"], images=paths,
                           options={"pairjudge": {"model": str(tiny_llava), "cache": False, "max_tokens": 24}})

@@ -6,7 +6,8 @@ is asked in both orders, (a, b) and (b, a), so a judge that favours a position c
 caption: when the two orders agree the pair's preference is that caption; when they disagree
 the preference is a tie, scored 0.5 for both members, which the pairwise accuracy then treats
 as any metric tie (``tie_policy``: half credit by default). How many pairs the two orders
-disagree on is reported (signature ``orders:both|disagree:N``; count and rate in the details).
+disagree on is reported (signature ``orders:both|disagree:N/M``, N of the M answered pairs;
+count and rate in the details).
 
 The family's corpus is a pairwise benchmark's unit list (:func:`capeval.stats.experiments.
 pairwise_units`): the A member of every pair, then the B members in the same order, each with
@@ -163,8 +164,10 @@ class PairAggregate(JudgeAggregate):
 
     def fields(self, st: Statistics) -> dict[str, Any]:
         n = self._pairs(st)
-        return {"orders": "both", "disagree": int(st.rows["disagree"].sum()) if st.n else 0,
-                "unans": int(st.rows["failed"][:n].sum()) if st.n else 0}
+        unans = int(st.rows["failed"][:n].sum()) if st.n else 0
+        # disagreeing / answered pairs: the count and, with it, the rate in every table and report
+        disagree = int(st.rows["disagree"].sum()) if st.n else 0
+        return {"orders": "both", "disagree": f"{disagree}/{n - unans}", "unans": unans}
 
     def details(self, st: Statistics) -> dict[str, Any]:
         out = super().details(st)
