@@ -98,12 +98,6 @@ class FamilyPlan:
         return self.cls.family
 
     @property
-    def has_prepass(self) -> bool:
-        """Whether the family may need a corpus pre-pass (CIDEr's df, BERTScore's idf); an
-        instance whose options supply the state (a df file) returns None from ``prepass``."""
-        return bool(self.cls.uses_df) or self.cls.prepass is not Metric.prepass
-
-    @property
     def cannot_stream(self) -> str | None:
         """Why the family with these options cannot be scored chunk by chunk, or None."""
         return self.cls.cannot_stream(dict(self.options or {}))
@@ -206,11 +200,6 @@ class ScoringPlan:
     def reads_images(self) -> bool:
         """Whether a family reads images when given (needs them, or accepts them)."""
         return any(f.cls.needs_images or f.cls.accepts_images for f in self.families)
-
-    @property
-    def prepasses(self) -> tuple[str, ...]:
-        """Families with a corpus pre-pass (see :attr:`FamilyPlan.has_prepass`)."""
-        return tuple(f.family for f in self.families if f.has_prepass)
 
     @property
     def cannot_stream(self) -> dict[str, str]:
