@@ -9,6 +9,7 @@ import numpy as np
 
 from .errors import CapevalError, InputError, UserCodeError
 from .metrics.registry import METRIC_SETS
+from .metrics.statistics import Statistics
 from .plan import ScoringPlan, as_plan, check_option_names
 from .progress import reporting
 from .result import Result
@@ -53,7 +54,7 @@ def _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty: bool, tokeni
         total = {"candidates": len(cands), "references": sum(map(len, refs))}
         warnings.warn(f"{', '.join(f'{v} of {total[k]} {k}' for k, v in out.items())} empty after the {tokenizer} tokenizer "
                       "(scored as empty text by the n-gram metrics); counted in result.details['input']",
-                      stacklevel=3)
+                      stacklevel=4)
     return out
 
 
@@ -147,8 +148,6 @@ def score(
     images: Sequence[str] | None = None,
     normalize: str | None = None,
     plan: ScoringPlan | None = None,
-    _tokens: tuple[list[str], list[list[str]]] | None = None,
-    _statistics: bool = False,
 ) -> Result:
     """Score candidates against their references.
 
@@ -200,13 +199,6 @@ def score(
         for a caller that scores several times with them; then ``options`` is not given, and
         ``metrics``, if given, picks some of the plan's metrics. A plan with scores files is
         scored by ``capeval.service.score_units``.
-    _tokens : internal
-        The validated texts already tokenized by ``tokenizer`` (``tokenize_corpus``), as the
-        streamed score pass has them from its df pass; not checked against the texts.
-    _statistics : internal
-        Score every family through its statistics (``Metric.statistics``) and return them in
-        ``details["statistics"]`` (family -> ``Statistics``), for the streamed score pass to
-        merge.
 
     Returns
     -------
@@ -216,6 +208,30 @@ def score(
     # The default set adapts to the input (a family that cannot score it is skipped, with the
     # reason in details["skipped"]); metrics the caller names are all scored or the call fails.
     plan = as_plan(metrics, plan, tokenizer=tokenizer, options=options)
+    return _run(plan, candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
+                progress=progress, on_chunk=on_chunk, images=images, normalize=normalize)
+
+
+def score_statistics(candidates: Sequence[str], references: Sequence[Sequence[str]], *, plan: ScoringPlan,
+                     tokens: tuple[list[str], list[list[str]]] | None = None, ids: Sequence | None = None,
+                     allow_empty: bool = False, line_breaks: str = "space",
+                     images: Sequence[str] | None = None) -> tuple[Result, dict[str, Statistics]]:
+    """:func:`score` of ``plan`` through each family's statistics (``Metric.statistics``): the
+    Result of these rows and family -> their :class:`~capeval.metrics.statistics.Statistics`,
+    for a caller that merges parts (a streamed run's chunks, the torchmetrics metrics' batches
+    and ranks). ``tokens``: the validated texts already tokenized by the plan's tokenizer
+    (``tokenize_corpus``), as a streamed run has them from its first pass; not checked against
+    the texts."""
+    statistics: dict[str, Statistics] = {}
+    res = _run(plan, candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
+               images=images, tokens=tokens, statistics=statistics)
+    return res, statistics
+
+
+def _run(plan: ScoringPlan, candidates, references, *, ids, allow_empty, line_breaks, images, progress=None,
+         on_chunk=None, normalize=None, tokens=None, statistics: dict | None = None) -> Result:
+    """The families of ``plan`` scored in turn (through their statistics, gathered into
+    ``statistics``, when it is a dict)."""
     if plan.columns:
         raise InputError(f"scores files ({', '.join(c.name for c in plan.columns)}) give one score per unit id; "
                          "score a plan holding them with capeval.service.score_units(..., ids=...)")
@@ -226,7 +242,7 @@ def score(
 
     tokenized = None
     if plan.needs_tokens:
-        tokenized = _tokens if _tokens is not None else tokenize_corpus(cands, refs, tokenizer)
+        tokenized = tokens if tokens is not None else tokenize_corpus(cands, refs, tokenizer)
     emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
     tok = tokenizer_id(tokenizer) + breaks
     builder = _ResultBuilder(nrefs_field(refs))
@@ -243,9 +259,9 @@ def score(
                 metric.close()
                 builder.skipped.update(dict.fromkeys(names, why))
                 continue
-        out = _compute(cls, metric, texts, images, on_chunk, builder.shared, tokenizer, _statistics)
-        if _statistics:
-            builder.statistics[cls.family], out = out
+        out = _compute(cls, metric, texts, images, on_chunk, builder.shared, tokenizer, statistics is not None)
+        if statistics is not None:
+            statistics[cls.family], out = out
         tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
         builder.add(cls, names, metric, out, tok_field, fam.options)
     return builder.result(list(plan.metrics), emptied, len(cands))
@@ -267,7 +283,7 @@ def _prepare_texts(candidates, references, need_references: bool, ids, allow_emp
     elif (mixed := mixed_forms(cands, refs)) is not None:
         import warnings
 
-        warnings.warn(mixed, UserWarning, stacklevel=3)
+        warnings.warn(mixed, UserWarning, stacklevel=4)
     return cands, refs, breaks
 
 
@@ -311,7 +327,6 @@ class _ResultBuilder:
         self.details: dict[str, Any] = {}
         self.skipped: dict[str, str] = {}
         self.shared: dict[str, tuple[np.ndarray, float, str]] = {}
-        self.statistics: dict[str, Any] = {}
 
     def add(self, cls, names, metric, out, tok_field: str, family_options) -> None:
         for name in out.per_caption:
@@ -329,8 +344,6 @@ class _ResultBuilder:
 
     def result(self, metrics: list[str], emptied: dict[str, int], n: int) -> Result:
         details = self.details
-        if self.statistics:
-            details["statistics"] = self.statistics
         if emptied:
             details["input"] = {"empty_after_tokenization": emptied}
         if self.skipped:
@@ -338,7 +351,7 @@ class _ResultBuilder:
 
             details["skipped"] = self.skipped
             warnings.warn("default metrics skipped: " + " ".join(dict.fromkeys(self.skipped.values())),
-                          stacklevel=3)
+                          stacklevel=4)
             metrics = [m for m in metrics if m not in self.skipped]
         # Keep the user's order.
         return Result(corpus={m: self.corpus[m] for m in metrics},

@@ -33,7 +33,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
-from ..api import score
+from ..api import score, score_statistics
 from ..errors import InputError
 from ..result import Result
 
@@ -135,13 +135,13 @@ class _CaptionMetric(Metric):
             close()
 
     def _streams(self) -> bool:
-        """Whether this family's rows have statistics of their own: it streams with these
-        options and needs no corpus pre-pass (CIDEr-D's df from the gathered references does)."""
+        """Whether this family streams with these options and has no corpus pre-pass (CIDEr-D's df)."""
+        from ..plan import empty_prepass
         cls = self.plan.families[0].cls
         if cls.cannot_stream(self.options) is not None:
             return False
         with cls(**self.options) as metric:
-            return metric.prepass(["a"], [["a"]]) is None
+            return empty_prepass(metric) is None
 
     def _states(self) -> dict[str, torch.dtype]:
         return _STAT_STATES if self.by_statistics else _STATES
@@ -191,9 +191,8 @@ class _CaptionMetric(Metric):
             pos += n
         _encode(preds, "pred")  # the texts' check, as the text states make it
         _encode(refs, "reference")
-        res = score(preds, groups, plan=self.plan, tokenizer=self.tokenizer, allow_empty=self.allow_empty,
-                    _statistics=True)
-        st = res.details["statistics"][self.family]
+        res, stats = score_statistics(preds, groups, plan=self.plan, allow_empty=self.allow_empty)
+        st = stats[self.family]
         if not self.keep_per_caption:
             st = st.reduced()
         numeric = [k for k, v in st.rows.items() if v.dtype.kind in "biuf"]

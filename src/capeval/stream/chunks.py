@@ -306,7 +306,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,
     """Score one chunk with :func:`capeval.score` through the families' statistics (CIDEr with
     the corpus df of ``df``, each family of ``states`` with its pre-pass state of the whole
     input)."""
-    from ..api import score
+    from ..api import score_statistics
     from ..metrics._ngrams import clear_cache
     from ..validation import has_line_break
     from ..rowfiles import fragment
@@ -329,9 +329,9 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the stream warns once, with totals
-            res = score(chunk.cands, chunk.refs, plan=plan, tokenizer=plan.tokenizer, ids=chunk.ids,
-                        allow_empty=settings.allow_empty, line_breaks=settings.line_breaks, images=chunk.images,
-                        _tokens=chunk.tokens, _statistics=True)
+            res, statistics = score_statistics(chunk.cands, chunk.refs, plan=plan, tokens=chunk.tokens, ids=chunk.ids,
+                                               allow_empty=settings.allow_empty, line_breaks=settings.line_breaks,
+                                               images=chunk.images)
     except InputError as e:
         raise _in_chunk(e, chunk) from None
     finally:
@@ -341,7 +341,7 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,
         n=len(chunk),
         per_caption={k: np.asarray(v, dtype=np.float64) for k, v in res.per_caption.items()},
         signatures=dict(res.signatures),
-        stats={fam: st.reduced() for fam, st in res.details["statistics"].items()},
+        stats={fam: st.reduced() for fam, st in statistics.items()},
         nrefs=frozenset(len(r) for r in chunk.refs),
         line_break=settings.line_breaks == "space" and has_line_break(chunk.cands, chunk.refs),
         emptied=dict(res.details.get("input", {}).get("empty_after_tokenization", {})),
