@@ -140,7 +140,10 @@ class Metric(ABC):
     @classmethod
     def prepass_options(cls, state: Any) -> dict[str, Any]:
         """The options that make an instance score with ``state``, the merged pre-pass state of
-        the whole input (CIDEr: ``{"df": state}``)."""
+        the whole input. Derived for a family with :attr:`uses_df` (its state is CIDEr's df:
+        ``{"df": state}``); another family with a pre-pass says (BERTScore: ``{"idf": state}``)."""
+        if cls.uses_df:
+            return {"df": state}
         raise NotImplementedError(f"{cls.family} has no corpus pre-pass")
 
     def statistics(self, candidates: Sequence[str], references: Sequence[Sequence[str]],

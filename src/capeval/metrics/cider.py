@@ -393,10 +393,6 @@ class _CiderBase(Metric):
         units = dedupe(candidates, references)
         return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())
 
-    @classmethod
-    def prepass_options(cls, state: DocumentFrequency) -> dict:
-        return {"df": state}
-
     def cannot_score(self, candidates, references) -> str | None:
         if self._given_df is not None or not len(candidates):
             return None

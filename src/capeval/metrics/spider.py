@@ -83,10 +83,6 @@ class Spider(Metric):
     def prepass(self, candidates, references):
         return self._cider.prepass(candidates, references)
 
-    @classmethod
-    def prepass_options(cls, state) -> dict:
-        return {"df": state}
-
     def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
         return SpiderAggregate()
 
