@@ -5,7 +5,7 @@ from __future__ import annotations
 from ....errors import InputError
 from ....metrics.bleu import SMALL, TINY, BleuCoco, closest_reflen, unit_statistics
 from ....metrics._ngrams import index_for
-from ....units import dedupe
+from ....dedup import dedupe
 from .._inputs import SPLIT_WHITESPACE, paired
 
 
