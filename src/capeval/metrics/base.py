@@ -9,7 +9,7 @@ and an output a user asked for (CIDEr's ``save_df``) is written through a format
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -123,11 +123,16 @@ class Metric(ABC):
     #: other metrics (``learned``, ``nneval``, QACE).
     cache_resources: ClassVar[tuple[str, ...] | None] = None
 
-    @abstractmethod
     def compute(
         self, candidates: Sequence[str], references: Sequence[Sequence[str]]
     ) -> MetricScores:
-        """Score aligned candidates and reference lists (already validated)."""
+        """Score aligned candidates and reference lists (already validated). Default: the scores
+        of :meth:`statistics` through its :class:`~capeval.metrics.statistics.Aggregate` (with
+        the aggregate's details), so a family with statistics of its own declares only those;
+        every other family declares ``compute``."""
+        if type(self).statistics is Metric.statistics:
+            raise NotImplementedError(f"metric family {self.family!r} declares neither compute nor statistics")
+        return self.statistics(candidates, references).scores()
 
     # -- the statistics contract (capeval.metrics.statistics) ---------------------------------
     def prepass(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> Any | None:

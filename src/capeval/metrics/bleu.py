@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..result import MetricScores
 from ._ngrams import (MAX_ORDER, NgramIndex, bit_length, candidate_sids, core_for, index_arrays, index_for, ranges,
                       refset_matrix, searchsorted_many)
 from ..dedup import dedupe
@@ -207,7 +206,3 @@ class BleuCoco(Metric):
 
     def _fields(self) -> dict[str, object]:
         return {"n": self.n, "eff": "closest", "smooth": "coco-1e-15/1e-9", "corpus": "summed-stats"}
-
-    def compute(self, candidates, references) -> MetricScores:
-        # The corpus formula is BleuAggregate's: the counts summed over rows (integers).
-        return self.statistics(candidates, references).scores()
