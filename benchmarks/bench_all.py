@@ -128,7 +128,7 @@ def modern_section(modern: dict, targets: dict) -> str:
          "`capeval bench modern -m bleu4,meteor,rouge_l,cider_d` or rerun this script. The image metrics (CLIP-S, "
          "RefCLIP-S, PAC-S, RefPAC-S) need CLIP/PAC-S weights and the benchmark images, which the machine these "
          "tables were made on does not have, so they show no value of ours (docs/IMAGE_METRICS.md gives the "
-         "commands); Polos is not part of capeval (bring its scores in with `capeval bench --scores`).\n"]
+         "commands); Polos runs from a checkpoint the user brings (`-m polos`, docs/POLOS.md), which this machine does not have either.\n"]
     for label in ("thumb", "thumb@system", "nebula", "polaris"):
         entry = modern.get(label)
         t = targets.get(label.split("@")[0], {})
