@@ -218,3 +218,12 @@ def test_members_of_a_pair_with_different_images_are_refused(images):
     with pytest.raises(InputError, match="pairjudge judges pairs"):
         capeval.score(A[:1] + B[:1], REFS[:1] * 2, ["pairjudge"], images=images[:2],
                       options={"pairjudge": {"model": "m", "url": "http://x/v1"}})
+
+
+def test_the_stress_suite_refuses_a_pairwise_judge_by_name():
+    from capeval.errors import InputError
+    from capeval.stress import stress
+
+    with pytest.raises(InputError, match="pairjudge judge.s. pairs of captions, while the stress suite"):
+        stress(items=[{"candidate": "a dog runs", "references": ["a dog runs ."]}], metrics=["pairjudge"],
+               options={"pairjudge": {"url": "http://127.0.0.1:9/v1", "model": "x"}}, n_resamples=10)

@@ -235,6 +235,7 @@ def stress(
         # names resolved, options checked and scores files read once, for every variant's call
         plan = ScoringPlan.build(names, tokenizer=tokenizer, options=options, scores=scores) if names or scores else None
     _check_numbers(seed, n_resamples)
+    _refuse_pairwise(plan)
     perts = _perturbation_names(perturbations, paragraphs=source in PARAGRAPH_SOURCES)
     chosen, label = _items(source, input, items, n, int(seed), root)
     _check_keys(chosen)
@@ -259,6 +260,14 @@ def stress(
     return StressResult(sig, label, int(seed), chosen, perts, [*names, *user], results, scored.signatures,
                         tolerances, reasons, examples, texts, scored.scores, hib, time.perf_counter() - start,
                         scored.seconds)
+
+
+def _refuse_pairwise(plan: ScoringPlan | None) -> None:
+    pairs = [f.cls.family for f in plan.families if f.cls.pairwise] if plan is not None else []
+    if pairs:
+        raise InputError(f"{', '.join(pairs)} judge(s) pairs of captions, while the stress suite scores each "
+                         "caption and its perturbations on their own: stress a judge that rates one caption "
+                         "(clair, fleur, reffleur), or run pairwise judges with capeval bench")
 
 
 def _given_plan(plan: ScoringPlan, scores, options, tokenizer: str) -> ScoringPlan:
