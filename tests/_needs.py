@@ -34,8 +34,6 @@ ALLOWED_ABSENT: dict[str, str] = {
     "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
     "model:qace-img": "QACE-Img's Visual-T5 checkpoint and BUTD features: on no registry",
     "model:polos": "Polos's checkpoint (reprod.zip) is the user's download; tests/metrics/test_polos.py builds a tiny one",
-    "polos-reference": "the polos package in a venv of its own (scripts/make_polos_reference_venv.sh): polos 0.1.3 "
-                       "declares Python <=3.10.0 and pins packages that do not install beside capeval's",
     "model:judge": "a model judge (clair, fleur, reffleur, pairjudge) is the user's own endpoint or model directory; "
                    "tests/judges runs them on tiny random models and a loopback server",
     "env:CAPEVAL_CHECK_SHIPPED_LEARNED": "the learned metric's full retrain: over 17 minutes cold on 2 cores",
