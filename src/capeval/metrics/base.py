@@ -167,7 +167,8 @@ class Metric(ABC):
     def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
         """(c) How this instance's scores follow from the per-row values of :meth:`statistics`'
         default: per-caption = the values, corpus = their mean. A family with another corpus
-        rule returns its own :class:`~capeval.metrics.statistics.Aggregate`."""
+        rule returns its own :class:`~capeval.metrics.statistics.Aggregate` here, or, when it
+        writes :meth:`statistics` itself, puts it in the statistics it returns (BLEU, TER)."""
         return RowMean(outputs)
 
     @classmethod

@@ -194,9 +194,6 @@ class BleuCoco(Metric):
             raise ValueError("bleu_coco computes orders 1..4 (n=4), as pycocoevalcap does")
         self.n = n
 
-    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
-        return BleuAggregate(self.n)
-
     def statistics(self, candidates, references, **kw) -> Statistics:
         """Each row's ``testlen``, closest ``reflen``, ``guess`` and ``correct`` counts (int64)."""
         units = dedupe(candidates, references)

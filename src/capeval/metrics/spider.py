@@ -83,9 +83,6 @@ class Spider(Metric):
     def prepass(self, candidates, references):
         return self._cider.prepass(candidates, references)
 
-    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
-        return SpiderAggregate()
-
     def statistics(self, candidates, references, **kw) -> Statistics:
         """Each row's CIDEr-D and SPICE, with both parts' signature fields."""
         c = self._cider.compute(candidates, references)

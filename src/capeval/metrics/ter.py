@@ -323,9 +323,6 @@ class Ter(Metric):
         return {"case": "lc" if self.lowercase else "mixed", "refs": "min-edits/avg-len",
                 "shift": f"{MAX_SHIFT_SIZE}/{MAX_SHIFT_DIST}", "beam": BEAM_WIDTH, "corpus": "summed-stats"}
 
-    def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
-        return TerAggregate()
-
     def statistics(self, candidates, references, **kw) -> Statistics:
         """Each row's fewest edits (int64) and average reference length (float)."""
         return self._row_statistics(candidates, references)[0]
