@@ -33,9 +33,10 @@ ALLOWED_ABSENT: dict[str, str] = {
     "model:pacs-vit-b32": "the PAC-S checkpoint released with aimagelab/pacscore: a file the user downloads",
     "model:corenlp-3.6.0": "Stanford CoreNLP 3.6.0 (original SPICE's jar backend): from nlp.stanford.edu only",
     "model:qace-img": "QACE-Img's Visual-T5 checkpoint and BUTD features: on no registry",
-    "model:polos": "Polos's checkpoint (reprod.zip) is the user's download; tests/metrics/test_polos.py builds a tiny one",
-    "model:judge": "a model judge (clair, fleur, reffleur, pairjudge) is the user's own endpoint or model directory; "
-                   "tests/judges runs them on tiny random models and a loopback server",
+    # Polos's checkpoint (reprod.zip, tests/metrics/test_polos.py builds a tiny one) and the model
+    # judges' endpoint or model directory (tests/judges: tiny random models, a loopback server).
+    "model:user-supplied": "a model with no default that the user brings: Polos's checkpoint, a judge's endpoint "
+                           "or model directory",
     "env:CAPEVAL_CHECK_SHIPPED_LEARNED": "the learned metric's full retrain: over 17 minutes cold on 2 cores",
     # Oracles of the CLIP tests: both import torchvision, and PyPI's torchvision 0.28.0 (the one
     # for torch 2.13.0) does not import beside the CPU torch 2.13.0 (RuntimeError: operator
@@ -60,8 +61,9 @@ FAMILY_NEEDS: dict[str, tuple[str, ...]] = {
     "bertscore": (MINILM,), "sentsim": (MINILM,), "wmd": (GLOVE,), "wembsim": (GLOVE,),
     "meteor": ("module:pycocoevalcap",),  # native METEOR reads the resources of pycocoevalcap's jar
     "spice": SPICE_PY, "spider": SPICE_PY, "qace_ref": QACE_REF, "qace_img": ("model:qace-img",),
-    "polos": ("model:polos",),
-    "clair": ("model:judge",), "fleur": ("model:judge",), "reffleur": ("model:judge",), "pairjudge": ("model:judge",),
+    "polos": ("model:user-supplied",),
+    "clair": ("model:user-supplied",), "fleur": ("model:user-supplied",), "reffleur": ("model:user-supplied",),
+    "pairjudge": ("model:user-supplied",),
     "nneval": (*SPICE_PY, GLOVE, "module:pycocoevalcap"),
     "learned": (*SPICE_PY, GLOVE, MINILM, "module:pycocoevalcap"),
 }
@@ -137,10 +139,9 @@ def unmet(need: str) -> str | None:
         from capeval.scenegraph.parser import DEFAULT_MODEL
 
         return None if _importable(DEFAULT_MODEL) else f"spaCy pipeline {DEFAULT_MODEL} is not installed"
-    if kind == "model" and name == "judge":
-        return "a model judge has no default: the user gives an endpoint or a model directory (docs/JUDGES.md)"
-    if kind == "model" and name == "polos":
-        return "Polos has no default checkpoint: the user gives one (-O polos.checkpoint=PATH, docs/POLOS.md)"
+    if kind == "model" and name == "user-supplied":
+        return ("no default model: the user gives Polos's checkpoint (docs/POLOS.md) or a judge's endpoint or "
+                "model directory (docs/JUDGES.md)")
     if kind == "polos-reference" and not name:
         py = polos_python()
         return None if os.path.exists(py) else f"no polos reference interpreter at {py} (sh scripts/make_polos_reference_venv.sh)"

@@ -30,6 +30,7 @@ ALLOWED: dict[str, str] = {
     "data/test_loader_inputs.py": "parsed labels (0.0/1.0), no arithmetic",
     "data/test_loaders.py": "parsed judgments and 0.5 tie labels, no arithmetic",
     "fuzz/targets.py": f"streamed vs in-memory scores: {SAME}",
+    "judges/test_apps.py": f"the torchmetrics wrapper vs capeval.score on the same cached answers: {SAME}",
     "learn/test_builder.py": "integer indices of a seeded split",
     "learn/test_encoder_finetune.py": "parameters before and after a frozen step: unchanged memory, not arithmetic",
     "learn/test_features.py": f"feature columns vs the metrics' scores ({SAME}); min-max scaling of small "
@@ -58,6 +59,7 @@ ALLOWED: dict[str, str] = {
     "metrics/test_meteor_native.py": "the shipped pow table pinned (no libm pow at the penalty), +,-,*,/ "
                                      f"otherwise; compiled vs Python, native vs the jar run here: {SAME}",
     "metrics/test_ngram_oracles.py": f"vs pycocoevalcap run here: {SAME} (documented constants use approx)",
+    "metrics/test_polos.py": f"shuffled, alone, batch size 1 and safetensors vs the same run: {SAME}",
     "metrics/test_rouge.py": f"vs pycocoevalcap run here: {SAME}",
     "metrics/test_sentsim.py": f"one scorer twice: {SAME}",
     "metrics/test_spider.py": f"SPIDEr vs the mean of its parts computed here: {SAME}",
