@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("inputs",),
     ("rowfiles", "dffile", "scorefile"),
     ("outputs", "result", "validation", "signature", "progress", "dedup", "paths", "digests", "imagedir", "extras", "_compiled"),
-    ("doors",),
+    ("guards",),
     ("errors", "_version", "_speedups", "_meteor_speedups", "_process"),
 ]
 LEVEL = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

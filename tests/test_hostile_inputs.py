@@ -1,5 +1,5 @@
 """Every surface that reads outside input, against every hostile input (issue 33; the doors are
-:mod:`capeval.doors`, docs/RELIABILITY.md lists them).
+:mod:`capeval.guards`, docs/RELIABILITY.md lists them).
 
 :data:`SURFACES` lists the ways in (command-line options and Python entry points), each with the
 kind of file it reads; :data:`HOSTILE` lists the inputs, each able to take the shape of some
@@ -278,7 +278,7 @@ SURFACES = [
     Surface("learned-metric model file", "model_npz", ".npz",
             api="from capeval.learn.model_files import load_npz\nload_npz({path!r})"),
     Surface("CLIP image", "image", ".png",
-            api="from capeval.doors import read_image_bytes\nfrom capeval.metrics._clip_image import decode, "
+            api="from capeval.guards import read_image_bytes\nfrom capeval.metrics._clip_image import decode, "
                 "preprocess_image\npreprocess_image(decode(read_image_bytes({path!r}), {path!r}), 224)"),
     Surface("fleur/reffleur image (judge request)", "image", ".png",
             api="from capeval.judges.metric import judge_image\njudge_image({path!r})"),
@@ -426,7 +426,7 @@ PARSED = ["A man runs .", "Two dogs play ."]
 def _parse_cache(folder: Path):
     import warnings
 
-    from capeval.doors import CacheDamaged, CacheFolder
+    from capeval.guards import CacheDamaged, CacheFolder
     from capeval.outputs import atomic_write
 
     return CacheFolder(folder, ".json", atomic_write, lambda m: warnings.warn(m, CacheDamaged, stacklevel=2))

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .doors import read_json_file
+from .guards import read_json_file
 from .errors import InputError
 from .outputs import atomic_write
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .doors import confined_name, kind_of, walk_files
+from .guards import confined_name, kind_of, walk_files
 from .errors import InputError
 
 COCO_PATTERNS = ("COCO_val2014_{:012d}.jpg", "COCO_train2014_{:012d}.jpg", "{}.jpg", "{}")

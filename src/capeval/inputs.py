@@ -11,21 +11,21 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .doors import loads_json
+from .guards import loads_json
 from .errors import InputError
 from .result import Result
 
 
 def read_text(path: str | Path, what: str = "input file", max_bytes: int | None = None) -> str:
     """The UTF-8 text of a regular file (a BOM dropped), through the file door
-    (:func:`capeval.doors.read_regular`)."""
-    from .doors import MAX_TABLE_BYTES, decode_utf8, read_regular
+    (:func:`capeval.guards.read_regular`)."""
+    from .guards import MAX_TABLE_BYTES, decode_utf8, read_regular
 
     return decode_utf8(path, read_regular(path, what, MAX_TABLE_BYTES if max_bytes is None else max_bytes))
 
 
 def _load_json(path) -> object:
-    from .doors import MAX_JSON_BYTES, loads_json
+    from .guards import MAX_JSON_BYTES, loads_json
 
     return loads_json(read_text(path, "JSON file", MAX_JSON_BYTES), str(path))
 
@@ -89,7 +89,7 @@ def read_jsonl(path: str | Path):
 def _read_jsonl(path):
     # split on "\n" only: str.splitlines would also split inside captions on U+2028 etc.,
     # which validation must see (and read as spaces, or refuse in strict mode).
-    from .doors import MAX_TABLE_BYTES, text_lines
+    from .guards import MAX_TABLE_BYTES, text_lines
 
     records = ((lineno, *rec) for lineno, line in enumerate(text_lines(path, "input file", MAX_TABLE_BYTES), 1)
                if (rec := parse_jsonl_line(path, lineno, line, with_image=True)) is not None)
@@ -203,7 +203,7 @@ def read_csv(path: str | Path, delimiter: str | None = None):
 
 
 def _read_csv(path, delimiter: str | None = None):
-    from .doors import MAX_TABLE_BYTES, text_lines
+    from .guards import MAX_TABLE_BYTES, text_lines
 
     p = Path(path)
     ids, cands, refs, images = _collect_unique(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .doors import MAX_SCORES_BYTES, loads_json, parse_id, parse_number, text_lines
+from .guards import MAX_SCORES_BYTES, loads_json, parse_id, parse_number, text_lines
 from .errors import InputError
 
 
@@ -35,7 +35,7 @@ class ScoresFile:
 
 
 def _number(path, where: str, value) -> float:
-    # One parser for every number a user's file holds (capeval.doors): JSON true/false and
+    # One parser for every number a user's file holds (capeval.guards): JSON true/false and
     # null, "1_000", "٣" (float() would read both), NaN and inf are refused.
     return parse_number(value, f"{path}:{where}")
 
@@ -84,7 +84,7 @@ def _rows_csv(path: Path, lines):
 
 
 def read_scores(path: str | Path) -> ScoresFile:
-    """The scores of a regular file of at most :data:`capeval.doors.MAX_SCORES_BYTES`, read in
+    """The scores of a regular file of at most :data:`capeval.guards.MAX_SCORES_BYTES`, read in
     lines (never held whole) and hashed as it is read, so the digest is that of what was read."""
     import hashlib
 

@@ -10,7 +10,7 @@ import pytest
 from capeval import data
 from capeval.data.distractor_tasks import TASKS
 from capeval.data.distractors import SpacyParser, load_distractors
-from capeval.doors import CacheDamaged
+from capeval.guards import CacheDamaged
 from capeval.errors import InputError
 from tests._needs import SPACY, requires
 
@@ -188,7 +188,7 @@ def _relist(entry, data: bytes):
     line follow the new digest): only the shape check can catch it."""
     import json
 
-    from capeval.doors import cache_entry_name
+    from capeval.guards import cache_entry_name
 
     manifest = entry.parent / "manifest.jsonl"
     (line,) = [json.loads(x) for x in manifest.read_text().splitlines()]
@@ -227,7 +227,7 @@ def _wrong_offsets(entry):
 def _foreign(entry):
     import json
 
-    from capeval.doors import cache_entry_name
+    from capeval.guards import cache_entry_name
 
     data = entry.read_bytes().replace(b'"NN"', b'"JJ"')
     (entry.parent / cache_entry_name(data, ".json")).write_bytes(data)  # not in the manifest

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from capeval.doors import MAX_IMAGE_PIXELS
+from capeval.guards import MAX_IMAGE_PIXELS
 from capeval.errors import InputError
 
 Image = pytest.importorskip("PIL.Image")

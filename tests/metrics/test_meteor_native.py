@@ -400,7 +400,7 @@ def test_a_damaged_pow_cache_entry_is_dropped_and_recomputed(tmp_path, monkeypat
 def test_a_hostile_pow_cache_entry_is_dropped_not_trusted(tmp_path, monkeypatch, content):
     # An entry whose name matches its bytes (so the digest check passes) but whose content is
     # not a pow table: refused, deleted, computed again; nothing of it is used.
-    from capeval.doors import cache_entry_name
+    from capeval.guards import cache_entry_name
     from capeval.metrics._meteor_native import powtable
 
     made = powtable.PowTable("jvm-local-0123abcd", {})

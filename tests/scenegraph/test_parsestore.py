@@ -62,7 +62,7 @@ def test_a_damaged_row_is_dropped_alone_and_recomputed(tmp_path, value):
     """Issue 41, item 5: rows are decoded each on its own and checked against the store's
     shape; a damaged one is deleted with a note (so it is parsed and stored again), and the
     other rows keep their own values."""
-    from capeval.doors import CacheDamaged
+    from capeval.guards import CacheDamaged
 
     s = DiskStore(tmp_path, {"kind": "spacy-parses"})
     s.put(PARSES.items())
@@ -76,7 +76,7 @@ def test_a_damaged_row_is_dropped_alone_and_recomputed(tmp_path, value):
 
 
 def test_wordnet_facts_rows_are_checked_too(tmp_path):
-    from capeval.doors import CacheDamaged
+    from capeval.guards import CacheDamaged
 
     s = DiskStore(tmp_path, {"kind": "wordnet-facts"})
     s.put([("dog", [False, True, ["dog.n.01"]]), ("run", [True, True, ["run.v.01"]])])
@@ -104,7 +104,7 @@ def test_a_store_file_sqlite_cannot_read_is_rebuilt(tmp_path, damage):
     """A FIFO in the store's place would block SQLite, a device would be read without end, and
     a file that is not a database failed every later run: each is dropped with a note and the
     store starts anew."""
-    from capeval.doors import CacheDamaged
+    from capeval.guards import CacheDamaged
 
     s = DiskStore(tmp_path, {"kind": "spacy-parses"})
     s.put(PARSES.items())
@@ -151,7 +151,7 @@ def test_an_edited_parse_row_changes_no_spice_score(tmp_path, scorer_factory):
     score is the clean one."""
     import sqlite3
 
-    from capeval.doors import CacheDamaged
+    from capeval.guards import CacheDamaged
 
     first = scorer_factory(parse_cache=tmp_path)
     want = first.score(CANDS, REFS)

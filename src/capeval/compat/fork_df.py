@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..doors import MAX_EXACT_INT, MAX_PICKLE_BYTES, prescan_pickle, read_regular
+from ..guards import MAX_EXACT_INT, MAX_PICKLE_BYTES, prescan_pickle, read_regular
 from ..errors import InputError
 from ..metrics.cider import N_ORDER, DocumentFrequency
 from ._notices import user_stacklevel

@@ -70,7 +70,7 @@ def read_text(path: Path) -> str:
     inside a caption into a line end, splitting the line). UTF-8; a byte-order mark opening the
     file (as Windows tools write one) is not part of its first field. Bytes that are not UTF-8
     are an error naming the file."""
-    from ..doors import MAX_JSON_BYTES, read_regular
+    from ..guards import MAX_JSON_BYTES, read_regular
 
     data = read_regular(path, "data file", MAX_JSON_BYTES)  # a regular file of bounded size
     try:
@@ -82,7 +82,7 @@ def read_text(path: Path) -> str:
 
 def read_json(path: Path, benchmark: str):
     """A data file's JSON; a truncated or otherwise broken file is an error naming it."""
-    from ..doors import loads_json
+    from ..guards import loads_json
 
     text = read_text(path)
     try:
@@ -135,8 +135,8 @@ def json_int(value, what: str, where: str) -> int:
 
 def json_number(value, what: str, where: str) -> float:
     """A rating: a JSON number or its decimal text; ``true``, null and NaN are refused (the
-    numbers door, :func:`capeval.doors.parse_number`, as for scores files)."""
-    from ..doors import parse_number
+    numbers door, :func:`capeval.guards.parse_number`, as for scores files)."""
+    from ..guards import parse_number
 
     return parse_number(value, where, what)
 

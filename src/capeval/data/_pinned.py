@@ -41,14 +41,14 @@ def data_tag(tags: dict[str, str]) -> dict[str, str]:
 
 
 def read_json(path: Path, rel: str):
-    from ..doors import loads_json
+    from ..guards import loads_json
 
     return loads_json(read_text(path), rel)  # the JSON door: depth and integer limits
 
 
 def read_json_lines(path: Path, rel: str) -> list[tuple[int, dict]]:
     """``(line number, object)`` for every non-blank line of a JSON Lines file."""
-    from ..doors import loads_json
+    from ..guards import loads_json
 
     out = []
     text = read_text(path)
@@ -76,7 +76,7 @@ def text_field(record: dict, key: str, where: str) -> str:
 
 
 def score_field(record: dict, key: str, where: str) -> float:
-    from ..doors import parse_number
+    from ..guards import parse_number
 
     return parse_number(field(record, key, where), where, key)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import doors
+from .. import guards
 from ..errors import InputError
 from ..outputs import atomic_write
 from ..paths import cache_root
@@ -113,23 +113,23 @@ class SpacyParser:
 
 
 def _note(message: str) -> None:
-    warnings.warn(message, doors.CacheDamaged, stacklevel=6)
+    warnings.warn(message, guards.CacheDamaged, stacklevel=6)
 
 
-def _cache() -> doors.CacheFolder:
+def _cache() -> guards.CacheFolder:
     """The parse cache: one manifest, entries named by their digest (a rewritten entry no longer
     matches its name), one entry per list of texts. A read-only cache only costs time."""
-    return doors.CacheFolder(_cache_dir(), ".json", atomic_write, _note)
+    return guards.CacheFolder(_cache_dir(), ".json", atomic_write, _note)
 
 
-def _read_parses(cache: doors.CacheFolder, key: str, texts: Sequence[str]) -> list[Parse] | None:
+def _read_parses(cache: guards.CacheFolder, key: str, texts: Sequence[str]) -> list[Parse] | None:
     """The cached parses of ``texts``, or None (a miss; a damaged entry is dropped with a note)."""
     path = next((p for k, p in cache.entries() if k == key), None)
     data = cache.read(path) if path is not None else None
     if path is None or data is None:
         return None
     try:
-        rows = doors.loads_json(doors.decode_utf8(path, data), str(path))
+        rows = guards.loads_json(guards.decode_utf8(path, data), str(path))
         return [_checked_parse(row, text) for row, text in zip(rows, texts, strict=True)]
     except (InputError, ValueError, TypeError) as e:
         cache.drop(path, f"does not hold the parses of its texts ({str(e)[:200]})")

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..doors import MAX_TABLE_BYTES, decode_utf8, loads_json, parse_id, parse_number, read_regular
+from ..guards import MAX_TABLE_BYTES, decode_utf8, loads_json, parse_id, parse_number, read_regular
 from ..errors import InputError
 from .records import CorrelationTable, PairwiseTable, SystemTable
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..doors import loads_json
+from ..guards import loads_json
 from ..errors import CapevalError, InputError
 
 #: Largest response body read from an endpoint (a judge's answer is a few hundred tokens).

@@ -5,7 +5,7 @@ Key: SHA-256 over the backend kind, the model (an endpoint's model name; a local
 digests), the exact prompt, the image's SHA-256 and the decoding parameters (temperature,
 seed, token limit, log probabilities asked). Never the API key, the endpoint's host or the
 time. Entries live under ``<cache root>/judges/<key[:2]>/<key>/`` and are named by the digest
-of their own bytes (the cache door, :func:`capeval.doors.read_cache_entry`): a damaged or
+of their own bytes (the cache door, :func:`capeval.guards.read_cache_entry`): a damaged or
 edited entry is dropped with a note and asked again. Each entry repeats its key, checked on
 read. Only answers that were read successfully are stored: a failure is asked again next run.
 """
@@ -16,7 +16,7 @@ import json
 import warnings
 from pathlib import Path
 
-from ..doors import CacheDamaged, cache_entry_name, loads_json, read_cache_entry
+from ..guards import CacheDamaged, cache_entry_name, loads_json, read_cache_entry
 from ..errors import InputError
 from ..outputs import atomic_write
 from ..paths import cache_root

@@ -204,7 +204,7 @@ def judge_image(path: str) -> tuple[bytes, str, str]:
 
     from PIL import Image, UnidentifiedImageError
 
-    from ..doors import check_image_size, read_image_bytes
+    from ..guards import check_image_size, read_image_bytes
 
     data = read_image_bytes(path)
     # the image door's limits from the header, before a local judge decodes it or an endpoint is sent it

@@ -183,7 +183,7 @@ def length_range(model) -> dict | None:
     the shortest text to the 99.9th percentile."""
     from pathlib import Path
 
-    from ..doors import read_json_file
+    from ..guards import read_json_file
 
     rec = model.meta.get("length_range")
     if rec is None:

@@ -49,7 +49,7 @@ def save_npz(path: Path | str, arrays: Mapping[str, np.ndarray], meta: Mapping[s
 
 
 def load_npz(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    from ..doors import MAX_PICKLE_BYTES, open_regular
+    from ..guards import MAX_PICKLE_BYTES, open_regular
 
     path = Path(path)
     if not os.path.lexists(path):  # lexists: a link loop or a device reaches the door, which names it
@@ -61,7 +61,7 @@ def load_npz(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         raise InputError(f"{path} is not a readable capeval model (.npz without pickles): {e}") from None
     if META_KEY not in arrays:
         raise InputError(f"{path} has no {META_KEY!r} entry; not a capeval model file")
-    from ..doors import loads_json
+    from ..guards import loads_json
 
     meta = loads_json(str(arrays.pop(META_KEY)), f"{path}: metadata")  # the JSON door: depth, integers
     return arrays, meta

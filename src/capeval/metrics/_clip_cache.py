@@ -1,6 +1,6 @@
 """The on-disk cache of CLIP image embeddings: shards of ``(sha256 of the image bytes, embedding)``.
 
-One :class:`capeval.doors.CacheFolder` per model: each shard is named by the digest of its own
+One :class:`capeval.guards.CacheFolder` per model: each shard is named by the digest of its own
 bytes, so reading it back checks it (a flipped byte, a truncated write, or a shard rewritten as
 a valid file holding other values no longer matches its name), and the folder's manifest lists
 the shards that belong to it, so a second, self-consistently named shard dropped beside the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..doors import CacheDamaged, CacheFolder, cache_entry_name
+from ..guards import CacheDamaged, CacheFolder, cache_entry_name
 
 __all__ = ["CacheDamaged", "load_shards", "shard_bytes", "write_shard"]
 

@@ -14,7 +14,7 @@ import io
 
 import numpy as np
 
-from ..doors import MAX_IMAGE_PIXELS, check_image_size
+from ..guards import MAX_IMAGE_PIXELS, check_image_size
 from ..errors import InputError
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -58,7 +58,7 @@ def preprocess_image(image, n_px: int) -> np.ndarray:
 def decode(data: bytes, name: str):
     """The PIL image in ``data`` (the bytes of file ``name``), fully decoded; a file PIL cannot
     read, or whose pixels or aspect ratio are over the image door's limits
-    (:func:`capeval.doors.check_image_size`, checked from the header before decoding), is an
+    (:func:`capeval.guards.check_image_size`, checked from the header before decoding), is an
     :class:`InputError` naming it and its size."""
     import warnings
 

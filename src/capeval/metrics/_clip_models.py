@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..digests import sha256_file
-from ..doors import read_image_bytes
+from ..guards import read_image_bytes
 from ..errors import InputError, ResourceNotFound
 from ._clip_cache import load_shards
 from ._clip_image import PREPROCESS_ID, decode, preprocess_image

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..doors import open_regular, read_regular
+from ..guards import open_regular, read_regular
 from ..errors import InputError, ResourceNotFound
 
 #: A checkpoint read into memory (the released one holds RoBERTa-base and CLIP ViT-B/32: 1.7 GB).

@@ -15,7 +15,7 @@ import importlib
 import threading
 
 from .. import _process
-from ..doors import contained
+from ..guards import contained
 from ..errors import InputError, UnknownMetricError
 from .base import Metric, OutputInfo
 
@@ -161,7 +161,7 @@ def load_plugins() -> None:
             origin = f"{dist.name}=={dist.version}" if dist is not None else "unknown"
             what = f"plug-in {ep.name!r} ({ep.value}, from {origin})"
             # Third-party code: SystemExit (even SystemExit(0)) at import must not end the
-            # process silently, with no output and status 0; only Ctrl-C passes (doors.contained).
+            # process silently, with no output and status 0; only Ctrl-C passes (guards.contained).
             previous = _process.running(what)  # an os._exit at import is named (cli/_ending.py)
             try:
                 cls, exc = contained(functools.partial(_load_plugin, ep, what))

@@ -74,7 +74,7 @@ def read_results(path: str | Path) -> ResultsTable:
     import contextlib
     import os
 
-    from ..doors import MAX_TABLE_BYTES, text_lines
+    from ..guards import MAX_TABLE_BYTES, text_lines
 
     path = Path(path)
     if not os.path.lexists(path):

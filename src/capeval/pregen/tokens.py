@@ -198,7 +198,7 @@ class TokenScores:
     @classmethod
     def load_npz(cls, path: str | Path) -> "TokenScores":
         path = Path(path)
-        from ..doors import MAX_PICKLE_BYTES, open_regular
+        from ..guards import MAX_PICKLE_BYTES, open_regular
 
         if not os.path.lexists(path):  # lexists: a link loop reaches the door, which names it
             raise InputError(f"{path}: no such file")

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from ..doors import CacheDamaged, kind_of
+from ..guards import CacheDamaged, kind_of
 from ..paths import cache_root
 
 FORMAT = 1

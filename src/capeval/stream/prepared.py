@@ -22,7 +22,7 @@ def content_digest(source) -> str | None:
     iterable (read once: nothing to resume from)."""
     if not isinstance(source, (str, Path)):
         return None
-    from ..doors import open_regular
+    from ..guards import open_regular
 
     h = hashlib.sha256()
     with open_regular(source, "input file", 1 << 62) as f:

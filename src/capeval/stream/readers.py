@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..doors import open_lines
+from ..guards import open_lines
 from ..errors import InputError
 
 STREAM_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")
@@ -70,7 +70,7 @@ def _utf8_error(path, lineno: int, raw: bytes, e: UnicodeDecodeError) -> InputEr
 def _jsonl_rows(path: Path, with_image: bool = False) -> Iterator[tuple]:
     from ..inputs import parse_jsonl_line
 
-    with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.doors)
+    with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.guards)
         for lineno, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8")
@@ -122,7 +122,7 @@ class _Utf8Lines:
 def _csv_rows(path: Path, with_image: bool = False) -> Iterator[tuple]:
     from ..inputs import iter_csv
 
-    with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.doors)
+    with open_lines(path, "input file") as f:  # a regular file, lines bounded (capeval.guards)
         yield from iter_csv(path, _Utf8Lines(path, f), with_image=with_image)
 
 
@@ -143,7 +143,7 @@ def _parquet_rows(path: Path, batch: int) -> Iterator[tuple[int, object, object,
 
 
 def _parquet_file_rows(path, pq, pa, f, batch):
-    from ..doors import MAX_EXACT_INT
+    from ..guards import MAX_EXACT_INT
     from ..inputs import REF_COLUMN
 
     def damaged(e: Exception) -> InputError:
@@ -203,7 +203,7 @@ def _parquet_file_rows(path, pq, pa, f, batch):
 def _check_parquet_sizes(path, pf, cols) -> None:
     """Refuse, from the file's metadata and before anything is decoded, a column chunk that
     decompresses past the in-memory table limit (a 12 KB zstd file held a 121 MB caption)."""
-    from ..doors import MAX_TABLE_BYTES
+    from ..guards import MAX_TABLE_BYTES
 
     md = pf.metadata
     wanted = set(cols)
@@ -223,7 +223,7 @@ def _check_parquet_cells(path, pa, rb, before: int) -> None:
     import numpy as np
     import pyarrow.compute as pc
 
-    from ..doors import MAX_LINE_BYTES
+    from ..guards import MAX_LINE_BYTES
 
     for j, col in enumerate(rb.columns):
         if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):

@@ -144,7 +144,7 @@ class RunStore:
         self.secret = bytes.fromhex(secret)
 
     def _read_text(self, p: Path) -> str | None:
-        from ..doors import read_regular
+        from ..guards import read_regular
 
         if not os.path.lexists(p):
             return None
@@ -194,7 +194,7 @@ class RunStore:
     # -- df of the whole input --------------------------------------------------------------
     def _read_json(self, name: str) -> dict | None:
         """A small JSON record of the folder, or None when absent or damaged (redone)."""
-        from ..doors import loads_json
+        from ..guards import loads_json
 
         text = self._read_text(self.folder / name)
         if not text:
@@ -327,7 +327,7 @@ def load_saved(p: Path | str, key: str, kind: str, secret: bytes, extra: frozens
     """The object saved at ``p`` under ``key`` (:meth:`RunStore.save`) by the run whose secret
     is ``secret``, or None when absent, damaged, written by another run or saved for other
     rows/settings. Read through the file door; the HMAC is checked before anything is parsed."""
-    from ..doors import open_regular
+    from ..guards import open_regular
 
     p = Path(p)
     if not os.path.lexists(p):

@@ -1,4 +1,4 @@
-"""One guarded door per kind of input.
+"""The guards of outside input: one guarded door per kind of input.
 
 Every surface that reads something from outside (a file named on the command line, a value a
 user's code returns, a cache entry, a plug-in) goes through the door of its kind, so a new
