@@ -230,8 +230,9 @@ def score_statistics(candidates: Sequence[str], references: Sequence[Sequence[st
 
 def _run(plan: ScoringPlan, candidates, references, *, ids, allow_empty, line_breaks, images, progress=None,
          on_chunk=None, normalize=None, tokens=None, statistics: dict | None = None) -> Result:
-    """The families of ``plan`` scored in turn (through their statistics, gathered into
-    ``statistics``, when it is a dict)."""
+    """The families of ``plan`` scored in turn, each as a streamed run scores a chunk: its corpus
+    pre-pass over these rows, then its statistics given that state, then the scores of its
+    Aggregate (the statistics are gathered into ``statistics`` when it is a dict)."""
     if plan.columns:
         raise InputError(f"scores files ({', '.join(c.name for c in plan.columns)}) give one score per unit id; "
                          "score a plan holding them with capeval.service.score_units(..., ids=...)")
@@ -259,9 +260,10 @@ def _run(plan: ScoringPlan, candidates, references, *, ids, allow_empty, line_br
                 metric.close()
                 builder.skipped.update(dict.fromkeys(names, why))
                 continue
-        out = _compute(cls, metric, texts, images, on_chunk, builder.shared, tokenizer, statistics is not None)
+        metric = _with_prepass(cls, metric, fam.options or {}, texts)
+        st, out = _compute(cls, metric, texts, images, on_chunk, builder.shared, tokenizer)
         if statistics is not None:
-            statistics[cls.family], out = out
+            statistics[cls.family] = st
         tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
         builder.add(cls, names, metric, out, tok_field, fam.options)
     return builder.result(list(plan.metrics), emptied, len(cands))
@@ -287,10 +289,31 @@ def _prepare_texts(candidates, references, need_references: bool, ids, allow_emp
     return cands, refs, breaks
 
 
-def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, statistics: bool = False):
-    """One family's ``MetricScores`` (with ``statistics``: its ``Statistics`` and the scores
-    from them, taken while the metric is open), reporting its progress; the metric is closed
-    afterwards."""
+def _with_prepass(cls, metric, options: dict[str, Any], texts):
+    """``metric``, or, when it has a corpus pre-pass, the family built with the state of these
+    rows (:meth:`Metric.prepass_options`), as every chunk of a streamed run is built with the
+    whole input's."""
+    from .metrics.base import Metric
+
+    if type(metric).prepass is Metric.prepass:
+        return metric
+    try:
+        with contained(cls.family, "in its pre-pass"):
+            state = metric.prepass(*texts)
+    except BaseException:
+        metric.close()
+        raise
+    if state is None:
+        return metric
+    with contained(cls.family, "while it was closed"):
+        metric.close()
+    return _construct(cls, {**options, **cls.prepass_options(state)})
+
+
+def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str):
+    """One family's ``Statistics`` and the ``MetricScores`` of its Aggregate (taken while the
+    metric is open; the Aggregate's warning, such as texts an encoder cut, warned here),
+    reporting its progress; the metric is closed afterwards."""
     n = len(texts[0])
     chunk = None
     if on_chunk is not None:
@@ -304,15 +327,19 @@ def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str, stati
             # Only image families see images, so text families keep their two-argument compute.
             seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
             with contained(cls.family):
-                out = metric.compute(*texts, **seen) if not statistics else metric.statistics(*texts, **seen)
-                if statistics:
-                    out = (out, out.scores())
+                st = metric.statistics(*texts, **seen)
+                out = st.scores()
+                said = st.aggregate.warning(st)
     finally:
         with contained(cls.family, "while it was closed"):
             metric.close()
     if chunk is not None:
         chunk(n, n)
-    return out
+    if said is not None:
+        import warnings
+
+        warnings.warn(said, st.aggregate.warning_category, stacklevel=4)
+    return st, out
 
 
 class _ResultBuilder:

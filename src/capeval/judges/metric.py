@@ -22,7 +22,6 @@ from ..errors import InputError
 from ..metrics.base import Metric, OutputInfo
 from ..metrics.registry import register
 from ..metrics.statistics import Aggregate, Statistics
-from ..result import MetricScores
 from . import prompts
 from .answers import Malformed, fleur_smooth, parse_clair
 from .backend import Decoding, HttpBackend, JudgeUnavailable, Reply, Request
@@ -173,7 +172,10 @@ class JudgeMetric(Metric):
         return judge(self.backend, reqs, self.dec, self.read, attempts=self.attempts, cache=self.cache)
 
     def statistics(self, candidates: Sequence[str], references: Sequence[Sequence[str]], **kw: Any) -> Statistics:
-        return self._stats(self.verdicts(candidates, references, kw.get("images")))
+        verdicts = self.verdicts(candidates, references, kw.get("images"))
+        st = self._stats(verdicts)
+        st.details["explanations"] = verdicts
+        return st
 
     def _stats(self, verdicts: list[Verdict]) -> Statistics:
         rows = {
@@ -186,15 +188,6 @@ class JudgeMetric(Metric):
         }
         return Statistics(len(verdicts), self.aggregate((self.family,)), rows, {}, self._fields())
 
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]], **kw: Any) -> MetricScores:
-        verdicts = self.verdicts(candidates, references, kw.get("images"))
-        st = self._stats(verdicts)
-        out = st.scores()
-        fields = dict(out.signature_fields)
-        fields.update(st.aggregate.fields(st))  # whole-input fields, where Statistics.scores does not add them
-        details = dict(out.details)
-        details["explanations"] = verdicts
-        return MetricScores(out.corpus, out.per_caption, fields, details)
 
 
 def judge_image(path: str) -> tuple[bytes, str, str]:

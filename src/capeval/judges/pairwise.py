@@ -33,7 +33,6 @@ from ..errors import InputError
 from ..metrics.base import OutputInfo
 from ..metrics.registry import register
 from ..metrics.statistics import Statistics
-from ..result import MetricScores
 from .answers import Malformed
 from .backend import Reply, Request
 from .metric import JudgeAggregate, JudgeMetric, TooManyUnanswered, judge_image
@@ -232,8 +231,9 @@ class PairJudge(JudgeMetric):
 
     def statistics(self, candidates: Sequence[str], references: Sequence[Sequence[str]], **kw: Any) -> Statistics:
         images = kw.get("images")
-        verdicts = self.verdicts(candidates, references, images)
-        return self._pair_stats(verdicts, images is not None)[0]
+        st, members = self._pair_stats(self.verdicts(candidates, references, images), images is not None)
+        st.details["explanations"] = members
+        return st
 
     def _pair_stats(self, verdicts: list[Verdict], with_images: bool) -> tuple[Statistics, list[PairVerdict]]:
         n = len(verdicts) // 2
@@ -259,14 +259,6 @@ class PairJudge(JudgeMetric):
 
     def aggregate(self, outputs: tuple[str, ...]) -> PairAggregate:
         return PairAggregate(self.family, self.allow, *self.prices)
-
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]], **kw: Any) -> MetricScores:
-        images = kw.get("images")
-        st, members = self._pair_stats(self.verdicts(candidates, references, images), images is not None)
-        out = st.scores()
-        details = dict(out.details)
-        details["explanations"] = members
-        return MetricScores(out.corpus, out.per_caption, dict(out.signature_fields), details)
 
 
 __all__ = ["PairJudge", "PairVerdict", "PAIR_TEMPLATE", "combine_orders", "pair_prompt", "parse_pair"]

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..metrics.statistics import RowMean, Statistics, check_default_rule
+from ..metrics._long_text import LongTextWarning
 
 #: Warn when more than this share of the feature values lie outside the training range.
 CLIP_WARN = 0.05
@@ -229,6 +230,8 @@ class OodMean(RowMean):
     ``details[family]["out_of_range"]``, the ``ood:N`` signature field and one warning, so a
     streamed run reports the whole input's count."""
 
+    warning_category = LongTextWarning
+
     def __init__(self, outputs: Sequence[str], family: str, model_name: str, lengths: dict | None):
         super().__init__(outputs)
         self.family, self.model_name = family, model_name
@@ -271,7 +274,6 @@ def finish_ood(out, family: str, model_name: str, length: np.ndarray, feats: np.
     if not warn:
         out.details["_ood_rows"] = (length, feats)
     elif d["rows"]:
-        from ..metrics._long_text import LongTextWarning
 
         warnings.warn(ood_message(family, model_name, d["rows"], d["length"], d["features"], len(length)),
                       LongTextWarning, stacklevel=4)
@@ -289,7 +291,7 @@ def ood_statistics(metric, family: str, model_name: str, lengths: dict | None, c
     agg = OodMean(tuple(out.per_caption), family, model_name, lengths)
     fields = {k: v for k, v in out.signature_fields.items() if k != "ood"}
     st = Statistics(len(candidates), agg, rows={**out.per_caption, OOD_LENGTH: length, OOD_FEATURES: feats},
-                    fields=fields)
+                    fields=fields, details=out.details)
     check_default_rule(family, MetricScores(out.corpus, out.per_caption), st)
     return st
 

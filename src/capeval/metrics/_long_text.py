@@ -97,6 +97,8 @@ class LongTextMean(RowMean):
     """:class:`RowMean` that also sums the per-row cut counts into the ``long_text`` details and
     the ``trunc`` signature field, so a streamed run reports the whole input's counts."""
 
+    warning_category = LongTextWarning
+
     def __init__(self, outputs: Sequence[str], family: str, mode: str, window: int | None,
                  unit: str = "tokens", empty: float = math.nan):
         super().__init__(outputs, empty)
@@ -137,7 +139,7 @@ def statistics(metric, family: str, mode: str, candidates, references, *, empty:
     agg = LongTextMean(tuple(out.per_caption), family, mode, out.details["long_text"]["window"], empty=empty)
     fields = {k: v for k, v in out.signature_fields.items() if k != "trunc"}
     st = Statistics(len(candidates), agg, rows={**out.per_caption, CUT_TEXTS: texts, CUT_TOKENS: tokens},
-                    fields=fields)
+                    fields=fields, details=out.details)
     check_default_rule(family, MetricScores(out.corpus, out.per_caption), st)
     return st
 

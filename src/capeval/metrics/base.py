@@ -16,7 +16,8 @@ from typing import Any, ClassVar, Literal
 
 from ..result import MetricScores
 from ..signature import Signature
-from .statistics import Aggregate, RowMean, Statistics, check_default_rule, from_scores
+from ..errors import InputError
+from .statistics import Aggregate, AsComputed, RowMean, Statistics, check_default_rule, from_scores
 
 
 @dataclass(frozen=True)
@@ -126,10 +127,11 @@ class Metric(ABC):
     def compute(
         self, candidates: Sequence[str], references: Sequence[Sequence[str]]
     ) -> MetricScores:
-        """Score aligned candidates and reference lists (already validated). Default: the scores
-        of :meth:`statistics` through its :class:`~capeval.metrics.statistics.Aggregate` (with
-        the aggregate's details), so a family with statistics of its own declares only those;
-        every other family declares ``compute``."""
+        """Score aligned candidates and reference lists (already validated), for a caller that
+        holds the instance; ``capeval.score`` itself always goes through :meth:`statistics`.
+        Default: the scores of :meth:`statistics` through its
+        :class:`~capeval.metrics.statistics.Aggregate`, so a family with statistics of its own
+        declares only those; every other family declares ``compute``."""
         if type(self).statistics is Metric.statistics:
             raise NotImplementedError(f"metric family {self.family!r} declares neither compute nor statistics")
         return self.statistics(candidates, references).scores()
@@ -155,13 +157,19 @@ class Metric(ABC):
                    **kw: Any) -> Statistics:
         """(b) Per-row sufficient statistics of a batch, given the pre-pass state this instance
         was built with. Default: the per-row values of :meth:`compute` (keyword ``images`` as
-        there), with :meth:`aggregate`'s rule (the mean). A family on the default rule whose
-        corpus score is not the mean of its per-caption scores is an error naming it (merged
-        chunks would otherwise give another number than the whole input)."""
+        there) and its details, with :meth:`aggregate`'s rule (the mean). A streamable family on
+        the default rule whose corpus score is not the mean of its per-caption scores is an error
+        naming it (merged chunks would otherwise give another number than the whole input); one
+        that never streams keeps the corpus scores it computed (:class:`AsComputed`)."""
         out = self.compute(candidates, references, **kw)
         st = from_scores(out, len(candidates), self.aggregate(tuple(out.per_caption)))
         if type(self).aggregate is Metric.aggregate:
-            check_default_rule(self.family, out, st)
+            try:
+                check_default_rule(self.family, out, st)
+            except InputError:
+                if self.streamable:
+                    raise
+                st.aggregate = AsComputed(out.corpus)
         return st
 
     def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:

@@ -38,8 +38,12 @@ CITATION = "Vedantam et al., CVPR 2015"
 class DocumentFrequency:
     """df counts plus rho (= ln of the number of units they came from)."""
 
-    def __init__(self, df: dict[str, float], n_units: int, source: str):
-        self.df = df
+    #: (index, n-gram ids, counts) of a df counted from an n-gram index (:meth:`from_references`):
+    #: looked up by id for that same index, the dict of strings built only when asked for
+    _counted: tuple[NgramIndex, np.ndarray, np.ndarray] | None = None
+
+    def __init__(self, df: dict[str, float] | None, n_units: int, source: str):
+        self._df = df
         self.n_units = n_units
         self.source = source
         self.ref_len = np.log(float(n_units))  # numpy, as the reference computes it
@@ -51,9 +55,21 @@ class DocumentFrequency:
         index = index if index is not None else index_for([], refsets)
         gram, df_val = _refset_df(index, refsets, np.asarray(rows_per_refset, dtype=np.int64))
         n_units = int(sum(rows_per_refset))
-        # Counts are integers: float(count) is what the reference's defaultdict(float) holds.
-        df = dict(zip(index.gram_strings(gram), df_val.astype(np.float64).tolist()))
-        return cls(df, n_units, f"corpus:{n_units}")
+        out = cls(None, n_units, f"corpus:{n_units}")
+        out._counted = (index, gram, df_val)
+        return out
+
+    @property
+    def df(self) -> dict[str, float]:
+        """Counts by n-gram string (for a counted df, built on first use; two threads may both
+        build it: same content, either wins)."""
+        if self._df is None:
+            if self._counted is None:
+                raise AttributeError(f"{type(self).__name__} holds no df dict")
+            index, gram, val = self._counted
+            # Counts are integers: float(count) is what the reference's defaultdict(float) holds.
+            self._df = dict(zip(index.gram_strings(gram), val.astype(np.float64).tolist()))
+        return self._df
 
     def __add__(self, other: DocumentFrequency) -> DocumentFrequency:
         """The df of both parts' units (counts are integers: any grouping gives equal sums);
@@ -78,7 +94,13 @@ class DocumentFrequency:
         A df held as this class' dict is packed once into integer keys over its own word
         vocabulary (:class:`_PackedDf`), so a batch is looked up without building n-gram
         strings: the low per-call latency of scoring many small batches against one df
-        (self-critical training). A subclass that overrides :meth:`lookup` is asked by string."""
+        (self-critical training). A df counted from ``index`` itself (``capeval.score``'s
+        pre-pass of the scored set) is read by id, with no strings at all. A subclass that
+        overrides :meth:`lookup` is asked by string."""
+        if self._counted is not None and self._counted[0] is index:
+            out = np.zeros(index.n_grams, dtype=np.float64)
+            out[self._counted[1]] = self._counted[2]
+            return out
         if type(self).lookup is DocumentFrequency.lookup:
             packed = getattr(self, "_packed", None)
             if packed is None:
@@ -162,7 +184,13 @@ def _pack(word_ids: tuple[int, ...], base: int) -> int:
 def _refset_df(index: NgramIndex, refsets, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """n-gram ids present in any reference set and their df: the summed ``weights`` of the
     refsets whose union holds them (integers)."""
-    _ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, refsets)
+    ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, refsets)
+    core = core_for(index)
+    if core is not None and ref_sid.shape[1]:  # the compiled count compute() takes without a df (integers: ==)
+        df = np.frombuffer(core.refset_df(*index_arrays(index), ref_sid, ref_sid.shape[1],
+                                          np.ascontiguousarray(weights, dtype=np.int64)), dtype=np.int64)
+        present = np.flatnonzero(df)
+        return present, df[present].copy()
     e0, e1 = index.e_start[pair_sid], index.e_start[pair_sid + 1]
     n_gram = max(index.n_grams, 1)
     rs_gram = sorted_unique(np.repeat(pair_rs, e1 - e0) * n_gram + index.e_gram[ranges(e0, e1 - e0)])
@@ -391,7 +419,9 @@ class _CiderBase(Metric):
         if self._given_df is not None:
             return None
         units = dedupe(candidates, references)
-        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist())
+        # counted on the index compute() builds for the same rows, so it is read by id there
+        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(),
+                                                 index_for(units.cands, units.refsets))
 
     def cannot_score(self, candidates, references) -> str | None:
         if self._given_df is not None or not len(candidates):
@@ -414,6 +444,9 @@ class _CiderBase(Metric):
             if self.save_df is not None:
                 DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), index).save(self.save_df)
         else:
+            if dfo.source.startswith("corpus:") and dfo.n_units < 2:
+                # a scored set's df handed over by its pre-pass (capeval.score, a streamed run)
+                raise InputError(self._single_unit_reason(dfo.n_units))
             df_label = dfo.source
             if self.save_df is not None:
                 dfo.save(self.save_df)

@@ -475,10 +475,14 @@ class Meteor(Metric):
     def statistics(self, candidates, references, **kw) -> Statistics:
         if self.backend == "native":
             self._check_batch(candidates, references)
-            return self._native_statistics(candidates, references)[0]
+            st, unit_stats, row_unit = self._native_statistics(candidates, references)
+            row_lines = [stats_line(row) for row in unit_stats.tolist()]
+            st.details = {"distinct_units": len(unit_stats), "stats": [row_lines[u] for u in row_unit.tolist()]}
+            return st
         out = self.compute(candidates, references)
         rows = {"lines": np.array(out.details["stats"], dtype=object), "meteor": out.per_caption["meteor"]}
-        return Statistics(len(candidates), self.aggregate(("meteor",)), rows, {}, dict(out.signature_fields))
+        return Statistics(len(candidates), self.aggregate(("meteor",)), rows, {}, dict(out.signature_fields),
+                          dict(out.details))
 
     @staticmethod
     def _check_batch(candidates, references) -> None:
@@ -492,8 +496,8 @@ class Meteor(Metric):
             raise InputError(f"{len(candidates)} candidates but {len(references)} reference lists")
         if not candidates:
             raise InputError("no candidates to score")
-        if self.backend == "native":
-            return self._compute_native(candidates, references)
+        if self.backend == "native":  # the corpus formula is MeteorNativeAggregate's (the jar's addStats)
+            return self.statistics(candidates, references).scores()
         rows = [score_line(i, c, r) for i, (c, r) in enumerate(zip(candidates, references))]
         index: dict[str, int] = {}
         row_unit = np.fromiter((index.setdefault(r, len(index)) for r in rows), dtype=np.int64, count=len(rows))
@@ -523,12 +527,6 @@ class Meteor(Metric):
         unit_stats, row_unit, fields = self._native_units(candidates, references)
         rows = {"stats": np.asarray(unit_stats, dtype=np.float64)[row_unit]}
         return Statistics(len(candidates), MeteorNativeAggregate(), rows, {}, dict(fields)), unit_stats, row_unit
-
-    def _compute_native(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
-        # The corpus formula is MeteorNativeAggregate's (the jar's addStats of the rows).
-        st, unit_stats, row_unit = self._native_statistics(candidates, references)
-        row_lines = [stats_line(row) for row in unit_stats.tolist()]
-        return st.scores(details={"distinct_units": len(unit_stats), "stats": [row_lines[u] for u in row_unit.tolist()]})
 
     def _native_units(self, candidates: Sequence[str], references: Sequence[Sequence[str]]):
         """Statistics of the distinct units, each row's unit, and the signature fields."""

@@ -224,7 +224,7 @@ class Spice(Metric):
         per_caption = {"spice": arrays["all"]}
         for cat, name, _ in _CATEGORY_OUTPUTS:
             per_caption[name] = arrays[cat]
-        return Statistics(len(candidates), SpiceAggregate(), per_caption, {}, fields).scores(details)
+        return Statistics(len(candidates), SpiceAggregate(), per_caption, {}, fields, details).scores()
 
     def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
         return SpiceAggregate()

@@ -8,12 +8,10 @@ parts' per-row values, and its corpus pre-pass is CIDEr-D's df, so it streams as
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..result import MetricScores
 from .base import Metric, OutputInfo
 from .registry import get_family, register
 from .statistics import Aggregate, Statistics
@@ -92,12 +90,9 @@ class Spider(Metric):
         fields.update({f"spice.{k}": v for k, v in s.signature_fields.items()})
         rows = {"cider_d": np.asarray(c.per_caption["cider_d"], dtype=float),
                 "spice": np.asarray(s.per_caption["spice"], dtype=float)}
-        return Statistics(len(candidates), SpiderAggregate(), rows, {}, fields)
-
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
-        # The corpus formula is SpiderAggregate's; the details are the two parts' per-row values.
-        st = self.statistics(candidates, references)
-        return st.scores(details={"cider_d": st.rows["cider_d"], "spice": st.rows["spice"]})
+        # the details are the two parts' per-row values
+        return Statistics(len(candidates), SpiderAggregate(), rows, {}, fields,
+                          details={"cider_d": rows["cider_d"], "spice": rows["spice"]})
 
     def close(self) -> None:
         self._cider.close()

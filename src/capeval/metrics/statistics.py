@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -50,8 +50,11 @@ class Aggregate:
 
     def warning(self, st: Statistics) -> str | None:
         """What a run of these statistics should warn about once (texts an encoder cut); None
-        when nothing (default)."""
+        when nothing (default). Warned as :attr:`warning_category`."""
         return None
+
+    #: the category :meth:`warning`'s message is warned as (in memory and streamed alike)
+    warning_category: type[Warning] = UserWarning
 
     def reduce(self, st: Statistics) -> Statistics:
         """The part of ``st`` the corpus score needs (BLEU keeps only its summed counts), so a
@@ -64,6 +67,27 @@ class Aggregate:
 
     def __hash__(self) -> int:
         return hash(type(self))
+
+
+class AsComputed(Aggregate):
+    """The corpus scores a family that never streams computed over one whole batch, when they are
+    not the mean of its per-caption scores. Statistics of two batches never merge under it (two
+    instances are never equal), so it can only describe a whole input scored at once."""
+
+    def __init__(self, corpus: dict[str, float]):
+        self._corpus = dict(corpus)
+
+    def per_caption(self, st: Statistics) -> dict[str, np.ndarray]:
+        return {k: st.rows[k] for k in self._corpus}
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        return dict(self._corpus)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __hash__(self) -> int:
+        return id(self)
 
 
 class RowMean(Aggregate):
@@ -97,13 +121,17 @@ class Statistics:
     ``rows``: per-row arrays (leading axis = row), merged by concatenation. ``totals``: arrays
     summed over rows, merged by addition; they must be exact sums (integers, or floats holding
     integers below 2**53). ``fields``: the family's signature fields, equal in every part.
-    ``aggregate``: how scores follow (:class:`Aggregate`)."""
+    ``aggregate``: how scores follow (:class:`Aggregate`). ``details``: what the batch's
+    computation reported besides numbers (QACE's explanations, a learned model's feature
+    labels), reported by :meth:`scores` after the aggregate's details; they describe one batch,
+    so merging, resampling and reducing leave them out, and no run folder stores them."""
 
     n: int
     aggregate: Aggregate
     rows: dict[str, np.ndarray] = field(default_factory=dict)
     totals: dict[str, np.ndarray] = field(default_factory=dict)
     fields: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def per_caption(self) -> dict[str, np.ndarray]:
         return self.aggregate.per_caption(self)
@@ -111,14 +139,16 @@ class Statistics:
     def corpus(self) -> dict[str, float]:
         return self.aggregate.corpus(self)
 
-    def scores(self, details: dict | None = None) -> MetricScores:
-        """Per-caption and corpus scores; ``details`` default to the aggregate's."""
+    def scores(self) -> MetricScores:
+        """Per-caption and corpus scores, with the aggregate's details and then the batch's."""
         return MetricScores(corpus=self.corpus(), per_caption=self.per_caption(),
                             signature_fields={**self.fields, **self.aggregate.fields(self)},
-                            details=self.aggregate.details(self) if details is None else details)
+                            details={**self.aggregate.details(self), **self.details})
 
     def reduced(self) -> Statistics:
-        return self.aggregate.reduce(self)
+        """What the corpus scores read (:meth:`Aggregate.reduce`), without the batch's details."""
+        out = self.aggregate.reduce(self)
+        return replace(out, details={}) if out.details else out
 
     def total(self, key: str) -> np.ndarray:
         """``totals[key]`` plus the sum of ``rows[key]`` (a part not yet reduced)."""
@@ -179,8 +209,9 @@ def check_default_rule(family: str, out: MetricScores, st: Statistics) -> None:
 
 
 def from_scores(out: MetricScores, n: int, aggregate: Aggregate) -> Statistics:
-    """Statistics of a family whose per-row values are its per-caption scores."""
-    return Statistics(n, aggregate, rows=dict(out.per_caption), fields=dict(out.signature_fields))
+    """Statistics of a family whose per-row values are its per-caption scores (with its details)."""
+    return Statistics(n, aggregate, rows=dict(out.per_caption), fields=dict(out.signature_fields),
+                      details=dict(out.details))
 
 
-__all__ = ["Aggregate", "RowMean", "Statistics", "check_default_rule", "from_scores"]
+__all__ = ["Aggregate", "AsComputed", "RowMean", "Statistics", "check_default_rule", "from_scores"]

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..result import MetricScores
 from ..dedup import dedupe
 from ._limits import TER_MAX_WORDS, check_lengths
 from .base import Metric, OutputInfo
@@ -325,10 +324,6 @@ class Ter(Metric):
 
     def statistics(self, candidates, references, **kw) -> Statistics:
         """Each row's fewest edits (int64) and average reference length (float)."""
-        return self._row_statistics(candidates, references)[0]
-
-    def _row_statistics(self, candidates, references) -> tuple[Statistics, int]:
-        """The rows' statistics and the number of distinct units scored."""
         check_lengths("TER", candidates, references, TER_MAX_WORDS,
                       "its shift search takes minutes on texts of a few thousand words, as in sacrebleu")
         units = dedupe(candidates, references)
@@ -349,11 +344,9 @@ class Ter(Metric):
         row_stats = [unit_stats[u] for u in units.row_unit.tolist()]
         rows = {"edits": np.array([e for e, _ in row_stats], dtype=np.int64),
                 "ref_length": np.array([n for _, n in row_stats], dtype=float)}
-        return Statistics(len(candidates), TerAggregate(), rows, {}, self._fields()), len(unit_stats)
-
-    def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> MetricScores:
-        # The corpus formula is TerAggregate's; the details add the sums and the per-row columns.
-        st, distinct = self._row_statistics(candidates, references)
-        return st.scores(details={"edits": int(st.total("edits")), "ref_length": TerAggregate.length_sum(st),
-                                  "sentence_edits": st.rows["edits"], "sentence_ref_length": st.rows["ref_length"],
-                                  "distinct_units": distinct})
+        st = Statistics(len(candidates), TerAggregate(), rows, {}, self._fields())
+        # the batch's sums and per-row columns beside the scores
+        st.details = {"edits": int(st.total("edits")), "ref_length": TerAggregate.length_sum(st),
+                      "sentence_edits": rows["edits"], "sentence_ref_length": rows["ref_length"],
+                      "distinct_units": len(unit_stats)}
+        return st
