@@ -214,8 +214,10 @@ class ScoringPlan:
         from .validation import validate_images
 
         missing = []
+        needs = {", ".join(f.names): f.cls.extras for f in self.families if f.cls.extras}
         try:
-            require_extras({", ".join(f.names): f.cls.extras for f in self.families if f.cls.extras})
+            if needs:
+                require_extras(needs)
         except ResourceNotFound as e:
             missing.append(str(e))
         missing += [f"{', '.join(f.names)}: {why}" for f in self.families

@@ -21,7 +21,7 @@ import capeval.data
 from capeval.errors import InputError
 from capeval.metrics._meteor_native import java as J
 from capeval.metrics._meteor_native.phrases import positions, prefixes, reference_phrases
-from capeval.metrics._meteor_native.score import aggregate, corpus_score, scores
+from capeval.metrics._meteor_native.score import add_stats, corpus_score, scores
 from capeval.metrics._meteor_native.stemmer import stem
 from capeval.metrics.meteor import DEFAULT_BACKEND, Meteor
 
@@ -73,9 +73,9 @@ def test_scores_follow_compute_metrics():
     split[0, 20] = 2
     assert scores(split)[0] == pytest.approx(1 - 0.6, abs=1e-15)
     # the aggregate skips the chunk of a perfect one-chunk row, keeps the others'
-    agg = aggregate(np.vstack([perfect, split, perfect]))
+    agg = add_stats(np.vstack([perfect, split, perfect]))
     assert agg[20] == 2 and agg[0] == 6
-    assert corpus_score(np.vstack([perfect, split])) == scores(aggregate(np.vstack([perfect, split]))[None])[0]
+    assert corpus_score(np.vstack([perfect, split])) == scores(add_stats(np.vstack([perfect, split]))[None])[0]
 
 
 def test_phrase_lookups_equal_brute_force():

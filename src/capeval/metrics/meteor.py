@@ -59,7 +59,7 @@ from ._meteor_jvm import JVMCrashed, MeteorProcess, default_workers
 from ._meteor_native import NativeMeteor, powtable
 from ._meteor_native.score import corpus_score as native_corpus_score
 from ._meteor_native.score import scores as native_scores
-from ._meteor_native.score import aggregate as native_aggregate
+from ._meteor_native.score import add_stats
 from .base import Metric, OutputInfo
 from .statistics import Aggregate, Statistics
 from .registry import register
@@ -201,7 +201,7 @@ class MeteorNativeAggregate(Aggregate):
     def _summed(self, st: Statistics) -> np.ndarray:
         parts = [st.totals["aggregate"]] if "aggregate" in st.totals else []
         if "stats" in st.rows and len(st.rows["stats"]):
-            parts.append(native_aggregate(st.rows["stats"]))
+            parts.append(add_stats(st.rows["stats"]))
         return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
     def corpus(self, st: Statistics) -> dict[str, float]:

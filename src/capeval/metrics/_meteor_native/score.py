@@ -152,7 +152,7 @@ def upper_bound(w1: Sequence[float], d1: Sequence[float], w2: Sequence[float], d
     return max(f_mean * (1.0 - penalty), 0.0)
 
 
-def aggregate(stats: np.ndarray) -> np.ndarray:
+def add_stats(stats: np.ndarray) -> np.ndarray:
     """``addStats`` of every row into one row (fields are integer counts: sums are exact)."""
     s = np.asarray(stats, dtype=np.float64)
     t_total = s[:, 4:20:4].sum(axis=1) + s[:, 6:20:4].sum(axis=1)
@@ -164,4 +164,4 @@ def aggregate(stats: np.ndarray) -> np.ndarray:
 
 
 def corpus_score(stats: np.ndarray) -> float:
-    return float(scores(aggregate(stats)[None, :])[0])
+    return float(scores(add_stats(stats)[None, :])[0])
