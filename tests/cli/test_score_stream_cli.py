@@ -36,9 +36,12 @@ def test_stream_flags_refused_when_run_cannot_stream(tmp_path):
     write_jsonl(src, make_rows(20))
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4", "-o", str(tmp_path / "o.json"), "--jobs", "2"])
     assert res.exit_code == 2 and "one JSON document" in res.output
-    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,learned", "--engine", "ray"])
-    assert res.exit_code == 2 and "learned does not stream (learned: the feature bertscore_p of model 'learned-default'" in \
-        " ".join(res.output.split())
+    from tests.learn._floor_model import REFUSAL, floor_model
+
+    model = floor_model(tmp_path / "floor.npz")
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,learned", "-O", f"learned.model={model}",
+                              "--engine", "ray"])
+    assert res.exit_code == 2 and f"learned does not stream (learned: {REFUSAL}" in " ".join(res.output.split())
     res = runner.invoke(app, ["score", "-i", str(src), "-m", "bleu4,bertscore_f", "-O", "bertscore.idf=true", "--jobs", "2"])
     assert res.exit_code == 2 and "bertscore reproduces bert_score's batch padding (padding_floor)" in \
         " ".join(res.output.split())

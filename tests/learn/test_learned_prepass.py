@@ -131,11 +131,14 @@ def test_prepass_states_of_other_units_do_not_mix():
         Learned(model=_tiny(None), df=3)
 
 
-def test_cannot_stream_names_only_features_that_depend_on_their_batch():
-    # the shipped model's BERTScore features reproduce bert_score's batch padding floor
-    assert "the feature bertscore_p of model 'learned-default' depends on the rows around it" in Learned.cannot_stream({})
+def test_cannot_stream_names_only_features_that_depend_on_their_batch(tmp_path):
+    from ._floor_model import REFUSAL, floor_model
+
+    # BERTScore with bert_score's batch padding floor (its default) depends on the batch mates
+    assert REFUSAL + " around it" in Learned.cannot_stream({"model": floor_model(tmp_path / "floor.npz")})
     # the rest stream: CIDEr-D's df is the pre-pass, and the model combines a row's features
-    # alone (capeval.learn.rowlocal)
+    # alone (capeval.learn.rowlocal); the shipped models' BERTScore features have no floor
+    assert Learned.cannot_stream({}) is None
     assert NNEval.cannot_stream({}) is None
     assert Learned.cannot_stream({"model": "mpnet"}) is None
     assert Learned.cannot_stream({"model": _tiny(2)}) is None

@@ -34,18 +34,21 @@ def test_unknown_capability_is_an_error():
         families_with("fast")
 
 
-def test_streaming_reads_the_capabilities():
+def test_streaming_reads_the_capabilities(tmp_path):
     assert streamable(["bleu4", "rouge_l", "cider_d", "cider", "meteor", "ter", "spice"])
     assert streamable(["bleu4", "nneval"]) and streamable(["spider"])
-    # a model decides it: the default learned model's BERTScore features keep the padding floor
-    assert not streamable(["bleu4", "learned"]) and streamable(["learned"], {"learned": {"model": "mpnet"}})
+    # a model decides it: one with a BERTScore feature under bert_score's padding floor does not
+    from tests.learn._floor_model import REFUSAL, floor_model
+
+    floor = {"learned": {"model": floor_model(tmp_path / "floor.npz")}}
+    assert not streamable(["bleu4", "learned"], floor) and streamable(["learned"], {"learned": {"model": "mpnet"}})
+    assert streamable(["bleu4", "learned"])  # the shipped models' BERTScore features have no floor
     # an option decides it: BERTScore's batch padding floor (its default) depends on the rows
     # around; its idf, from the whole input's references, is a pre-pass
     assert not streamable(["bertscore_f"], {"bertscore": {"idf": True}})
     assert streamable(["bertscore_f"], {"bertscore": {"idf": True, "padding_floor": False}})
-    with pytest.raises(InputError, match=r"learned cannot be streamed: learned: the feature bertscore_p of model "
-                       r"'learned-default' depends on the rows"):
-        _settings(_plan(["bleu4", "learned"], None, "ptb", None), False, "space", None)
+    with pytest.raises(InputError, match=r"learned cannot be streamed: learned: " + REFUSAL):
+        _settings(_plan(["bleu4", "learned"], None, "ptb", floor), False, "space", None)
     _, needs_df, _ = _settings(_plan(["bleu4", "rouge_l"], None, "ptb", None), False, "space", None)
     assert needs_df is False
     _, needs_df, _ = _settings(_plan(["bleu4", "cider"], None, "ptb", None), False, "space", None)

@@ -31,8 +31,7 @@ ROWS = {"bleu": 120, "bleu_smooth": 120, "rouge_l": 120, "cider_d": 120, "cider"
 OPTIONS: dict[str, dict] = {
     "meteor": {"backend": "native"},  # the jar's pool runs the same aligner (tests/metrics/test_meteor_native.py)
     "bertscore": {"padding_floor": False},  # bert_score's padding floor depends on batch-mates
-    # The default learned model does not stream (Metric.cannot_stream says why); its features are
-    # checked in tests/learn/test_learned_prepass.py. The mpnet model combines a row's features alone.
+    # the shipped mpnet model (the default one streams too: tests/stream/test_stream_learned.py)
     "learned": {"model": "mpnet"},
 }
 #: further option sets of a family: (id, family, options)

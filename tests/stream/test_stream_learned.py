@@ -2,9 +2,9 @@
 model whose features stream score in chunks and in worker processes (`capeval score --jobs 2`)
 with the in-memory numbers, file bytes and signatures (their models combine a row's features
 alone: ``capeval.learn.rowlocal``; CIDEr-D's df is the corpus pre-pass). The shipped default
-``learned`` model (BERTScore features with bert_score's padding floor) and QACE-Ref's neural
-backends are refused before any work, naming what makes their rows depend on the rows around
-them."""
+``learned`` model streams too (its BERTScore features take the true best match). A model with a
+feature under bert_score's padding floor and QACE-Ref's neural backends are refused before any
+work, naming what makes their rows depend on the rows around them."""
 from __future__ import annotations
 
 import random
@@ -91,26 +91,30 @@ def test_a_learned_model_that_streams_gives_the_in_memory_bytes(tmp_path):
     assert "model:tiny-stream" in mem.signatures["learned"] and len(np.unique(mem.per_caption["learned"])) > 20
 
 
-@pytest.mark.needs(*family_needs(get_family("learned")), "model:encoder-mpnet-base")
-def test_the_shipped_mpnet_learned_model_streams_byte_for_byte(tmp_path):
-    mem = _check_streams_as_in_memory(tmp_path, ["learned"], {"learned": {"model": "mpnet"}}, 10, 5,
-                                      ["-O", "learned.model=mpnet"])
-    assert "model:learned-mpnet" in mem.signatures["learned"]
-
-
 @pytest.mark.needs(*family_needs(get_family("nneval")))
 def test_nneval_streams_with_jobs_2_byte_for_byte(tmp_path):
     mem = _check_streams_as_in_memory(tmp_path, ["nneval"], None, 12, 3, [])
     assert len(np.unique(mem.per_caption["nneval"])) > 8
 
 
-def test_learned_default_is_refused_naming_why(tmp_path):
+@pytest.mark.needs(*family_needs(get_family("learned")))
+def test_the_shipped_default_learned_model_streams_byte_for_byte(tmp_path):
+    # (the mpnet model streams in tests/metrics/test_statistics_contract.py and the every-family test)
+    mem = _check_streams_as_in_memory(tmp_path, ["learned"], None, 10, 5, [])
+    assert "model:learned-default" in mem.signatures["learned"]
+
+
+def test_a_learned_model_with_a_batch_dependent_feature_is_refused_naming_why(tmp_path):
+    from tests.learn._floor_model import REFUSAL, floor_model
+
+    model = floor_model(tmp_path / "floor.npz")
     src = tmp_path / "in.jsonl"
     write_jsonl(src, make_rows(10))
-    with pytest.raises(InputError, match="the feature bertscore_p of model 'learned-default' depends on the rows"):
-        score_stream(src, ["bleu4", "learned"])
+    with pytest.raises(InputError, match=REFUSAL):
+        score_stream(src, ["bleu4", "learned"], options={"learned": {"model": model}})
     with pytest.raises(InputError, match="qace_ref with Hugging Face question generation"):
         score_stream(src, ["qace_ref"], options={"qace_ref": {"qg": "some/t5", "qa": "some/t5"}})
-    res = runner.invoke(app, ["score", "-i", str(src), "-m", "learned", "--jobs", "2", "-o", str(tmp_path / "o.jsonl")])
-    assert res.exit_code == 2 and "model 'learned-default' depends on the rows around it" in " ".join(res.output.split())
+    res = runner.invoke(app, ["score", "-i", str(src), "-m", "learned", "-O", f"learned.model={model}", "--jobs", "2",
+                              "-o", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and REFUSAL + " around it" in " ".join(res.output.split())
     assert "Traceback" not in res.output

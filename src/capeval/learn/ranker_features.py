@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,11 @@ TEXT_FEATURES = (LENGTH, LENGTH_RATIO, EMBPROD)
 #: The shipped model's features (``ranker_model.DEFAULT_FEATURES``, preset ``default``): scores
 #: that need no Java and no METEOR resources, so ``learned`` runs with the ``semantic`` and
 #: ``bertscore`` extras and SPICE-py's WordNet (``capeval models install wordnet``).
-DEFAULT_SPEC = ("bleu1+bleu2+bleu3+bleu4+rouge_l+cider_d+wmd+wembsim+bertscore_p+bertscore_r+bertscore_f"
+#: Its BERTScore features take each token's true best match (``padding_floor=false``): with
+#: bert_score's batch padding floor a row's value depends on the rows batched with it, so the
+#: model could not be scored chunk by chunk (docs/LEARNED.md, "Streaming").
+DEFAULT_SPEC = ("bleu1+bleu2+bleu3+bleu4+rouge_l+cider_d+wmd+wembsim"
+                "+bertscore_p(padding_floor=false)+bertscore_r(padding_floor=false)+bertscore_f(padding_floor=false)"
                 "+sentsim_max+sentsim_mean+sentsim_centroid+spice")
 
 #: Optional extras (need Java for METEOR; WordNet for SPICE-py).
@@ -178,13 +183,14 @@ def compute(candidates: Sequence[str], references: Sequence[Sequence[str]], feat
 _WITH_OPTIONS = re.compile(r"([a-z0-9_]+)\((.*)\)")
 
 
-def _parse_options(text: str, item: str) -> tuple[tuple[str, str], ...]:
+def _parse_options(text: str, item: str) -> tuple[tuple[str, Any], ...]:
     opts = []
     for kv in text.split(";"):
         k, sep, v = kv.partition("=")
         if not sep or not k.strip() or not v.strip():
             raise InputError(f"feature {item!r}: options must read name(key=value;key=value)")
-        opts.append((k.strip(), v.strip()))
+        v = v.strip()
+        opts.append((k.strip(), {"true": True, "false": False}.get(v, v)))  # flags are booleans
     return tuple(sorted(opts))
 
 
