@@ -24,7 +24,7 @@ _SCORE_FIELD = re.compile(r'"?score"?\s*[:=]\s*"?(-?\d+(?:\.\d+)?)', re.IGNORECA
 _REASON_FIELD = re.compile(r'"?reason"?\s*[:=]\s*"((?:[^"\\]|\\.)*)"?', re.IGNORECASE | re.DOTALL)
 
 
-def _first_object(text: str) -> dict | None:
+def first_json_object(text: str) -> dict | None:
     """The first ``{...}`` of ``text`` that parses as a JSON object (code fences and prose around
     it are ignored)."""
     dec = json.JSONDecoder()
@@ -42,7 +42,7 @@ def parse_clair(text: str) -> tuple[float, str]:
     """CLAIR's score on [0, 1] (the answer's 0--100 divided by 100, as published) and reason."""
     if not text or not text.strip():
         raise Malformed("empty answer")
-    obj = _first_object(text)
+    obj = first_json_object(text)
     if obj is not None and "score" in obj:
         raw, reason = obj["score"], obj.get("reason")
     else:

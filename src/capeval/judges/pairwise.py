@@ -20,9 +20,7 @@ benchmark then leaves the pair out of the accuracy, counted in the signature).
 """
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +31,7 @@ from ..errors import InputError
 from ..metrics.base import OutputInfo
 from ..metrics.registry import register
 from ..metrics.statistics import Statistics
-from .answers import Malformed
+from .answers import Malformed, first_json_object
 from .backend import Reply, Request
 from .metric import JudgeAggregate, JudgeMetric, TooManyUnanswered, judge_image
 from .runner import Verdict
@@ -61,26 +59,12 @@ def pair_prompt(first: str, second: str, references: Sequence[str]) -> str:
     return head + "".join(f"- {r}\n" for r in references) + mid + first + mid2 + second + tail
 
 
-def _json_object(text: str) -> dict | None:
-    """The first ``{...}`` of ``text`` that parses as a JSON object (fences and prose around it
-    are ignored)."""
-    dec = json.JSONDecoder()
-    for m in re.finditer(r"\{", text):
-        try:
-            obj, _ = dec.raw_decode(text, m.start())
-        except (json.JSONDecodeError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            return obj
-    return None
-
-
 def parse_pair(text: str) -> tuple[str, str]:
     """The caption the answer names (``"A"`` or ``"B"``) and its reason. Only a JSON object with
     ``better`` set to A or B (any case, ``Caption A`` too) is read; anything else is Malformed."""
     if not text or not text.strip():
         raise Malformed("empty answer")
-    obj = _json_object(text)
+    obj = first_json_object(text)
     if obj is None or "better" not in obj:
         raise Malformed("no JSON object with a \"better\" in the answer")
     raw = obj["better"]
