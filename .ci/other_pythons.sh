@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 # script can run beside the main suite: editable installs build the compiled cores in place, and
 # Debian's 3.11 would otherwise rewrite the cpython-311 .so files the main suite has loaded.
 export CAPEVAL_DATA="${CAPEVAL_DATA:-$(cd .. && pwd)/shared/data}"
-copy="$(mktemp -d)/capeval"
+copy_root="$(mktemp -d)"
+trap 'rm -rf "$copy_root"' EXIT
+copy="$copy_root/capeval"
 mkdir -p "$copy"
 git ls-files -z --cached --others --exclude-standard \
   | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$copy"
