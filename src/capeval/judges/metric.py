@@ -36,6 +36,19 @@ class TooManyUnanswered(InputError):
     run names the chunk's input rows, as for any row of it)."""
 
 
+def check_unanswered(output: str, failed: np.ndarray, failures: np.ndarray, allow: int, *, of: str,
+                     then: str) -> None:
+    """:class:`TooManyUnanswered` when more than ``allow`` of the ``of`` items (``"6 rows"``) are
+    ``failed`` (their flags), naming the first with its reason and what ``then`` happens to the
+    unanswered ones when allowed."""
+    at = np.flatnonzero(failed)
+    if len(at) > allow:
+        first, item = int(at[0]), of.split()[-1].rstrip("s")
+        raise TooManyUnanswered(
+            f"{output}: the judge left {len(at)} of {of} unanswered (allowed: {allow}); first: {item} {first}: "
+            f"{failures[first]}. Answers already given are cached; rerun with allow_unanswered={len(at)} {then}")
+
+
 class JudgeAggregate(Aggregate):
     """Scores of answered rows; corpus = their mean (NaN when none is answered); the unanswered
     rows counted in the signature (``unans``) and named in the details with token counts."""
@@ -48,13 +61,9 @@ class JudgeAggregate(Aggregate):
         return {self.output: st.rows[self.output]}
 
     def _check(self, st: Statistics) -> None:
-        failed = np.flatnonzero(st.rows["failed"]) if st.n else np.zeros(0, dtype=np.int64)
-        if len(failed) > self.allow:
-            first = int(failed[0])
-            raise TooManyUnanswered(
-                f"{self.output}: the judge left {len(failed)} of {st.n} rows unanswered (allowed: {self.allow}); "
-                f"first: row {first}: {st.rows['failure'][first]}. Answers already given are cached; rerun with "
-                f"allow_unanswered={len(failed)} (capeval score --judge-allow-unanswered) to score the rest as NaN")
+        if st.n:
+            check_unanswered(self.output, st.rows["failed"], st.rows["failure"], self.allow, of=f"{st.n} rows",
+                             then="(capeval score --judge-allow-unanswered) to score the rest as NaN")
 
     def corpus(self, st: Statistics) -> dict[str, float]:
         self._check(st)

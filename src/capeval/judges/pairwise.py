@@ -33,7 +33,7 @@ from ..metrics.registry import register
 from ..metrics.statistics import Statistics
 from .answers import Malformed, first_json_object
 from .backend import Reply, Request
-from .metric import JudgeAggregate, JudgeMetric, TooManyUnanswered, judge_image
+from .metric import JudgeAggregate, JudgeMetric, check_unanswered, judge_image
 from .runner import Verdict
 
 PAIR_TEMPLATE = (
@@ -131,13 +131,8 @@ class PairAggregate(JudgeAggregate):
 
     def _check(self, st: Statistics) -> None:
         n = self._pairs(st)
-        failed = np.flatnonzero(st.rows["failed"][:n])
-        if len(failed) > self.allow:
-            first = int(failed[0])
-            raise TooManyUnanswered(
-                f"{self.output}: the judge left {len(failed)} of {n} pairs unanswered (allowed: {self.allow}); "
-                f"first: pair {first}: {st.rows['failure'][first]}. Answers already given are cached; rerun with "
-                f"allow_unanswered={len(failed)} (--judge-allow-unanswered) to leave those pairs out, counted")
+        check_unanswered(self.output, st.rows["failed"][:n], st.rows["failure"], self.allow, of=f"{n} pairs",
+                         then="(--judge-allow-unanswered) to leave those pairs out, counted")
 
     def corpus(self, st: Statistics) -> dict[str, float]:
         self._check(st)
