@@ -293,13 +293,11 @@ def _with_prepass(cls, metric, options: dict[str, Any], texts):
     """``metric``, or, when it has a corpus pre-pass, the family built with the state of these
     rows (:meth:`Metric.prepass_options`), as every chunk of a streamed run is built with the
     whole input's."""
-    from .metrics.base import Metric
+    from .plan import prepass_state
 
-    if type(metric).prepass is Metric.prepass:
-        return metric
     try:
         with contained(cls.family, "in its pre-pass"):
-            state = metric.prepass(*texts)
+            state = prepass_state(metric, *texts)
     except BaseException:
         metric.close()
         raise
