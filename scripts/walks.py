@@ -4,7 +4,8 @@ A walk runs one command in this process under ``sys.setprofile`` and records eve
 a function in one file of the package to a function in another. Calls made while a module is
 being imported (any ``<module>`` frame on the stack) are left out, so the walk is what the
 command does, not what loading the package does. ``files``: distinct package files on either
-end of a hop; ``hops``: distinct (caller file, callee file) pairs. Worker processes of
+end of a hop; ``hops``: distinct (caller file, callee file) pairs; ``function_hops``: distinct
+(caller function, callee function) pairs whose files differ. Worker processes of
 ``--jobs 2`` are not traced: the walk is the parent's (chunks sent out, results merged).
 
     CAPEVAL_DATA=/work/shared/data python scripts/walks.py [--json out.json]
@@ -25,6 +26,7 @@ class Walk:
     def __init__(self, root: str):
         self.root = root
         self.pairs: set[tuple[str, str]] = set()
+        self.calls: set[tuple[str, str]] = set()
         self.importing = 0
 
     def __call__(self, frame, event, arg) -> None:
@@ -41,13 +43,16 @@ class Walk:
                 return
             caller = back.f_code.co_filename
             if caller != callee and caller.startswith(self.root):
-                self.pairs.add((caller[len(self.root):], callee[len(self.root):]))
+                a, b = caller[len(self.root):], callee[len(self.root):]
+                self.pairs.add((a, b))
+                self.calls.add((f"{a}:{back.f_code.co_qualname}", f"{b}:{code.co_qualname}"))
         elif event == "return" and frame.f_code.co_name == "<module>":
             self.importing -= 1
 
     def summary(self) -> dict:
         files = {f for p in self.pairs for f in p}
-        return {"files": len(files), "hops": len(self.pairs), "pairs": sorted(map(list, self.pairs))}
+        return {"files": len(files), "hops": len(self.pairs), "function_hops": len(self.calls),
+                "pairs": sorted(map(list, self.pairs)), "calls": sorted(map(list, self.calls))}
 
 
 def traced(root: str, fn) -> dict:
@@ -104,7 +109,7 @@ def main(argv=None) -> int:
                   "-o", str(Path(d) / "out.jsonl")]
         out["score --jobs 2, bleu chunks -> corpus"] = traced(root, lambda: cli(stream))
     for k, v in out.items():
-        print(f"{k}: {v['files']} files / {v['hops']} hops")
+        print(f"{k}: {v['files']} files / {v['hops']} hops / {v['function_hops']} function hops")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -10,14 +10,12 @@ import numpy as np
 from .errors import CapevalError, InputError, UserCodeError
 from .metrics.registry import METRIC_SETS
 from .metrics.statistics import Statistics
-from .plan import ScoringPlan, as_plan, check_option_names
+from .plan import FamilyPlan, ScoringPlan, as_plan, check_option_names
 from .progress import reporting
 from .result import Result
 from .signature import nrefs_field
 from .text import tokenize_corpus, tokenizer_id
-from .text.unicode_forms import TAG as UNICODE_TAG
-from .text.unicode_forms import check_form, mixed_forms, normalize_corpus
-from .validation import LINE_BREAK_TAG, has_line_break, validate_corpus
+from .validation import prepare_texts
 
 DEFAULT_METRICS = METRIC_SETS["coco"]
 
@@ -65,10 +63,10 @@ def instantiate(cls, opts: dict[str, Any]):
     return _construct(cls, opts)
 
 
-def _construct(cls, opts: dict[str, Any]):
-    """``cls(**opts)`` with options already checked by name (a plan's)."""
+def _construct(cls, opts: dict[str, Any], fam: FamilyPlan | None = None):
+    """``cls(**opts)`` with options already checked by name (a plan's, ``fam``)."""
     try:
-        with contained(cls.family, "while it was built"):
+        with contained(fam if fam is not None else cls.family, "while it was built"):
             return cls(**opts)
     except InputError:
         raise
@@ -77,19 +75,24 @@ def _construct(cls, opts: dict[str, Any]):
 
 
 @contextmanager
-def contained(family: str, when: str = "while scoring"):
+def contained(family: str | FamilyPlan, when: str = "while scoring"):
     """A metric's (a plug-in's) ``SystemExit`` or ``GeneratorExit`` as an error naming it: in a
     streamed worker or this process, it must never end the run as if it had succeeded. Any
     other exception of third-party code (a plug-in or user metric) is a :class:`UserCodeError`
     naming the metric and where it raised; a built-in's is capeval's own bug and stays as it
     is. A copy of the process that third-party code forked and that returns here ends at once,
-    so it never goes on to write outputs (docs/RELIABILITY.md, *User code*)."""
+    so it never goes on to write outputs (docs/RELIABILITY.md, *User code*). ``family``: its
+    name, or a plan's family (which knows who wrote it)."""
     import os
 
     from . import _process
-    from .metrics.registry import third_party
 
-    who = third_party(family)
+    if isinstance(family, FamilyPlan):
+        family, who = family.family, family.origin
+    else:
+        from .metrics.registry import third_party
+
+        who = third_party(family)
     pid = os.getpid()
     previous = _process.running(f"{family!r} ({who})") if who is not None else None
     try:
@@ -237,99 +240,73 @@ def _run(plan: ScoringPlan, candidates, references, *, ids, allow_empty, line_br
         raise InputError(f"scores files ({', '.join(c.name for c in plan.columns)}) give one score per unit id; "
                          "score a plan holding them with capeval.service.score_units(..., ids=...)")
     tokenizer = plan.tokenizer
-    cands, refs, breaks = _prepare_texts(candidates, references, plan.needs_references, ids, allow_empty,
-                                         line_breaks, normalize)
+    cands, refs, changed = prepare_texts(candidates, references, need_references=plan.needs_references, ids=ids,
+                                         allow_empty=allow_empty, line_breaks=line_breaks, normalize=normalize)
     images = plan.check_requirements(images, len(cands), ids)
 
     tokenized = None
     if plan.needs_tokens:
         tokenized = tokens if tokens is not None else tokenize_corpus(cands, refs, tokenizer)
     emptied = _emptied_by_tokenizer(cands, refs, tokenized, ids, allow_empty, tokenizer)
-    tok = tokenizer_id(tokenizer) + breaks
+    tok = tokenizer_id(tokenizer) + changed
     builder = _ResultBuilder(nrefs_field(refs))
     for fam in plan.families:
-        cls, names = fam.cls, list(fam.names)
+        cls = fam.cls
         if progress is not None:
             progress(cls.family)
-        metric = _construct(cls, fam.options or {})
         texts = tokenized if tokenized is not None and cls.text_input == "tokenized" else (cands, refs)
-        if plan.defaulted:
-            with contained(cls.family, "in cannot_score"):
-                why = metric.cannot_score(*texts)
-            if why is not None:
-                metric.close()
-                builder.skipped.update(dict.fromkeys(names, why))
-                continue
-        metric = _with_prepass(cls, metric, fam.options or {}, texts)
-        st, out = _compute(cls, metric, texts, images, on_chunk, builder.shared, tokenizer)
+        scored = _score_family(fam, texts, images, plan.defaulted, builder, on_chunk, tokenizer)
+        if scored is None:
+            continue
+        metric, st, out = scored
         if statistics is not None:
             statistics[cls.family] = st
-        tok_field = tok if cls.text_input == "tokenized" else "none" + breaks
-        builder.add(cls, names, metric, out, tok_field, fam.options)
+        tok_field = tok if cls.text_input == "tokenized" else "none" + changed
+        builder.add(cls, list(fam.names), metric, out, tok_field, fam.options)
     return builder.result(list(plan.metrics), emptied, len(cands))
 
 
-def _prepare_texts(candidates, references, need_references: bool, ids, allow_empty, line_breaks, normalize):
-    """Validated (and, if asked, normalised) candidates and references, with the suffix of the
-    signatures' ``tok`` field that says how the texts were changed."""
-    cands, refs = validate_corpus(
-        candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
-        need_references=need_references,
-    )
-    # Numbers differ from the unnormalised text only when a line break was there; say so then.
-    breaks = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
-    check_form(normalize)
-    if normalize is not None:
-        cands, refs = normalize_corpus(cands, refs, normalize)
-        breaks += UNICODE_TAG[normalize]  # the tok field carries every text normalisation
-    elif (mixed := mixed_forms(cands, refs)) is not None:
-        import warnings
-
-        warnings.warn(mixed, UserWarning, stacklevel=4)
-    return cands, refs, breaks
-
-
-def _with_prepass(cls, metric, options: dict[str, Any], texts):
-    """``metric``, or, when it has a corpus pre-pass, the family built with the state of these
-    rows (:meth:`Metric.prepass_options`), as every chunk of a streamed run is built with the
-    whole input's."""
-    from .plan import prepass_state
-
+def _score_family(fam: FamilyPlan, texts, images, defaulted: bool, builder: _ResultBuilder, on_chunk,
+                  tokenizer: str):
+    """One family over these rows, as a streamed run scores a chunk: built with its options;
+    its corpus pre-pass over the rows, and, when it has one, the family built again with that
+    state (:meth:`Metric.prepass_options`); its ``Statistics`` and the ``MetricScores`` of its
+    Aggregate (taken while the metric is open; the Aggregate's warning, such as texts an encoder
+    cut, warned here), reporting its progress. ``(metric, statistics, scores)``, or None when a
+    default family cannot score these rows (the reason kept in ``builder.skipped``). The metric
+    is closed on the way out."""
+    cls, options = fam.cls, fam.options or {}
+    metric = _construct(cls, options, fam)
     try:
-        with contained(cls.family, "in its pre-pass"):
-            state = prepass_state(metric, *texts)
-    except BaseException:
-        metric.close()
-        raise
-    if state is None:
-        return metric
-    with contained(cls.family, "while it was closed"):
-        metric.close()
-    return _construct(cls, {**options, **cls.prepass_options(state)})
-
-
-def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str):
-    """One family's ``Statistics`` and the ``MetricScores`` of its Aggregate (taken while the
-    metric is open; the Aggregate's warning, such as texts an encoder cut, warned here),
-    reporting its progress; the metric is closed afterwards."""
-    n = len(texts[0])
-    chunk = None
-    if on_chunk is not None:
-        def chunk(done: int, total: int, _family: str = cls.family) -> None:
-            on_chunk(_family, done, total)
-        chunk(0, n)
-    if cls.reuses_scores:
-        metric.reuse(shared, tokenizer=tokenizer)
-    try:
+        if defaulted:
+            with contained(fam, "in cannot_score"):
+                why = metric.cannot_score(*texts)
+            if why is not None:
+                builder.skipped.update(dict.fromkeys(fam.names, why))
+                return None
+        with contained(fam, "in its pre-pass"):
+            state = metric.prepass(*texts)
+        if state is not None:
+            with contained(fam, "while it was closed"):
+                metric.close()
+            metric = _construct(cls, {**options, **cls.prepass_options(state)}, fam)
+        n = len(texts[0])
+        chunk = None
+        if on_chunk is not None:
+            def chunk(done: int, total: int, _family: str = cls.family) -> None:
+                on_chunk(_family, done, total)
+            chunk(0, n)
+        if cls.reuses_scores:
+            metric.reuse(builder.shared, tokenizer=tokenizer)
         with reporting(chunk):
             # Only image families see images, so text families keep their two-argument compute.
             seen = {"images": images} if cls.needs_images or cls.accepts_images else {}
-            with contained(cls.family):
+            with contained(fam):
                 st = metric.statistics(*texts, **seen)
                 out = st.scores()
                 said = st.aggregate.warning(st)
     finally:
-        with contained(cls.family, "while it was closed"):
+        with contained(fam, "while it was closed"):
             metric.close()
     if chunk is not None:
         chunk(n, n)
@@ -337,7 +314,7 @@ def _compute(cls, metric, texts, images, on_chunk, shared, tokenizer: str):
         import warnings
 
         warnings.warn(said, st.aggregate.warning_category, stacklevel=4)
-    return st, out
+    return metric, st, out
 
 
 class _ResultBuilder:

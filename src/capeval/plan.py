@@ -14,7 +14,7 @@ once and checks its options once, whatever it calls.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import InputError, ResourceNotFound, UnknownMetricError
 from .metrics.base import Metric
-from .metrics.registry import METRIC_SETS, did_you_mean, family_for, get_family
+from .metrics.registry import METRIC_SETS, did_you_mean, family_for, get_family, third_party
 from .scorefile import ScoresFile
 from .signature import Signature
 
@@ -98,6 +98,12 @@ class FamilyPlan:
     names: tuple[str, ...]
     #: the options given for the family (None when none were: cache keys tell the two apart)
     options: dict[str, Any] | None
+    #: who wrote the family when capeval did not (``"plug-in dist==version"``, ``"user metric"``),
+    #: else None: errors of third-party code name it (``api.contained``)
+    origin: str | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "origin", third_party(self.cls.family))
 
     @property
     def family(self) -> str:

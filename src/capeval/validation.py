@@ -8,10 +8,22 @@ which equals pycocoevalcap for ``\\n`` and is what it would do for the others ha
 misaligned them; U+001C-1E and NEL, which end a line only for Python, are kept for the
 tokenizer, which reads them as the jar does. ``line_breaks="refuse"``
 (strict mode) raises instead, naming the item.
+
+Unicode forms. "é" can be one code point (U+00E9, NFC, what keyboards and most files produce)
+or two ("e" + U+0301, NFD, what some macOS file systems and tools produce). Every metric
+compares code points, as pycocoevalcap does, so an NFD candidate against NFC references shares
+no n-gram at those words. capeval keeps that default, which is pycocoevalcap's number; it warns
+when the inputs mix the two forms, and ``normalize="nfc"`` (CLI ``--normalize nfc``) composes
+every text first, which the signatures' ``tok`` field then shows (``+norm=nfc``).
+
+:func:`prepare_texts` is the one way a scored batch's texts are read (``capeval.score`` and so
+every streamed chunk): validated, line breaks and forms as above, with the ``tok`` suffix that
+says how they were changed.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from .errors import InputError
@@ -248,3 +260,74 @@ def validate_images(images: Sequence, n: int, *, ids: Sequence | None = None) ->
             raise InputError(f"image of {item_label('candidate', i, ids)}: {os.fspath(p)!r} {what}")
         out.append(os.fspath(p))
     return out
+
+
+# -- Unicode forms -------------------------------------------------------------------------------
+UNICODE_FORMS = ("nfc",)
+UNICODE_TAG = {"nfc": "+norm=nfc"}
+
+
+def check_form(form: str | None) -> None:
+    if form is not None and form not in UNICODE_FORMS:
+        raise InputError(f"unknown Unicode normalisation {form!r}; choose one of {', '.join(UNICODE_FORMS)} (or none)")
+
+
+def form_counts(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """(texts holding composed characters, texts holding decomposed ones); ASCII and texts
+    that are both NFC and NFD count for neither."""
+    if "".join(candidates).isascii() and "".join(r for refs in references for r in refs).isascii():
+        return 0, 0  # one pass over the joined texts; most inputs are ASCII
+    composed = decomposed = 0
+    for text in (*candidates, *(r for refs in references for r in refs)):
+        if text.isascii():
+            continue
+        nfc, nfd = unicodedata.is_normalized("NFC", text), unicodedata.is_normalized("NFD", text)
+        composed += not nfd  # something that decomposes
+        decomposed += not nfc  # something that composes
+    return composed, decomposed
+
+
+def mixed_message(composed: int, decomposed: int) -> str | None:
+    """The warning for inputs that hold both forms; None when they do not."""
+    if composed and decomposed:
+        return (f"the inputs mix Unicode forms: {decomposed} text(s) hold decomposed characters (NFD, e.g. "
+                f"'e' + U+0301) and {composed} composed ones (NFC, U+00E9); metrics compare code points, "
+                "so such words do not match (as in pycocoevalcap). Pass normalize='nfc' (CLI --normalize nfc) "
+                "to compose every text first; the signatures then say +norm=nfc.")
+    return None
+
+
+def mixed_forms(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> str | None:
+    """A warning when some texts are composed (NFC, not NFD) and others decomposed (NFD, not
+    NFC); None otherwise."""
+    return mixed_message(*form_counts(candidates, references))
+
+
+def normalize_corpus(candidates: Sequence[str], references: Sequence[Sequence[str]],
+                     form: str) -> tuple[list[str], list[list[str]]]:
+    f = form.upper()
+    return ([unicodedata.normalize(f, c) for c in candidates],
+            [[unicodedata.normalize(f, r) for r in refs] for refs in references])
+
+
+# -- a scored batch's texts ----------------------------------------------------------------------
+def prepare_texts(candidates, references, *, need_references: bool, ids, allow_empty: bool, line_breaks: str,
+                  normalize: str | None) -> tuple[list[str], list[list[str]], str]:
+    """Validated (and, if asked, normalised) candidates and references, with the suffix of the
+    signatures' ``tok`` field that says how the texts were changed; warns (from the caller of
+    ``capeval.score``) when the texts mix Unicode forms."""
+    cands, refs = validate_corpus(
+        candidates, references, ids=ids, allow_empty=allow_empty, line_breaks=line_breaks,
+        need_references=need_references,
+    )
+    # Numbers differ from the unnormalised text only when a line break was there; say so then.
+    changed = LINE_BREAK_TAG if line_breaks == "space" and has_line_break(candidates, references) else ""
+    check_form(normalize)
+    if normalize is not None:
+        cands, refs = normalize_corpus(cands, refs, normalize)
+        changed += UNICODE_TAG[normalize]  # the tok field carries every text normalisation
+    elif (mixed := mixed_forms(cands, refs)) is not None:
+        import warnings
+
+        warnings.warn(mixed, UserWarning, stacklevel=4)
+    return cands, refs, changed

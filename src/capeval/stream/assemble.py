@@ -71,7 +71,7 @@ class Assembly:
 
     def details(self, merged: dict[str, Statistics], tokenizer: str) -> dict[str, Any]:
         """The families' corpus details and the input counts, warning once with the totals."""
-        from ..text.unicode_forms import mixed_message
+        from ..validation import mixed_message
 
         details: dict[str, Any] = {fam: d for fam, st in merged.items() if (d := st.aggregate.details(st))}
         if self.emptied:

@@ -308,9 +308,8 @@ def score_pass(chunk: Chunk, settings: Settings, df: DfHandle | None,
     input)."""
     from ..api import score_statistics
     from ..metrics._ngrams import clear_cache
-    from ..validation import has_line_break
     from ..rowfiles import fragment
-    from ..text.unicode_forms import form_counts
+    from ..validation import form_counts, has_line_break
 
     plan = settings_plan(settings)
     classes = {f.family: f.cls for f in plan.families}

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import capeval
 from capeval.errors import InputError
-from capeval.text.unicode_forms import mixed_forms
+from capeval.validation import mixed_forms
 
 REF = "a man in a café near the école with a dog"
 NFD = unicodedata.normalize("NFD", REF)
