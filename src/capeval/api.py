@@ -88,7 +88,7 @@ def contained(family: str | FamilyPlan, when: str = "while scoring"):
     from . import _process
 
     if isinstance(family, FamilyPlan):
-        family, who = family.family, family.origin
+        family, who = family.cls.family, family.origin
     else:
         from .metrics.registry import third_party
 

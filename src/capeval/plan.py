@@ -24,7 +24,7 @@ from .errors import InputError, ResourceNotFound, UnknownMetricError
 from .metrics.base import Metric
 from .metrics.registry import METRIC_SETS, did_you_mean, family_for, get_family, third_party
 from .scorefile import ScoresFile
-from .signature import Signature
+from .signature import signature_line
 
 DEFAULT_METRICS = METRIC_SETS["coco"]
 
@@ -129,7 +129,7 @@ class ScoresColumn:
     def signature(self, *, corpus: str | None = "mean") -> str:
         """``user:<name>|file:sha256:...|corpus:mean``; ``corpus=None`` leaves the corpus rule
         out (the stress suite reports per-item scores only)."""
-        return str(Signature.make(f"user:{self.name}", file=f"sha256:{self.file.sha256}", corpus=corpus))
+        return signature_line(f"user:{self.name}", file=f"sha256:{self.file.sha256}", corpus=corpus)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 from .errors import InputError
 from .metrics._ngrams import NgramIndex
 from .metrics.cider import SIGMA, CiderD, DocumentFrequency
-from .signature import Signature, nrefs_field
+from .signature import nrefs_field, signature_line
 from .text import tokenize_corpus, tokenizer_id
 from .validation import validate_corpus
 
@@ -70,5 +70,5 @@ class CiderDReward:
     def signature(self, references: Sequence[Sequence[str]]) -> str:
         """The signature of scores of a batch with these references (``nrefs`` is the batch's)."""
         fields = {"n": 4, "df": self.df.source, "sigma": self._metric.sigma}
-        return str(Signature.make(CiderD.variant, out="cider_d", tok=self._tok, nrefs=nrefs_field(references),
-                                  **fields))
+        return signature_line(CiderD.variant, out="cider_d", tok=self._tok, nrefs=nrefs_field(references),
+                                  **fields)

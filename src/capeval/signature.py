@@ -42,6 +42,11 @@ class Signature:
         return "|".join(parts)
 
 
+def signature_line(name: str, **fields: object) -> str:
+    """The sacrebleu-style line of :meth:`Signature.make` (fields that are None left out)."""
+    return str(Signature.make(name, **fields))
+
+
 def with_fields(signature: str, **fields: str) -> str:
     """``signature`` (a signature line) with the values of these existing fields replaced: the
     ``tok`` and ``nrefs`` of scores merged from parts (chunks, ranks), which each part stamped

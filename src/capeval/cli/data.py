@@ -45,7 +45,7 @@ def list_cmd(
     checksum status. Without any data root every benchmark is listed as missing."""
     from capeval.data import available
     from capeval.paths import data_root
-    from capeval.signature import Signature
+    from capeval.signature import signature_line
 
     # No data at all is a state to report, not an error: list what exists and how to get it.
     base = _root(root) if root is not None or data_root() is not None else None
@@ -57,7 +57,7 @@ def list_cmd(
 
     if as_json:
         rows = [dict(name=i.name, kind=i.kind, folder=i.folder, present=i.present, counts=i.counts,
-                     checksum=i.checksum, signature=str(Signature.make(i.name, **i.protocol)) if i.protocol else None,
+                     checksum=i.checksum, signature=signature_line(i.name, **i.protocol) if i.protocol else None,
                      download=fetch(i))
                 for i in infos]
         typer.echo(json.dumps(rows, indent=1))
@@ -72,7 +72,7 @@ def list_cmd(
     for i in infos:
         t.add_row(*map(literal, (i.name, i.kind, "present" if i.present else "missing",
                                  str(i.counts.get("rows", "-")), i.checksum,
-                                 str(Signature.make(i.name, **i.protocol)) if i.protocol else fetch(i) or "")))
+                                 signature_line(i.name, **i.protocol) if i.protocol else fetch(i) or "")))
     console.print(t)
     if base is None:
         from capeval.data._common import missing_root_reason

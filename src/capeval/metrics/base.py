@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from ..result import MetricScores
-from ..signature import Signature
-from ..errors import InputError
-from .statistics import Aggregate, AsComputed, RowMean, Statistics, check_default_rule, from_scores
+from ..signature import signature_line
+from .statistics import Aggregate, RowMean, Statistics, from_scores
 
 
 @dataclass(frozen=True)
@@ -162,15 +161,9 @@ class Metric(ABC):
         naming it (merged chunks would otherwise give another number than the whole input); one
         that never streams keeps the corpus scores it computed (:class:`AsComputed`)."""
         out = self.compute(candidates, references, **kw)
-        st = from_scores(out, len(candidates), self.aggregate(tuple(out.per_caption)))
-        if type(self).aggregate is Metric.aggregate:
-            try:
-                check_default_rule(self.family, out, st)
-            except InputError:
-                if self.streamable:
-                    raise
-                st.aggregate = AsComputed(out.corpus)
-        return st
+        default_rule = type(self).aggregate is Metric.aggregate
+        return from_scores(out, len(candidates), self.aggregate(tuple(out.per_caption)),
+                           checked_for=(self.family, self.streamable) if default_rule else None)
 
     def aggregate(self, outputs: tuple[str, ...]) -> Aggregate:
         """(c) How this instance's scores follow from the per-row values of :meth:`statistics`'
@@ -227,7 +220,7 @@ class Metric(ABC):
         """The signature of one output: this instance's variant (SPICE's depends on its
         backend), then output, tokenizer, reference count, the metric's own fields and the
         capeval version (sacrebleu-style ``k:v|...``)."""
-        return str(Signature.make(self.variant, out=output, tok=tok, nrefs=nrefs, **fields))
+        return signature_line(self.variant, out=output, tok=tok, nrefs=nrefs, **fields)
 
     def cannot_score(self, candidates, references) -> str | None:
         """Why this instance would refuse this set as a whole (CIDEr-D on a single unit with df

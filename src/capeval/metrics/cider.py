@@ -181,16 +181,26 @@ def _pack(word_ids: tuple[int, ...], base: int) -> int:
     return key
 
 
+def _compiled(index: NgramIndex, refsets):
+    """What the compiled core reads of ``index`` and these reference sets: ``(core, the index's
+    arrays, the refsets' sentence-id matrix)``; None when the pure-Python path runs."""
+    core = core_for(index)
+    if core is None:
+        return None
+    return core, index_arrays(index), refset_matrix(index, refsets)[0]
+
+
 def _refset_df(index: NgramIndex, refsets, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """n-gram ids present in any reference set and their df: the summed ``weights`` of the
     refsets whose union holds them (integers)."""
-    ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, refsets)
-    core = core_for(index)
-    if core is not None and ref_sid.shape[1]:  # the compiled count compute() takes without a df (integers: ==)
-        df = np.frombuffer(core.refset_df(*index_arrays(index), ref_sid, ref_sid.shape[1],
+    compiled = _compiled(index, refsets)
+    if compiled is not None and compiled[2].shape[1]:  # the compiled count (integers: ==)
+        core, arrays, ref_sid = compiled
+        df = np.frombuffer(core.refset_df(*arrays, ref_sid, ref_sid.shape[1],
                                           np.ascontiguousarray(weights, dtype=np.int64)), dtype=np.int64)
         present = np.flatnonzero(df)
         return present, df[present].copy()
+    _ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, refsets)
     e0, e1 = index.e_start[pair_sid], index.e_start[pair_sid + 1]
     n_gram = max(index.n_grams, 1)
     rs_gram = sorted_unique(np.repeat(pair_rs, e1 - e0) * n_gram + index.e_gram[ranges(e0, e1 - e0)])
@@ -218,7 +228,7 @@ def _pow2_by_pair(count: np.ndarray, dfi: np.ndarray, vals: np.ndarray) -> np.nd
     return sq[inv.reshape(-1)]
 
 
-def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: float = SIGMA,
+def unit_scores(units, dfo: DocumentFrequency, clipped: bool, sigma: float = SIGMA,
                 index: NgramIndex | None = None) -> np.ndarray:
     """CIDEr(-D) of every distinct unit, vectorised over the corpus.
 
@@ -231,9 +241,9 @@ def unit_scores(units, dfo: DocumentFrequency | None, clipped: bool, sigma: floa
     zeros in the reference and are skipped here, which cannot change a sum.
     """
     index = index if index is not None else index_for(units.cands, units.refsets)
-    core = core_for(index)
-    if core is not None:
-        return _unit_scores_compiled(core, units, dfo, clipped, sigma, index)
+    compiled = _compiled(index, units.refsets)
+    if compiled is not None:
+        return _unit_scores_compiled(compiled, units, dfo, clipped, sigma, index)
     # 1. Entries of every distinct sentence, in insertion order (the index lists them so).
     n_sent = len(index)
     n_gram = max(index.n_grams, 1)
@@ -288,16 +298,8 @@ def _tfidf(index: NgramIndex, units, dfo, r_key, n_gram: int, tf, entry_sent):
     per-order norms. df(g) = number of units whose reference union holds g: distinct
     (refset, g) pairs (``r_key``, sorted), each weighted by the rows using that refset."""
     gram, order, n_sent = index.e_gram, index.e_order, len(index)
-    if dfo is None:
-        first = np.ones(len(r_key), dtype=bool)
-        first[1:] = r_key[1:] != r_key[:-1]
-        rs_gram = r_key[first]
-        df_of_gram = np.bincount(rs_gram % n_gram, minlength=n_gram,
-                                 weights=units.refset_rows[rs_gram // n_gram].astype(np.float64))
-        ref_len = float(np.log(float(units.n_rows)))
-    else:
-        df_of_gram = dfo.lookup_ids(index)
-        ref_len = float(dfo.ref_len)
+    df_of_gram = dfo.lookup_ids(index)
+    ref_len = float(dfo.ref_len)
     # ln(max(1, df)) per distinct df value with scalar np.log, as the reference calls it.
     uniq = sorted_unique(df_of_gram)
     logs = np.array([float(np.log(max(1.0, float(u)))) for u in uniq.tolist()], dtype=np.float64)
@@ -339,37 +341,26 @@ def _combine(sims, norms, sent_len, u_ref_sid, u_sid, clipped: bool, sigma: floa
     return avg * 10.0
 
 
-def _unit_scores_compiled(core, units, dfo, clipped: bool, sigma: float, index: NgramIndex) -> np.ndarray:
+def _unit_scores_compiled(compiled, units, dfo, clipped: bool, sigma: float, index: NgramIndex) -> np.ndarray:
     """:func:`unit_scores` by the compiled core (capeval._speedups.cider_units): the same
     operations in the same order, one unit at a time. The values that involve numpy's or
     Python's own math are computed here exactly as above and passed in as tables: ln of each
     distinct df value (numpy's scalar log), and the length penalty of each possible length
     difference (Python's float power of e)."""
-    arrays = index_arrays(index)
-    ref_sid = refset_matrix(index, units.refsets)[0]
+    core, arrays, ref_sid = compiled
     max_k = ref_sid.shape[1]
-    if dfo is None:
-        # df(g) = summed rows of the refsets whose union holds g: integers, exact.
-        df = np.frombuffer(core.refset_df(*arrays, ref_sid, max_k, units.refset_rows.astype(np.int64)),
-                           dtype=np.int64)
-        ref_len = float(np.log(float(units.n_rows)))
-        uniq = np.flatnonzero(np.bincount(df, minlength=1))
-        lut = np.zeros(len(uniq) and int(uniq[-1]) + 1, dtype=np.int32)
-        lut[uniq] = np.arange(len(uniq), dtype=np.int32)
-        dfi = lut[df]
+    df_of_gram = dfo.lookup_ids(index)
+    ref_len = float(dfo.ref_len)
+    counts = df_of_gram.astype(np.int64)
+    if len(counts) and counts.min() >= 0 and counts.max() < 1 << 24 and np.array_equal(counts, df_of_gram):
+        # whole counts (the scored set's, a df table's): the distinct values by bincount, not a sort
+        present = np.flatnonzero(np.bincount(counts))
+        lut = np.zeros(int(present[-1]) + 1, dtype=np.int32)
+        lut[present] = np.arange(len(present), dtype=np.int32)
+        uniq, dfi = present.astype(np.float64), lut[counts]
     else:
-        df_of_gram = dfo.lookup_ids(index)
-        ref_len = float(dfo.ref_len)
-        counts = df_of_gram.astype(np.int64)
-        if len(counts) and counts.min() >= 0 and counts.max() < 1 << 24 and np.array_equal(counts, df_of_gram):
-            # whole counts (a df table's): the distinct values by bincount, as above, not a sort
-            present = np.flatnonzero(np.bincount(counts))
-            lut = np.zeros(int(present[-1]) + 1, dtype=np.int32)
-            lut[present] = np.arange(len(present), dtype=np.int32)
-            uniq, dfi = present.astype(np.float64), lut[counts]
-        else:
-            uniq = sorted_unique(df_of_gram)
-            dfi = np.searchsorted(uniq, df_of_gram)
+        uniq = sorted_unique(df_of_gram)
+        dfi = np.searchsorted(uniq, df_of_gram)
     logs = np.array([float(np.log(max(1.0, float(u)))) for u in uniq.tolist()], dtype=np.float64)
     lw = ref_len - logs
     # Length penalty of every bigram-length difference that can occur, as unit_scores computes it.
@@ -414,14 +405,23 @@ class _CiderBase(Metric):
                 "score 0 (CIDEr depends on the set scored together). Score more captions at once, "
                 "or pass a saved df file (options={'%s': {'df': 'df.json'}}; CLI --cider-df)." % self.family)
 
+    @staticmethod
+    def _indexed(candidates, references):
+        """The scoring units of these rows and their n-gram index (the same index object for the
+        same rows while it is cached, so a df counted on it is read by id)."""
+        units = dedupe(candidates, references)
+        return units, index_for(units.cands, units.refsets)
+
+    @staticmethod
+    def _counted_df(units, index) -> DocumentFrequency:
+        """df over the scored units (a refset used by k rows counts k times)."""
+        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), index)
+
     def prepass(self, candidates, references) -> DocumentFrequency | None:
         """This batch's df counts, or None with a df file (nothing to count)."""
         if self._given_df is not None:
             return None
-        units = dedupe(candidates, references)
-        # counted on the index compute() builds for the same rows, so it is read by id there
-        return DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(),
-                                                 index_for(units.cands, units.refsets))
+        return self._counted_df(*self._indexed(candidates, references))
 
     def cannot_score(self, candidates, references) -> str | None:
         if self._given_df is not None or not len(candidates):
@@ -433,23 +433,19 @@ class _CiderBase(Metric):
         return self._single_unit_reason(1)
 
     def compute(self, candidates, references) -> MetricScores:
-        units = dedupe(candidates, references)
-        index = index_for(units.cands, units.refsets)
+        units, index = self._indexed(candidates, references)
+        # Without a df given (a file, or the scored set's handed over by the pre-pass, as
+        # capeval.score and a streamed run do), the rows' own df, counted as the pre-pass counts it.
         dfo = self._given_df
         if dfo is None:
-            n = units.n_rows
-            if n < 2:
-                raise InputError(self._single_unit_reason(n))
-            df_label = f"corpus:{n}"
-            if self.save_df is not None:
-                DocumentFrequency.from_references(units.refsets, units.refset_rows.tolist(), index).save(self.save_df)
-        else:
-            if dfo.source.startswith("corpus:") and dfo.n_units < 2:
-                # a scored set's df handed over by its pre-pass (capeval.score, a streamed run)
-                raise InputError(self._single_unit_reason(dfo.n_units))
-            df_label = dfo.source
-            if self.save_df is not None:
-                dfo.save(self.save_df)
+            if units.n_rows < 2:
+                raise InputError(self._single_unit_reason(units.n_rows))
+            dfo = self._counted_df(units, index)
+        elif dfo.source.startswith("corpus:") and dfo.n_units < 2:
+            raise InputError(self._single_unit_reason(dfo.n_units))
+        df_label = dfo.source
+        if self.save_df is not None:
+            dfo.save(self.save_df)
         scores = unit_scores(units, dfo, self._clipped, self.sigma, index)
         per_row = scores[units.row_unit]
         name = self.outputs[0].name

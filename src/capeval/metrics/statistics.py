@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..result import MetricScores
 
 
@@ -197,8 +198,6 @@ class Statistics:
 def check_default_rule(family: str, out: MetricScores, st: Statistics) -> None:
     """``out``'s corpus scores are the default rule's (the mean of the per-caption scores), or an
     error naming the family and what to declare."""
-    from ..errors import InputError
-
     got = st.corpus()
     for name, want in out.corpus.items():
         have = got.get(name)
@@ -208,10 +207,23 @@ def check_default_rule(family: str, out: MetricScores, st: Statistics) -> None:
                              "its own statistics (Metric.statistics and Metric.aggregate) or set streamable = False")
 
 
-def from_scores(out: MetricScores, n: int, aggregate: Aggregate) -> Statistics:
-    """Statistics of a family whose per-row values are its per-caption scores (with its details)."""
-    return Statistics(n, aggregate, rows=dict(out.per_caption), fields=dict(out.signature_fields),
-                      details=dict(out.details))
+def from_scores(out: MetricScores, n: int, aggregate: Aggregate,
+                checked_for: tuple[str, bool] | None = None) -> Statistics:
+    """Statistics of a family whose per-row values are its per-caption scores (with its details).
+    ``checked_for=(family, streamable)``: ``aggregate`` is the default rule, checked against
+    ``out``'s corpus scores (:func:`check_default_rule`); a family that never streams keeps the
+    corpus scores it computed when they are not the mean (:class:`AsComputed`)."""
+    st = Statistics(n, aggregate, rows=dict(out.per_caption), fields=dict(out.signature_fields),
+                    details=dict(out.details))
+    if checked_for is not None:
+        family, streamable = checked_for
+        try:
+            check_default_rule(family, out, st)
+        except InputError:
+            if streamable:
+                raise
+            st.aggregate = AsComputed(out.corpus)
+    return st
 
 
 __all__ = ["Aggregate", "AsComputed", "RowMean", "Statistics", "check_default_rule", "from_scores"]

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import MetricScores
-from ..signature import Signature
+from ..signature import signature_line
 from .base import Metric, OutputInfo
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
@@ -98,7 +98,7 @@ class UserMetric(Metric):
 
     def signature(self, output: str, fields: dict, *, tok: str, nrefs: str) -> str:
         # The corpus value of a user metric is the mean of its per-caption numbers: say so.
-        return str(Signature.make(self.variant, out=output, tok=tok, nrefs=nrefs, corpus="mean", **fields))
+        return signature_line(self.variant, out=output, tok=tok, nrefs=nrefs, corpus="mean", **fields)
 
     @classmethod
     def cache_token(cls, options: dict) -> str | None:
@@ -217,8 +217,8 @@ def scores_metric(name: str, path, *, higher_is_better: bool = True) -> type[Use
         "name": check_name(name), "version": f"sha256:{sf.sha256}", "higher_is_better": higher_is_better,
         "score": score, "__module__": __name__,
         "signature_fields": lambda self: {"file": f"sha256:{sf.sha256}"},
-        "signature": lambda self, output, fields, *, tok, nrefs: str(Signature.make(
-            self.variant, out=output, file=f"sha256:{sf.sha256}", corpus="mean")),
+        "signature": lambda self, output, fields, *, tok, nrefs: signature_line(
+            self.variant, out=output, file=f"sha256:{sf.sha256}", corpus="mean"),
     })
 
 

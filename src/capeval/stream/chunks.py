@@ -260,6 +260,28 @@ def df_pass(chunk: Chunk, settings: Settings, keep_tokens: bool = False, count_d
     return FirstPass(keys, counts, len(chunk), tokens, states)
 
 
+def prepassed(groups, options: dict[str, dict]) -> tuple[str, ...]:
+    """The families other than CIDEr's (whose df has its own hashed path) whose instance with
+    these options has a corpus pre-pass: its state of an empty batch is not None (BERTScore
+    with idf; a df file or idf off: None)."""
+    from ..api import contained, instantiate
+    from ..metrics.base import Metric
+    from ..plan import empty_prepass
+
+    out = []
+    for cls in groups:
+        if cls.uses_df or cls.prepass is Metric.prepass:
+            continue
+        with instantiate(cls, options.get(cls.family) or {}) as metric, contained(cls.family, "in its pre-pass"):
+            empty = empty_prepass(metric)
+        if empty is not None:
+            out.append(cls.family)
+            # the run folder rebuilds a saved state only of this class (no pickle)
+            allow("prepass", type(empty))
+            allow("prepassck", type(empty))
+    return tuple(sorted(out))
+
+
 def _prepass_states(settings: Settings, cands, refs, tokens) -> dict[str, Any]:
     """Each pre-passed family's state of these validated rows, from the texts it reads in
     :func:`capeval.score` (tokenized or raw)."""

@@ -24,6 +24,7 @@ import math
 import struct
 import sys
 import types
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,18 @@ class Unstorable(ValueError):
 
 def class_name(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The classes a value may hold objects of: ``classes``, or subclasses of ``bases``
+    (``bases=(object,)``: any class, for a value that is hashed and never read back)."""
+
+    classes: frozenset[type] = frozenset()
+    bases: tuple[type, ...] = ()
+
+    def __call__(self, cls: type) -> bool:
+        return cls in self.classes or (bool(self.bases) and issubclass(cls, self.bases))
 
 
 def _float(x: float) -> Any:

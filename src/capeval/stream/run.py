@@ -31,8 +31,8 @@ from ..errors import InputError
 from ..metrics.registry import METRIC_SETS
 from ..result import Result
 from .assemble import assemble
-from .chunks import DEFAULT_CHUNK, Settings, pickle_user_classes, remember_plan, score_pass
-from .firstpass import df_handle, prepassed
+from .chunks import DEFAULT_CHUNK, Settings, pickle_user_classes, prepassed, remember_plan, score_pass
+from .firstpass import df_handle
 from .ids import IdTracker, duplicate_error
 from .images import image_rows
 from .readers import Chunk, chunks, open_rows
@@ -175,15 +175,21 @@ def score_stream(
     plan = _plan(metrics, plan, tokenizer, options)
     settings, needs_df, df_file = _settings(plan, allow_empty, line_breaks, fmt)
     keep_per_caption = out_path is None if keep_per_caption is None else keep_per_caption
-    pictures = image_rows(rows, images, [f.cls for f in plan.families])
+    # A run that neither has images nor a family reading them never reaches the image rules.
+    pictures = image_rows(rows, images, [f.cls for f in plan.families]) \
+        if images is not None or plan.reads_images else None
     store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df,
-                                  pictures.fingerprint(), _resources(plan))
+                                  pictures.fingerprint() if pictures is not None else "none", _resources(plan))
     eng = None
     try:
         eng = make_engine(engine, jobs, address)
         source = _Input(rows, chunk_size, store, pictures)
-        handle, df_id, states, score_chunks = df_handle(eng, store, settings, source, df_file, needs_df,
-                                                         chunk_size, progress, checkpoint_seconds)
+        if df_file is None and not needs_df and not settings.prepassed:
+            # no corpus pre-pass to run and no df file to ship: the rows are read once, to score
+            handle, df_id, states, score_chunks = None, "none", None, source.read
+        else:
+            handle, df_id, states, score_chunks = df_handle(eng, store, settings, source, df_file, needs_df,
+                                                             chunk_size, progress, checkpoint_seconds)
         keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress, states)
         source.verify()  # the rows scored are the rows the first pass counted
         result = assemble(store, keys, list(plan.metrics), out_path=out_path, fmt=fmt, chunk_size=chunk_size,

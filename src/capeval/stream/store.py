@@ -33,7 +33,6 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InputError
@@ -65,20 +64,19 @@ def allowed_names(kind: str) -> tuple[str, ...]:
     return tuple(sorted(codec.class_name(c) for c in _ALLOWED.get(kind, ())))
 
 
-def allowed(kind: str, extra: frozenset[type] = frozenset()) -> Callable[[type], bool]:
-    def check(cls: type) -> bool:
-        if cls in _ALLOWED.get(kind, ()) or cls in extra:
-            return True
-        if kind == "chunk":
-            from ..metrics.statistics import Aggregate
+def allowed(kind: str, extra: frozenset[type] = frozenset()) -> codec.Allowed:
+    """The classes files of ``kind`` may hold: those :func:`allow` let in, ``extra``, and a
+    chunk's Aggregates or a pre-pass's document frequencies."""
+    bases: tuple[type, ...] = ()
+    if kind == "chunk":
+        from ..metrics.statistics import Aggregate
 
-            return issubclass(cls, Aggregate)
-        if kind in ("prepass", "prepassck"):
-            from ..metrics.cider import DocumentFrequency
+        bases = (Aggregate,)
+    elif kind in ("prepass", "prepassck"):
+        from ..metrics.cider import DocumentFrequency
 
-            return issubclass(cls, DocumentFrequency)
-        return False
-    return check
+        bases = (DocumentFrequency,)
+    return codec.Allowed(frozenset(_ALLOWED.get(kind, ())) | extra, bases)
 
 
 def _atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
@@ -306,7 +304,7 @@ class RunStore:
         """Identity of pre-pass states in chunk keys: a chunk scored with other states is not
         reused (the format's bytes of equal states built the same way are equal)."""
         try:
-            blob = codec.encode(sorted(states.items()), lambda cls: True)
+            blob = codec.encode(sorted(states.items()), codec.Allowed(bases=(object,)))
         except codec.Unstorable:
             import pickle  # only hashed, never loaded
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..plan import ScoringPlan
-from ..signature import Signature
+from ..signature import signature_line
 from ..stats.bootstrap import DEFAULT_RESAMPLES
 from . import perturbations as P
 from . import rules as R
@@ -314,9 +314,9 @@ def _signature(label: str, n_items: int, seed: int, parser, n_resamples: int, pe
 
         parser = SpacyParser()
     describe = getattr(parser, "describe", None)
-    return str(Signature.make("stress", suite=SUITE_VERSION, source=label, items=n_items, seed=seed,
+    return signature_line("stress", suite=SUITE_VERSION, source=label, items=n_items, seed=seed,
                               rules=P.rule_digest(perts), parser=describe() if callable(describe) else "injected",
-                              wordnet="3.0", tie=TIE_TOL, same=f"{SAME_FRACTION}sd", bs=n_resamples, ci=CI_LEVEL))
+                              wordnet="3.0", tie=TIE_TOL, same=f"{SAME_FRACTION}sd", bs=n_resamples, ci=CI_LEVEL)
 
 
 def _statistics(scored: Scored, texts: dict[str, list[str | None]], perts: list[str], hib: dict[str, bool],
