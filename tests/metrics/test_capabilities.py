@@ -53,3 +53,35 @@ def test_streaming_reads_the_capabilities(tmp_path):
     assert needs_df is False
     _, needs_df, _ = _settings(_plan(["bleu4", "cider"], None, "ptb", None), False, "space", None)
     assert needs_df is True
+
+
+def test_learned_and_reusing_are_derived_from_the_hooks_a_family_writes():
+    from capeval.metrics.base import OutputInfo
+
+    class Plain(Metric):
+        family, variant = "plain_cap", "plain_cap"
+        outputs = (OutputInfo("plain_cap", "plain_cap", "plain_cap", (0.0, 1.0)),)
+
+    class Judged(Plain):
+        @classmethod
+        def provenance(cls, options):
+            return {"model": "m", "trained_on": ["x"]}
+
+    class Reusing(Plain):
+        def reuse(self, shared, *, tokenizer):
+            self.shared = shared
+
+    assert (Plain.is_learned, Plain.reuses_scores) == (False, False)
+    assert (Judged.is_learned, Judged.reuses_scores) == (True, False)
+    assert (Reusing.is_learned, Reusing.reuses_scores) == (False, True)
+    assert get_family("learned").reuses_scores and get_family("learned").is_learned
+    assert get_family("polos").is_learned and not get_family("polos").reuses_scores
+
+    with pytest.raises(TypeError, match="is_learned is derived from whether the family writes provenance"):
+        class Claims(Plain):
+            is_learned = True
+
+    class Agrees(Judged):  # a declaration that agrees with the hooks is accepted
+        is_learned = True
+
+    assert Agrees.is_learned

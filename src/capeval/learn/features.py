@@ -90,12 +90,15 @@ def feature_tokens(features: Sequence[Feature]) -> str:
     after one of its features would change; empty when no feature family has a token."""
     from ..errors import UnknownMetricError
     from ..metrics.registry import family_for
+    from .ranker_features import TEXT_FEATURES
 
     parts: dict[str, str] = {}
     for f in features:
+        if f.metric in TEXT_FEATURES:  # the ranker's own text features (length...): no family, even
+            continue                   # when a user registered a metric of that name
         try:
             family = family_for(f.metric)
-        except UnknownMetricError:  # a text feature (length...) of the ranker: no family
+        except UnknownMetricError:
             continue
         token = family.cache_token(dict(f.options))
         if token:

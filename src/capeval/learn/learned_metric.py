@@ -93,9 +93,6 @@ class Learned(Metric):
     #: 1: scores combine features in a fixed row-local order instead of BLAS matrix products
     #: (values moved by at most a few ulps; docs/LEARNED.md), so scores cached before are recomputed.
     cache_revision = 1
-    is_learned = True
-    #: ``capeval.score`` runs this family last and hands it the scores it already computed.
-    reuses_scores = True
     #: a model may have image features (an image metric, a user's scores file): the call's images go to them
     accepts_images = True
 
@@ -163,8 +160,11 @@ class Learned(Metric):
 
     @classmethod
     def reads(cls, options: dict) -> tuple[str, ...]:
-        """The model's feature metrics."""
-        return tuple(dict.fromkeys(f.metric for f in _load(options.get("model")).features))
+        """The model's feature metrics (not its own text features: length...)."""
+        from .ranker_features import TEXT_FEATURES
+
+        return tuple(dict.fromkeys(f.metric for f in _load(options.get("model")).features
+                                   if f.metric not in TEXT_FEATURES))
 
     @classmethod
     def provenance(cls, options: dict) -> dict:

@@ -97,7 +97,6 @@ class NNEval(Metric):
     #: 1: scores combine features in a fixed row-local order instead of BLAS matrix products
     #: (values moved by at most a few ulps; docs/NNEVAL.md), so scores cached before are recomputed.
     cache_revision = 1
-    is_learned = True
 
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None,
                  df=None, long_text: str = "truncate"):

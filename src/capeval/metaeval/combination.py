@@ -14,7 +14,7 @@ from ..stats.correlation import canonical_statistic
 from ..stats.experiments import correlation_units
 from ..service.cache import ScoreCache
 from ..service.scoring import score_units
-from ..signature import Signature
+from ..signature import signature_line
 from .runner import higher_is_better, plan_for
 
 
@@ -25,9 +25,9 @@ class CombinationRun:
     search: CombinationSearch
     metric_signatures: dict[str, str]
 
-    def signature(self) -> Signature:
+    def signature(self) -> str:
         fields: dict[str, Any] = {k: v for k, v in self.protocol.items() if k != "dataset"}
-        return Signature.make(self.name, **{**fields, **self.search.signature_fields()})
+        return signature_line(self.name, **{**fields, **self.search.signature_fields()})
 
 
 def run_combination(

@@ -148,7 +148,7 @@ def _correlation_figures(result: BenchResult, stats: ReportStatistics, salt: _Sa
     scores = {m: np.asarray(result.scores[m], dtype=float) for m in result.metrics if m in result.scores}
     if not scores or result.human is None:
         return '<p class="note">No per-row scores in this result: figures skipped.</p>'
-    bench_sig = str(result.signature())
+    bench_sig = result.signature()
     out = ["<h3>Score distributions per human rating</h3>"]
     out.append(_figure(
         figures.rating_distributions(scores, result.human, salt=salt()),
@@ -182,7 +182,7 @@ def _pairwise_figures(result: BenchResult, stats: ReportStatistics, salt: _Salt)
     out = ["<h3>Accuracy per category</h3>", _figure(
         figures.accuracy_bars(cats, acc, salt=salt()),
         f"Pairwise accuracy on {_e(result.name)} per category and their plain mean; dashed: chance (50%). "
-        f"Metric ties: {_e(result.tie_policy)}.", [str(result.signature())])]
+        f"Metric ties: {_e(result.tie_policy)}.", [result.signature()])]
     if stats.distractors:
         out.append(_distractor_section(result, stats, salt))
     return "".join(out)
@@ -195,14 +195,14 @@ def _distractor_section(result: BenchResult, stats: ReportStatistics, salt: _Sal
     rows = [[m, s.mean, s.worst, s.worst_task, sum(s.ties.values())] for m, s in sums.items()]
     out = ["<h3>Distractor robustness: mean and worst task</h3>",
            html_table(["metric", "mean", "worst", "worst task", "ties"], rows, digits=2, best=[1, 2]),
-           signature_block([str(result.signature())])]
+           signature_block([result.signature()])]
     mat = np.array([[sums[m].per_task[t] for t in tasks] + [sums[m].mean, sums[m].worst] for m in result.metrics])
     out.append(_figure(
         figures.heatmap(list(result.metrics), [*tasks, "mean", "worst"], mat, salt=salt(), vmin=0, vmax=100,
                         cmap="RdYlGn", fmt="{:.1f}", colorbar="accuracy (%)"),
         "Accuracy (%) of choosing the correct caption over the distractor, per task; 50 = chance. "
         f"Items per task: {_e(', '.join(f'{t} {n}' for t, n in exp.results[result.metrics[0]].n.items()))}.",
-        [str(result.signature())]))
+        [result.signature()]))
     return "".join(out)
 
 
@@ -214,7 +214,7 @@ def _system_figures(result: BenchResult, salt: _Salt) -> str:
     return "<h3>Metric agreement over systems</h3>" + _figure(
         figures.heatmap(names, names, mat, salt=salt(), colorbar="Kendall τb"),
         f"Kendall τb between the metrics' system scores ({len(exp.systems)} systems, {_e(exp.aggregate)}).",
-        [str(result.signature())])
+        [result.signature()])
 
 
 def build_report(results: Sequence[BenchResult], *, title: str = "capeval benchmark report", df: str = "n-3",

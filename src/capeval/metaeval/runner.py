@@ -18,7 +18,7 @@ from ..stats.experiments import (CorrelationExperiment, PairwiseExperiment, Syst
 from ..stats.pairwise import TIE_POLICIES, bootstrap_accuracy
 from ..metrics.registry import METRIC_SETS, family_for
 from ..plan import ScoringPlan
-from ..signature import Signature
+from ..signature import signature_line
 from ..service.cache import ScoreCache
 from ..service.scoring import REF_MODES, score_units, score_units_each_ref
 from .units import unit_lists
@@ -56,7 +56,7 @@ class BenchResult:
     #: direction of each metric column, user scores columns included (they are not registered)
     higher_is_better: dict[str, bool] = field(default_factory=dict)
 
-    def signature(self) -> Signature:
+    def signature(self) -> str:
         """The benchmark side of every number: dataset protocol + statistic (+ ties/seed)."""
         fields: dict[str, Any] = {k: v for k, v in self.protocol.items() if k != "dataset"}
         if self.kind == "correlation":
@@ -71,7 +71,7 @@ class BenchResult:
         if self.bootstrap:
             ci = next(iter(self.bootstrap.values()))
             fields.update(bs=ci.n_resamples, rs=ci.seed)
-        return Signature.make(self.name, **fields)
+        return signature_line(self.name, **fields)
 
 
 def higher_is_better(metric: str, cls=None) -> bool:
@@ -82,13 +82,17 @@ def higher_is_better(metric: str, cls=None) -> bool:
     return True
 
 
+def _family(metric: str, families: dict[str, type] | None):
+    """The family of ``metric``: from the run's ``{name: family}`` map when the caller has it."""
+    return families[metric] if families is not None and metric in families else family_for(metric)
+
+
 def undefined_outputs(metrics: Sequence[str], families: dict[str, type] | None = None) -> set[str]:
     """Outputs for which NaN is a defined value (``OutputInfo.undefined``, e.g. SPICE categories);
     ``families`` is the run's ``{name: family}`` map when the caller has it."""
     out = set()
     for metric in metrics:
-        cls = families[metric] if families is not None and metric in families else family_for(metric)
-        for info in cls.outputs:
+        for info in _family(metric, families).outputs:
             if info.name == metric and info.undefined:
                 out.add(metric)
     return out
@@ -436,13 +440,14 @@ def _check_reference_free(name: str, table, families: dict[str, type], ref_mode:
 def _seen_metrics(name, metrics, options, root, allow_seen: bool, families=None, table=None) -> dict[str, list[str]]:
     """Why each learned metric's number on ``name`` would not be held out; ``table`` (a user's
     judgment file) is checked by its images and texts, as it has no name a model could know."""
-    from .seen import provenance_of, seen_reasons, seen_reasons_of_table
-
     seen: dict[str, list[str]] = {}
     for m in metrics:
-        prov = provenance_of(m, options, families)
-        if prov is None:
+        cls = _family(m, families)
+        if not cls.is_learned:
             continue
+        from .seen import seen_reasons, seen_reasons_of_table
+
+        prov = cls.provenance(dict((options or {}).get(cls.family) or {}))
         reasons = seen_reasons(name, prov, root=root) if table is None else seen_reasons_of_table(table, prov, root)
         if reasons and not allow_seen:
             raise InputError(

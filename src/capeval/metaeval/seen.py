@@ -15,22 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..metrics.registry import family_for
 
 _ROLES = (("trained_on", "trained"), ("selected_on", "selected"), ("design_chosen_on", "design"))
 #: Training-only sources built by a benchmark's own rules on other images: a model trained on
 #: one has seen the task, if not its items.
 _SAME_RULES = {"distractors-train": "distractors"}
-
-
-def provenance_of(metric: str, options: Mapping[str, Mapping[str, Any]] | None,
-                  families: Mapping[str, type] | None = None) -> dict[str, Any] | None:
-    """What the model behind ``metric`` saw; None unless its family ``is_learned``.
-    ``families`` is the run's ``{name: family}`` map, when the caller resolved it already."""
-    cls = families[metric] if families is not None and metric in families else family_for(metric)
-    if not cls.is_learned:
-        return None
-    return cls.provenance(dict((options or {}).get(cls.family) or {}))
 
 
 def seen_reasons(benchmark: str, provenance: Mapping[str, Any], *, root: Path | str | None = None) -> list[str]:

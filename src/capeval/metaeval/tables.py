@@ -75,7 +75,7 @@ def to_json_dict(result: BenchResult) -> dict[str, Any]:
     if result.seen:
         meta["seen"] = {m: list(r) for m, r in result.seen.items()}
     out["_meta"] = meta
-    out["_signatures"] = {"benchmark": str(result.signature()), "metrics": dict(result.metric_signatures)}
+    out["_signatures"] = {"benchmark": result.signature(), "metrics": dict(result.metric_signatures)}
     return out
 
 
@@ -105,7 +105,7 @@ def _row_label(result: BenchResult, metric: str) -> str:
 
 def build_table(result: BenchResult) -> BenchTable:
     exp = result.experiment
-    sig = str(result.signature())
+    sig = result.signature()
     notes = [f"benchmark: {sig}"] + [f"{m}: {s}" for m, s in result.metric_signatures.items()]
     if result.kind == "correlation":
         stats = [result.statistic] + [s for s in CONTRACT_STATISTICS if s != result.statistic]
@@ -239,7 +239,7 @@ def combination_to_json(run: CombinationRun) -> dict[str, Any]:
     return {"benchmark": run.name, "statistic": s.statistic, "normalisation": s.method, "n": s.n,
             "best_single": s.best_single, "singles": [cand(c) for c in s.singles],
             "combinations": [cand(c) for c in s.combinations],
-            "_signatures": {"benchmark": str(run.signature()), "metrics": dict(run.metric_signatures)}}
+            "_signatures": {"benchmark": run.signature(), "metrics": dict(run.metric_signatures)}}
 
 
 def combination_markdown(run: CombinationRun, *, top: int = 10) -> str:

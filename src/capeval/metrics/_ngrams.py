@@ -369,6 +369,16 @@ def index_arrays(index: NgramIndex) -> tuple:
             c(index.e_count, dtype=np.int32), c(index.n_words, dtype=np.int64), index.n_grams)
 
 
+def compiled_inputs(index: NgramIndex, refsets: Sequence[Sequence[str]]):
+    """What the compiled core reads of ``index`` and these reference sets: ``(core, the index's
+    arrays (:func:`index_arrays`), the sets' sentence-id matrix (``refset_matrix(...)[0]``))``;
+    None when the numpy path runs (:func:`core_for`)."""
+    core = core_for(index)
+    if core is None:
+        return None
+    return core, index_arrays(index), refset_matrix(index, refsets)[0]
+
+
 def refset_matrix(index: NgramIndex, refsets: Sequence[Sequence[str]]):
     """Sentence ids of every reference set: ``(ref_sid, pair_rs, pair_j, pair_sid)`` with
     ``ref_sid`` of shape (sets, max refs) padded with -1, and the (set, position, sid) of every

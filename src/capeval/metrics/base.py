@@ -52,8 +52,9 @@ class Metric(ABC):
         ``"tokenized"``: receives PTB-tokenized (or user-chosen tokenizer) text, as
         pycocoevalcap does. ``"raw"``: receives the validated original text (model metrics).
     reuses_scores : bool
-        True for a family built on other metrics' scores (``learned``): ``capeval.score`` runs
-        it last and hands it, through :meth:`reuse`, the scores already computed in that call.
+        Derived, not declared: True for a family that writes :meth:`reuse` (``learned``, built on
+        other metrics' scores): ``capeval.score`` runs it last and hands it the scores already
+        computed in that call.
     streamable : bool
         True (the default) when ``capeval.score_stream`` may score this family chunk by chunk
         through its statistics (:meth:`statistics`) with the same numbers: a row's statistics
@@ -65,9 +66,9 @@ class Metric(ABC):
         ``save_df``: CIDEr, CIDEr-D): a streamed run counts it over the whole input first and
         hands it to every chunk, and ``capeval score --cider-df`` passes its file.
     is_learned : bool
-        True for a family whose numbers come from a model trained on human judgments
-        (``learned``, ``nneval``): :meth:`provenance` names what the model saw, and benchmark
-        runs refuse or mark its numbers on those benchmarks.
+        Derived, not declared: True for a family that writes :meth:`provenance` (a model trained
+        on human judgments: ``learned``, ``nneval``, ``polos``), which names what the model saw;
+        benchmark runs refuse or mark its numbers on those benchmarks.
     needs_images : bool
         True for image-based families (CLIP-S, PAC-S): ``capeval.score`` refuses to run them
         without ``images`` (one image path per candidate) and passes those paths to
@@ -96,6 +97,21 @@ class Metric(ABC):
     Callers ask these attributes and the optional hooks below (all with neutral defaults),
     never ``hasattr``.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Capabilities that follow from the hooks a family writes are derived from them; a
+        # family that declares one anyway must agree with its hooks.
+        derived = {"reuses_scores": cls.reuse is not Metric.reuse,
+                   "is_learned": cls.provenance.__func__ is not Metric.provenance.__func__}  # type: ignore[attr-defined]
+        for name, value in derived.items():
+            declared = cls.__dict__.get(name)
+            if declared is not None and bool(declared) != value:
+                hook = "reuse" if name == "reuses_scores" else "provenance"
+                raise TypeError(f"{cls.__qualname__}: {name} is derived from whether the family writes "
+                                f"{hook}(); it writes {'it' if value else 'none'}, so {name}={declared!r} "
+                                "cannot hold")
+            setattr(cls, name, value)
 
     family: ClassVar[str]
     variant: ClassVar[str]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._ngrams import (MAX_ORDER, NgramIndex, bit_length, candidate_sids, core_for, index_arrays, index_for, ranges,
+from ._ngrams import (MAX_ORDER, NgramIndex, bit_length, candidate_sids, compiled_inputs, index_for, ranges,
                       refset_matrix, searchsorted_many)
 from ..dedup import dedupe
 from .base import Metric, OutputInfo
@@ -52,12 +52,12 @@ def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarra
     n_units = len(units.unit_cand)
     csid = candidate_sids(index, units.cands)[units.unit_cand]
     n_rs = len(units.refsets)
-    ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, units.refsets)
-    core = core_for(index)
-    if core is not None and n == MAX_ORDER:
+    compiled = compiled_inputs(index, units.refsets)
+    if compiled is not None and n == MAX_ORDER:
         # The same integers from the compiled core, one unit at a time with a per-unit table of
         # the references' maximum counts (capeval._speedups.bleu_units).
-        b_reflen, b_correct = core.bleu_units(*index_arrays(index), csid, np.ascontiguousarray(units.unit_refset),
+        core, arrays, ref_sid = compiled
+        b_reflen, b_correct = core.bleu_units(*arrays, csid, np.ascontiguousarray(units.unit_refset),
                                               ref_sid, ref_sid.shape[1])
         testlen = index.n_words[csid]
         return {"testlen": testlen, "reflen": np.frombuffer(b_reflen, dtype=np.int64).copy(),
@@ -66,6 +66,7 @@ def unit_statistics(units, index: NgramIndex, n: int = 4) -> dict[str, np.ndarra
 
     # Max count of each n-gram over a refset's references: sort packed (refset, n-gram, count)
     # and keep the last of each (refset, n-gram) run.
+    ref_sid, pair_rs, _pair_j, pair_sid = refset_matrix(index, units.refsets)
     e0, e1 = index.e_start[pair_sid], index.e_start[pair_sid + 1]
     r_idx = ranges(e0, e1 - e0)
     r_key = np.repeat(pair_rs, e1 - e0) * index.n_grams + index.e_gram[r_idx]
@@ -154,16 +155,20 @@ class BleuAggregate(Aggregate):
         per = bleu_from_arrays(st.rows, self.n)
         return {f"bleu{k + 1}": per[:, k] for k in range(self.n)}
 
-    def corpus(self, st: Statistics) -> dict[str, float]:
+    @staticmethod
+    def summed(st: Statistics) -> BleuStats:
+        """The counts summed over the rows, as Python integers."""
         t = {k: st.total(k) for k in _STATS}
-        total = BleuStats(int(t["testlen"]), int(t["reflen"]), tuple(int(x) for x in t["guess"]),
-                          tuple(int(x) for x in t["correct"]))
-        return {f"bleu{k + 1}": v for k, v in enumerate(bleu_from_stats(total, self.n))}
+        return BleuStats(int(t["testlen"]), int(t["reflen"]), tuple(int(x) for x in t["guess"]),
+                         tuple(int(x) for x in t["correct"]))
+
+    def corpus(self, st: Statistics) -> dict[str, float]:
+        return {f"bleu{k + 1}": v for k, v in enumerate(bleu_from_stats(self.summed(st), self.n))}
 
     def details(self, st: Statistics) -> dict:
-        t = {k: st.total(k) for k in _STATS}
-        return {"testlen": int(t["testlen"]), "reflen": int(t["reflen"]), "guess": [int(x) for x in t["guess"]],
-                "correct": [int(x) for x in t["correct"]]}
+        total = self.summed(st)
+        return {"testlen": total.testlen, "reflen": total.reflen, "guess": list(total.guess),
+                "correct": list(total.correct)}
 
     def reduce(self, st: Statistics) -> Statistics:
         return Statistics(st.n, self, {}, {k: np.asarray(st.total(k), dtype=np.int64) for k in _STATS},

@@ -24,8 +24,8 @@ import numpy as np
 from ..dffile import read_df_file, write_df_file
 from ..errors import InputError
 from ..result import MetricScores
-from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, core_for, index_arrays, index_for, ranges,
-                      refset_matrix, searchsorted_many, sorted_unique)
+from ._ngrams import (NgramIndex, argsort_bounded, candidate_sids, compiled_inputs, index_for, ranges, refset_matrix,
+                      searchsorted_many, sorted_unique)
 from ..dedup import dedupe
 from .base import Metric, OutputInfo
 from .registry import register
@@ -181,19 +181,10 @@ def _pack(word_ids: tuple[int, ...], base: int) -> int:
     return key
 
 
-def _compiled(index: NgramIndex, refsets):
-    """What the compiled core reads of ``index`` and these reference sets: ``(core, the index's
-    arrays, the refsets' sentence-id matrix)``; None when the pure-Python path runs."""
-    core = core_for(index)
-    if core is None:
-        return None
-    return core, index_arrays(index), refset_matrix(index, refsets)[0]
-
-
 def _refset_df(index: NgramIndex, refsets, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """n-gram ids present in any reference set and their df: the summed ``weights`` of the
     refsets whose union holds them (integers)."""
-    compiled = _compiled(index, refsets)
+    compiled = compiled_inputs(index, refsets)
     if compiled is not None and compiled[2].shape[1]:  # the compiled count (integers: ==)
         core, arrays, ref_sid = compiled
         df = np.frombuffer(core.refset_df(*arrays, ref_sid, ref_sid.shape[1],
@@ -241,7 +232,7 @@ def unit_scores(units, dfo: DocumentFrequency, clipped: bool, sigma: float = SIG
     zeros in the reference and are skipped here, which cannot change a sum.
     """
     index = index if index is not None else index_for(units.cands, units.refsets)
-    compiled = _compiled(index, units.refsets)
+    compiled = compiled_inputs(index, units.refsets)
     if compiled is not None:
         return _unit_scores_compiled(compiled, units, dfo, clipped, sigma, index)
     # 1. Entries of every distinct sentence, in insertion order (the index lists them so).

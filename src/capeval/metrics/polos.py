@@ -66,7 +66,6 @@ class Polos(Metric):
     text_input = "raw"
     needs_images = True
     needs_references = True
-    is_learned = True
     extras = ("image",)
     outputs = (
         OutputInfo("polos", "polos", "polos", (0.0, 1.0), True,
