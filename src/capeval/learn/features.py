@@ -82,6 +82,15 @@ PRESETS = {"nneval": NNEVAL_FEATURES, "lceval": LCEVAL_FEATURES}
 
 #: Pseudo-feature: candidate length in PTB tokens (not a registered metric).
 LENGTH = "length"
+LENGTH_RATIO = "length_ratio"
+#: Element-wise product of the candidate's sentence embedding and the normalised centroid of its
+#: references' embeddings (packaged all-MiniLM-L6-v2, mean pooling). Its sum is the
+#: ``sentsim_centroid`` cosine; a linear model over its dimensions learns a diagonal metric that
+#: reweights what the cosine compares. One feature per dimension: ``embprod(dim=k)``.
+EMBPROD = "embprod"
+#: The ranker's text features (``capeval.learn.ranker_features``): computed by the model from
+#: the texts, never by a registered metric, even one a user registered under the same name.
+TEXT_FEATURES = (LENGTH, LENGTH_RATIO, EMBPROD)
 
 
 def feature_tokens(features: Sequence[Feature]) -> str:
@@ -90,7 +99,6 @@ def feature_tokens(features: Sequence[Feature]) -> str:
     after one of its features would change; empty when no feature family has a token."""
     from ..errors import UnknownMetricError
     from ..metrics.registry import family_for
-    from .ranker_features import TEXT_FEATURES
 
     parts: dict[str, str] = {}
     for f in features:

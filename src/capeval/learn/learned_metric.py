@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, ResourceNotFound
+from ..errors import ResourceNotFound
 from ..result import MetricScores
-from ..metrics.base import Metric, OutputInfo
+from ..metrics.base import OutputInfo
 from ..metrics.registry import register
 from .metric_support import check_variants, feature_df, range_report, score_cache
+from .model_family import ModelFamily
 
 VARIANT = "learned_capeval"
 
@@ -45,7 +46,7 @@ def _load(model):
 
 
 @register
-class Learned(Metric):
+class Learned(ModelFamily):
     """Learned caption quality score (a ranker over capeval's metrics).
 
     Parameters
@@ -85,11 +86,6 @@ class Learned(Metric):
             "capeval (docs/LEARNED.md)",
         ),
     )
-    text_input = "raw"  # features are tokenized by the model's own tokenizer
-    # Given its pre-pass (prepass) a row's features depend on the row alone and the model
-    # combines them row-locally (capeval.learn.rowlocal); a model whose features depend on
-    # their batch-mates does not stream, and cannot_stream names the feature.
-    streamable = True
     #: 1: scores combine features in a fixed row-local order instead of BLAS matrix products
     #: (values moved by at most a few ulps; docs/LEARNED.md), so scores cached before are recomputed.
     cache_revision = 1
@@ -97,49 +93,17 @@ class Learned(Metric):
     accepts_images = True
 
     def __init__(self, model=None, cache: bool | str = False, df=None, long_text: str = "truncate"):
-        from .features import uses_df
-        from .metric_support import LONG_MODES, given_df, length_range
-        from .ranker_features import TEXT_FEATURES
-
-        if long_text not in LONG_MODES:
-            raise InputError(f"learned: long_text must be one of {', '.join(LONG_MODES)}, got {long_text!r}")
-        self.long_text = long_text
-        if not isinstance(cache, (bool, str)):
-            raise InputError(f"learned: cache={cache!r} must be true/false or a directory")
         self.model = _load(model)
-        self._cache_arg = cache
         self._reuse: dict[str, tuple[np.ndarray, str]] = {}
-        self._df = given_df("learned", df)
-        self._df_features = any(uses_df(f) for f in self.model.features if f.metric not in TEXT_FEATURES)
         m = self.model
-        self._lengths = length_range(m)
-        self._units = (f"learned|refs:{f'groups-of-{m.max_refs}' if m.max_refs else 'all'}|tok:{m.tokenizer}"
-                       + ("|sentences" if long_text == "sentences" else ""))
+        self._setup(cache, df, long_text, f"groups-of-{m.max_refs}" if m.max_refs else "all")
 
-    @classmethod
-    def cannot_stream(cls, options: dict) -> str | None:
-        from .metric_support import stream_obstacle
+    _load = staticmethod(_load)
 
-        m = _load(options.get("model"))
-        return stream_obstacle("learned", m.name, m.features)
-
-    def prepass(self, candidates, references):
-        """The df of this batch's reference groups (a :class:`~capeval.learn.metric_support.UnitDf`),
-        or None when no feature takes one or a df was given."""
-        from .metric_support import batch_prepass, sentence_units
+    def _unit_texts(self, candidates, references):
         from .ranker_features import reference_units
 
-        def units(c, r):
-            if self.long_text == "sentences":
-                c, r, _ = sentence_units(c, r)
-            return reference_units(c, r, self.model.max_refs)[1:]
-
-        return batch_prepass(self._df, self._df_features, self._units, self.model.tokenizer, candidates, references,
-                             units)
-
-    @classmethod
-    def prepass_options(cls, state) -> dict:
-        return {"df": state}
+        return reference_units(candidates, references, self.model.max_refs)[1:]
 
     def reuse(self, shared, *, tokenizer: str) -> None:
         """Scores ``capeval.score`` computed in the same call (name -> (per-caption, corpus,
@@ -159,24 +123,11 @@ class Learned(Metric):
         return (model.sha256 or f"unsaved-{id(model)}") + (f"|features:{features}" if features else "")
 
     @classmethod
-    def reads(cls, options: dict) -> tuple[str, ...]:
-        """The model's feature metrics (not its own text features: length...)."""
-        from .ranker_features import TEXT_FEATURES
-
-        return tuple(dict.fromkeys(f.metric for f in _load(options.get("model")).features
-                                   if f.metric not in TEXT_FEATURES))
-
-    @classmethod
     def provenance(cls, options: dict) -> dict:
         """What the model saw: ``trained_on``/``selected_on`` benchmark names (capeval bench
         refuses to report the model on them unless asked)."""
         m = _load(options.get("model"))
         return {"model": m.name, "trained_on": m.trained_on, "selected_on": m.selected_on}
-
-    def statistics(self, candidates, references, **kw):
-        from .metric_support import ood_statistics
-
-        return ood_statistics(self, self.family, self.model.name, self._lengths, candidates, references, **kw)
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]],
                 images: Sequence[str] | None = None, *, _warn_ood: bool = True) -> MetricScores:

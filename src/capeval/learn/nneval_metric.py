@@ -27,9 +27,10 @@ import numpy as np
 
 from ..errors import ResourceNotFound
 from ..result import MetricScores
-from ..metrics.base import Metric, OutputInfo
+from ..metrics.base import OutputInfo
 from ..metrics.registry import register
 from .metric_support import check_variants, feature_df, range_report, score_cache
+from .model_family import ModelFamily
 
 VARIANT = "nneval_capeval"
 #: Bump when the same model file can give other scores (2: clipping and reference policies).
@@ -50,7 +51,7 @@ def _load(model):
 
 
 @register
-class NNEval(Metric):
+class NNEval(ModelFamily):
     """Learned human-likeness score.
 
     Parameters
@@ -89,11 +90,6 @@ class NNEval(Metric):
             "Sharif et al., ECCV 2018 (NNEval)",
         ),
     )
-    text_input = "raw"  # features are tokenized by the model's own tokenizer
-    # Given its pre-pass (prepass) a row's features depend on the row alone and the model
-    # combines them row-locally (capeval.learn.rowlocal); a model whose features depend on
-    # their batch-mates does not stream, and cannot_stream names the feature.
-    streamable = True
     #: 1: scores combine features in a fixed row-local order instead of BLAS matrix products
     #: (values moved by at most a few ulps; docs/NNEVAL.md), so scores cached before are recomputed.
     cache_revision = 1
@@ -101,17 +97,9 @@ class NNEval(Metric):
     def __init__(self, model=None, cache: bool | str = False, refs: str | None = None, clip: bool | None = None,
                  df=None, long_text: str = "truncate"):
         from ..errors import InputError
-        from .features import uses_df
-        from .metric_support import LONG_MODES, given_df, length_range
-        from .model import LearnedModel
-        from .configs import default_model_path
         from .refsets import POLICIES, describe
 
-        if isinstance(model, LearnedModel):
-            self.model = model
-        else:
-            self.model = LearnedModel.load(Path(model) if model is not None else default_model_path())
-        self._cache_arg = cache
+        self.model = _load(model)
         if refs is not None and refs not in POLICIES:
             raise InputError(f"nneval: refs={refs!r}; one of {', '.join(POLICIES)}")
         if clip is not None and not isinstance(clip, bool):
@@ -121,40 +109,15 @@ class NNEval(Metric):
                              f"refs={refs!r} would feed it features of another kind")
         self.refs = refs or self.model.refs
         self.clip = self.model.clip if clip is None else clip
-        self._df = given_df("nneval", df)
-        self._df_features = any(uses_df(f) for f in self.model.features)
-        if long_text not in LONG_MODES:
-            raise InputError(f"nneval: long_text must be one of {', '.join(LONG_MODES)}, got {long_text!r}")
-        self.long_text = long_text
-        self._lengths = length_range(self.model)
-        self._units = (f"nneval|refs:{describe(self.refs, self.model.max_refs)}|tok:{self.model.tokenizer}"
-                       + ("|sentences" if long_text == "sentences" else ""))
+        self._setup(cache, df, long_text, describe(self.refs, self.model.max_refs))
 
-    @classmethod
-    def cannot_stream(cls, options: dict) -> str | None:
-        from .metric_support import stream_obstacle
+    _load = staticmethod(_load)
 
-        m = _load(options.get("model"))
-        return stream_obstacle("nneval", m.name, m.features)
-
-    def prepass(self, candidates, references):
-        """The df of this batch's reference units (a :class:`~capeval.learn.metric_support.UnitDf`),
-        or None when no feature takes one or a df was given."""
-        from .metric_support import batch_prepass, sentence_units
+    def _unit_texts(self, candidates, references):
         from .refsets import expand
 
-        def unit_texts(c, r):
-            if self.long_text == "sentences":
-                c, r, _ = sentence_units(c, r)
-            ex = expand(c, r, self.refs, self.model.max_refs)
-            return ex.candidates, ex.references
-
-        return batch_prepass(self._df, self._df_features, self._units, self.model.tokenizer, candidates, references,
-                             unit_texts)
-
-    @classmethod
-    def prepass_options(cls, state) -> dict:
-        return {"df": state}
+        ex = expand(candidates, references, self.refs, self.model.max_refs)
+        return ex.candidates, ex.references
 
     @classmethod
     def cache_token(cls, options: dict) -> str:
@@ -181,36 +144,12 @@ class NNEval(Metric):
         return f"{digest}|{SCORING_REVISION}" + (f"|features:{features}" if features else "")
 
     @classmethod
-    def reads(cls, options: dict) -> tuple[str, ...]:
-        """The model's feature metrics."""
-        from .model import LearnedModel
-        from .configs import default_model_path
-
-        model = options.get("model")
-        if not isinstance(model, LearnedModel):
-            path = Path(model) if model is not None else default_model_path()
-            if not path.is_file():
-                return ()  # cache_token names the missing file
-            model = LearnedModel.load(path)
-        return tuple(dict.fromkeys(f.metric for f in model.features))
-
-    @classmethod
     def provenance(cls, options: dict) -> dict:
         """What the model saw (``capeval bench`` refuses to report it there unless asked)."""
-        from .model import LearnedModel
-        from .configs import default_model_path
-
-        model = options.get("model")
-        m = model if isinstance(model, LearnedModel) else LearnedModel.load(
-            Path(model) if model is not None else default_model_path())
+        m = _load(options.get("model"))
         return {"model": m.name, "trained_on": list(m.meta.get("trained_on", [])),
                 "selected_on": list(m.meta.get("selected_on", [])),
                 "design_chosen_on": list(m.meta.get("design_chosen_on", []))}
-
-    def statistics(self, candidates, references, **kw):
-        from .metric_support import ood_statistics
-
-        return ood_statistics(self, self.family, self.model.name, self._lengths, candidates, references, **kw)
 
     def compute(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *,
                 _warn_ood: bool = True) -> MetricScores:

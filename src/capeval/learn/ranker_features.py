@@ -23,17 +23,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..outputs import atomic_open
-from .features import Feature, FeatureMatrix, extract, label, uses_df
+from .features import EMBPROD, LENGTH, LENGTH_RATIO, TEXT_FEATURES, Feature, FeatureMatrix, extract, label, uses_df
 
-LENGTH = "length"
-LENGTH_RATIO = "length_ratio"
-#: Element-wise product of the candidate's sentence embedding and the normalised centroid of its
-#: references' embeddings (packaged all-MiniLM-L6-v2, mean pooling). Its sum is the
-#: ``sentsim_centroid`` cosine; a linear model over its dimensions learns a diagonal metric that
-#: reweights what the cosine compares. One feature per dimension: ``embprod(dim=k)``.
-EMBPROD = "embprod"
 EMB_DIM = 384
-TEXT_FEATURES = (LENGTH, LENGTH_RATIO, EMBPROD)
 
 #: The shipped model's features (``ranker_model.DEFAULT_FEATURES``, preset ``default``): scores
 #: that need no Java and no METEOR resources, so ``learned`` runs with the ``semantic`` and

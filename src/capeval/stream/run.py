@@ -174,33 +174,44 @@ def score_stream(
     out_path, fmt = _output(rows, output, chunk_size)
     plan = _plan(metrics, plan, tokenizer, options)
     settings, needs_df, df_file = _settings(plan, allow_empty, line_breaks, fmt)
-    keep_per_caption = out_path is None if keep_per_caption is None else keep_per_caption
-    # A run that neither has images nor a family reading them never reaches the image rules.
-    pictures = image_rows(rows, images, [f.cls for f in plan.families]) \
-        if images is not None or plan.reads_images else None
+    pictures = _image_rules(rows, images, plan)
     store, temporary = _run_store(out_path, run_dir, settings, chunk_size, df_file, needs_df,
                                   pictures.fingerprint() if pictures is not None else "none", _resources(plan))
     eng = None
     try:
         eng = make_engine(engine, jobs, address)
         source = _Input(rows, chunk_size, store, pictures)
-        if df_file is None and not needs_df and not settings.prepassed:
-            # no corpus pre-pass to run and no df file to ship: the rows are read once, to score
-            handle, df_id, states, score_chunks = None, "none", None, source.read
-        else:
-            handle, df_id, states, score_chunks = df_handle(eng, store, settings, source, df_file, needs_df,
-                                                             chunk_size, progress, checkpoint_seconds)
+        handle, df_id, states, score_chunks = _first_pass(eng, store, settings, source, df_file, needs_df,
+                                                          chunk_size, progress, checkpoint_seconds)
         keys, n_rows = _score_all(eng, store, settings, source, score_chunks, handle, df_id, progress, states)
         source.verify()  # the rows scored are the rows the first pass counted
         result = assemble(store, keys, list(plan.metrics), out_path=out_path, fmt=fmt, chunk_size=chunk_size,
-                          tokenizer=plan.tokenizer, keep_per_caption=keep_per_caption, n_rows=n_rows,
-                          families=plan.family_map())
+                          tokenizer=plan.tokenizer, n_rows=n_rows, families=plan.family_map(),
+                          keep_per_caption=out_path is None if keep_per_caption is None else keep_per_caption)
     finally:
         if eng is not None:
             eng.close()
         store.remove() if temporary else store.close()  # else the folder stays for a resume, unlocked
     store.remove()  # done: the chunks are in the output
     return result
+
+
+def _image_rules(rows, images, plan):
+    """The image rules of the run (:func:`~capeval.stream.images.image_rows`); None for a run
+    that neither has images nor a family that reads them."""
+    if images is None and not plan.reads_images:
+        return None
+    return image_rows(rows, images, [f.cls for f in plan.families])
+
+
+def _first_pass(eng, store: RunStore, settings: Settings, source, df_file, needs_df: bool, chunk_size: int,
+                progress, checkpoint_seconds: float):
+    """``(df handle, pre-pass states' id, states, chunks to score)`` of the first pass
+    (:func:`~capeval.stream.firstpass.df_handle`); a run with no corpus pre-pass and no df file
+    to ship has none, and its rows are read once, to score."""
+    if df_file is None and not needs_df and not settings.prepassed:
+        return None, "none", None, source.read
+    return df_handle(eng, store, settings, source, df_file, needs_df, chunk_size, progress, checkpoint_seconds)
 
 
 def _output(rows, output, chunk_size: int) -> tuple[Path | None, str | None]:
