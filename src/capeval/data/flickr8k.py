@@ -55,6 +55,13 @@ def load_expert(root: Path, protocol: str = "clipscore", rebuild_from_raw: bool 
     if protocol == "elliott-keller":
         return _elliott_keller(root)
     rows = _expert_from_raw(root) if rebuild_from_raw else _expert_from_json(root)
+    return _expert_table(rows, "kendall_tau_c", drop="self-caption", text="ws-normalised",
+                         source="raw-annotations" if rebuild_from_raw else "clipscore-json")
+
+
+def _expert_table(rows, statistic: str, *, drop: str, text: str, source: str) -> CorrelationTable:
+    """Flickr8k-Expert's table of ``(candidates, references, ratings, groups, images)``: every
+    image's five captions as references, the three experts' ratings stacked."""
     cands, refs, human, groups, images = rows
     return CorrelationTable(
         name="flickr8k-expert",
@@ -62,16 +69,9 @@ def load_expert(root: Path, protocol: str = "clipscore", rebuild_from_raw: bool 
         references=refs,
         human=np.asarray(human, dtype=float),
         groups=groups,
-        statistic="kendall_tau_c",
-        protocol={
-            "dataset": "flickr8k-expert",
-            "rows": str(len(cands)),
-            "refs": "image-all5",
-            "drop": "self-caption",
-            "judges": "stacked",
-            "text": "ws-normalised",
-            "source": "raw-annotations" if rebuild_from_raw else "clipscore-json",
-        },
+        statistic=statistic,
+        protocol={"dataset": "flickr8k-expert", "rows": str(len(cands)), "refs": "image-all5", "drop": drop,
+                  "judges": "stacked", "text": text, "source": source},
         images=images,
     )
 
@@ -143,24 +143,8 @@ def _elliott_keller(root: Path) -> CorrelationTable:
             human.append(_rating(row[j], f"{EK_DIR}/judgements row {i + 1} {j}"))
             groups.append(_bare(row["imageid"]))
             images.append(row["imageid"])
-    return CorrelationTable(
-        name="flickr8k-expert",
-        candidates=cands,
-        references=refs,
-        human=np.asarray(human, dtype=float),
-        groups=groups,
-        statistic="spearman",
-        protocol={
-            "dataset": "flickr8k-expert",
-            "rows": str(len(cands)),
-            "refs": "image-all5",
-            "drop": "none",
-            "judges": "stacked",
-            "text": "elliott-keller-detok",
-            "source": "elliott-keller-2014",
-        },
-        images=images,
-    )
+    return _expert_table((cands, refs, human, groups, images), "spearman", drop="none", text="elliott-keller-detok",
+                         source="elliott-keller-2014")
 
 
 def load_cf(root: Path, rating: str = "file", **options) -> CorrelationTable:
