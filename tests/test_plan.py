@@ -139,7 +139,9 @@ def test_one_plan_serves_two_score_calls_without_resolving_again(resolutions):
 def test_the_plan_holds_what_the_consumers_asked_each_time():
     class Late(capeval.UserMetric):
         name, version = "late_plan_test", "1"
-        reuses_scores = True
+
+        def reuse(self, shared, *, tokenizer):  # takes the scores computed before it: runs last
+            self.shared = shared
 
         def score(self, candidates, references, images):
             return [0.0] * len(candidates)

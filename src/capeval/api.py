@@ -88,7 +88,8 @@ def contained(family: str | FamilyPlan, when: str = "while scoring"):
     from . import _process
 
     if isinstance(family, FamilyPlan):
-        family, who = family.cls.family, family.origin
+        who = family.origin
+        family = family.cls.family
     else:
         from .metrics.registry import third_party
 

@@ -78,16 +78,11 @@ def empty_prepass(metric: Metric) -> Any | None:
     """The neutral corpus pre-pass state of this instance (its state of an empty batch), or None
     when its rows need none: a family that keeps :meth:`Metric.prepass`'s default, CIDEr with a
     df file, BERTScore without idf. The one answer to "has this family a pre-pass?" that
-    streaming, the stress suite and the torchmetrics metrics ask of the instance they built."""
-    return prepass_state(metric, [], [])
-
-
-def prepass_state(metric: Metric, candidates, references) -> Any | None:
-    """This instance's pre-pass state of these rows, or None when it has no pre-pass (a family
-    that keeps :meth:`Metric.prepass`'s default is not asked)."""
+    streaming, the stress suite and the torchmetrics metrics ask of the instance they built
+    (``capeval.score`` simply asks the instance's pre-pass of the rows it scores)."""
     if type(metric).prepass is Metric.prepass:
         return None
-    return metric.prepass(candidates, references)
+    return metric.prepass([], [])
 
 
 @dataclass(frozen=True)
