@@ -314,7 +314,7 @@ def _score_family(fam: FamilyPlan, texts, images, defaulted: bool, builder: _Res
     if said is not None:
         import warnings
 
-        warnings.warn(said, st.aggregate.warning_category, stacklevel=4)
+        warnings.warn(said, stacklevel=4)
     return metric, st, out
 
 

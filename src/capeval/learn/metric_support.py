@@ -230,8 +230,6 @@ class OodMean(RowMean):
     ``details[family]["out_of_range"]``, the ``ood:N`` signature field and one warning, so a
     streamed run reports the whole input's count."""
 
-    warning_category = LongTextWarning
-
     def __init__(self, outputs: Sequence[str], family: str, model_name: str, lengths: dict | None):
         super().__init__(outputs)
         self.family, self.model_name = family, model_name
@@ -249,11 +247,11 @@ class OodMean(RowMean):
         rows = int((self._flags(st)[0] | self._flags(st)[1]).sum())
         return {"ood": rows} if rows else {}
 
-    def warning(self, st) -> str | None:
+    def warning(self, st) -> Warning | None:
         length, feats = self._flags(st)
         rows = int((length | feats).sum())
-        return ood_message(self.family, self.model_name, rows, int(length.sum()), int(feats.sum()),
-                           st.n) if rows else None
+        return LongTextWarning(ood_message(self.family, self.model_name, rows, int(length.sum()), int(feats.sum()),
+                                           st.n)) if rows else None
 
     def __eq__(self, other: object) -> bool:
         return (RowMean.__eq__(self, other) and isinstance(other, OodMean) and self.family == other.family

@@ -97,8 +97,6 @@ class LongTextMean(RowMean):
     """:class:`RowMean` that also sums the per-row cut counts into the ``long_text`` details and
     the ``trunc`` signature field, so a streamed run reports the whole input's counts."""
 
-    warning_category = LongTextWarning
-
     def __init__(self, outputs: Sequence[str], family: str, mode: str, window: int | None,
                  unit: str = "tokens", empty: float = math.nan):
         super().__init__(outputs, empty)
@@ -116,9 +114,9 @@ class LongTextMean(RowMean):
     def fields(self, st: Statistics) -> dict[str, object]:
         return signature_fields(self.mode, self._counts(st)[0])
 
-    def warning(self, st: Statistics) -> str | None:
+    def warning(self, st: Statistics) -> Warning | None:
         texts, tokens = self._counts(st)
-        return message(self.family, texts, tokens, self.window, self.unit) if texts else None
+        return LongTextWarning(message(self.family, texts, tokens, self.window, self.unit)) if texts else None
 
     def __eq__(self, other: object) -> bool:
         return RowMean.__eq__(self, other) and all(

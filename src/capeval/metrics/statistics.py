@@ -49,13 +49,11 @@ class Aggregate:
         ``Statistics.fields``, which must agree. Default none."""
         return {}
 
-    def warning(self, st: Statistics) -> str | None:
-        """What a run of these statistics should warn about once (texts an encoder cut); None
-        when nothing (default). Warned as :attr:`warning_category`."""
+    def warning(self, st: Statistics) -> Warning | None:
+        """What a run of these statistics should warn about once, as the warning to issue (its
+        class is its category: ``LongTextWarning(...)`` for texts an encoder cut), in memory and
+        streamed alike; None when nothing (default)."""
         return None
-
-    #: the category :meth:`warning`'s message is warned as (in memory and streamed alike)
-    warning_category: type[Warning] = UserWarning
 
     def reduce(self, st: Statistics) -> Statistics:
         """The part of ``st`` the corpus score needs (BLEU keeps only its summed counts), so a

@@ -81,7 +81,7 @@ class Assembly:
                           "result.details['input']", stacklevel=4)
         for st in merged.values():
             if (said := st.aggregate.warning(st)) is not None:
-                warnings.warn(said, st.aggregate.warning_category, stacklevel=4)
+                warnings.warn(said, stacklevel=4)
         if (mixed := mixed_message(*self.forms)) is not None:
             warnings.warn(mixed, UserWarning, stacklevel=4)
         return details
